@@ -1,0 +1,26 @@
+"""Chat identity: which desk a stored chat id belongs to."""
+
+from __future__ import annotations
+
+_GENERAL_ALIASES = ("main", "general")
+
+
+def is_general_chat(chat_id: str | None) -> bool:
+    """True for the default desk: no id, an empty id, or ``main``/``General`` in any
+    ASCII case."""
+    if chat_id is None or chat_id == "":
+        return True
+    return chat_id.isascii() and chat_id.lower() in _GENERAL_ALIASES
+
+
+def same_conversation(a: str | None, b: str | None) -> bool:
+    """Whether two chat ids name the same desk: both General, or exactly equal."""
+    general_a, general_b = is_general_chat(a), is_general_chat(b)
+    if general_a or general_b:
+        return general_a and general_b
+    return a == b
+
+
+def in_desk(chat_id: str | None, desk_id: str, desk_name: str) -> bool:
+    """Whether a row stored under ``chat_id`` belongs to the desk {desk_id, desk_name}."""
+    return same_conversation(chat_id, desk_id) or same_conversation(chat_id, desk_name)
