@@ -13,7 +13,8 @@ Every error the package raises on purpose derives from :class:`CoderoomsError`::
     ├── SessionError                       the paging walk over a SessionLog
     │   ├── ReadError                      the port failed (the source is __cause__)
     │   └── PageOutOfRange, PageNotDescending, DuplicateSequence, EmptyPageCursor,
-    │       CursorDidNotAdvance, CursorAfterOldest, PageTooLarge
+    │       CursorDidNotAdvance, CursorAfterOldest, PageTooLarge, InvalidBound,
+    │       SequenceOrderError
     ├── PatternError                       a search pattern that cannot run
     │   ├── RegexUnsupported
     │   └── InvalidPattern
@@ -54,6 +55,8 @@ __all__ = [
     "CursorDidNotAdvance",
     "CursorAfterOldest",
     "PageTooLarge",
+    "InvalidBound",
+    "SequenceOrderError",
     "PatternError",
     "RegexUnsupported",
     "InvalidPattern",
@@ -219,6 +222,27 @@ class CursorAfterOldest(SessionError):
 class PageTooLarge(SessionError):
     fields = ("requested", "actual")
     template = "asked for at most {requested} rows, the log returned {actual}"
+
+
+class InvalidBound(SessionError):
+    """A window or scan limit below zero: a count of rows cannot be negative."""
+
+    fields = ("name", "value")
+    template = "{name} must be zero or more, got {value}"
+
+
+class SequenceOrderError(SessionError):
+    """A row added to an in-memory log out of order (``latest`` None: a negative sequence)."""
+
+    fields = ("sequence", "latest")
+
+    def __str__(self) -> str:
+        if self.latest is None:
+            return f"row sequence {self.sequence} is negative; sequences start at 0"
+        return (
+            f"row {self.sequence} cannot follow row {self.latest}: "
+            "sequences must strictly increase"
+        )
 
 
 # --- patterns -------------------------------------------------------------------------

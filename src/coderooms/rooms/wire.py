@@ -23,6 +23,7 @@ T = TypeVar("T")
 
 _WIRE_DEFAULT = "coderooms.wire_default"
 _WIRE_SKIP = "coderooms.wire_skip"
+_WIRE_OMIT_DEFAULT = "coderooms.wire_omit_default"
 
 # tagged unions: frozenset of member classes -> (tag key, {tag: class})
 _UNIONS: dict[frozenset[type], tuple[str, dict[str, type]]] = {}
@@ -31,20 +32,34 @@ _MEMBER_TAGS: dict[type, tuple[str, str]] = {}
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def wire_default(*, default: Any = dataclasses.MISSING, default_factory: Any = dataclasses.MISSING) -> Any:
+def wire_default(
+    *, default: Any = dataclasses.MISSING, default_factory: Any = dataclasses.MISSING
+) -> Any:
     """A dataclass field that may be absent from an older payload (decoded as its default)."""
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata={_WIRE_DEFAULT: True})
     return dataclasses.field(default=default, metadata={_WIRE_DEFAULT: True})
 
 
-def wire_skip(*, default: Any = dataclasses.MISSING, default_factory: Any = dataclasses.MISSING) -> Any:
+def wire_omit_default(*, default: Any) -> Any:
+    """A dataclass field left out of the wire form while it holds ``default`` (and decoded
+    as ``default`` when absent), like serde's ``skip_serializing_if`` + ``default``."""
+    return dataclasses.field(
+        default=default, metadata={_WIRE_DEFAULT: True, _WIRE_OMIT_DEFAULT: True}
+    )
+
+
+def wire_skip(
+    *, default: Any = dataclasses.MISSING, default_factory: Any = dataclasses.MISSING
+) -> Any:
     """A dataclass field that never travels (a cache or a derived value)."""
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(
             default_factory=default_factory, metadata={_WIRE_SKIP: True}, compare=False, repr=False
         )
-    return dataclasses.field(default=default, metadata={_WIRE_SKIP: True}, compare=False, repr=False)
+    return dataclasses.field(
+        default=default, metadata={_WIRE_SKIP: True}, compare=False, repr=False
+    )
 
 
 def register_tagged(key: str, members: Mapping[str, type]) -> None:
@@ -73,7 +88,10 @@ def to_wire(obj: Any) -> Any:
         for f in dataclasses.fields(obj):
             if f.metadata.get(_WIRE_SKIP) or f.name.startswith("_"):
                 continue
-            out[f.name] = to_wire(getattr(obj, f.name))
+            value = getattr(obj, f.name)
+            if f.metadata.get(_WIRE_OMIT_DEFAULT) and value == f.default:
+                continue
+            out[f.name] = to_wire(value)
         return out
     raise TypeError(f"{type(obj).__name__} has no wire form")
 
@@ -107,7 +125,9 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
         return _decode_union(typing.get_args(tp), data, path)
     if origin is typing.Literal:
         allowed = typing.get_args(tp)
-        if data not in allowed or isinstance(data, bool) != any(isinstance(a, bool) for a in allowed):
+        if data not in allowed or isinstance(data, bool) != any(
+            isinstance(a, bool) for a in allowed
+        ):
             raise _fail(path, f"expected one of {list(allowed)!r}, got {data!r}")
         return data
     if origin in (tuple, list):
@@ -117,7 +137,10 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
         if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             if len(args) != len(data):
                 raise _fail(path, f"expected {len(args)} items, got {len(data)}")
-            return tuple(_decode(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, data, strict=True)))
+            return tuple(
+                _decode(a, v, f"{path}[{i}]")
+                for i, (a, v) in enumerate(zip(args, data, strict=True))
+            )
         item = args[0] if args else Any
         items = [_decode(item, v, f"{path}[{i}]") for i, v in enumerate(data)]
         return tuple(items) if origin is tuple else items
@@ -206,10 +229,12 @@ def _decode_record(cls: type, data: Any, path: str, expect_tag: tuple[str, str] 
     if not isinstance(data, dict):
         raise _fail(path, f"expected an object for {cls.__name__}, got {type(data).__name__}")
     if expect_tag is not None and data.get(expect_tag[0]) != expect_tag[1]:
-        raise _fail(path, f"expected {expect_tag[0]} {expect_tag[1]!r}, got {data.get(expect_tag[0])!r}")
+        raise _fail(
+            path, f"expected {expect_tag[0]} {expect_tag[1]!r}, got {data.get(expect_tag[0])!r}"
+        )
     hints = _hints(cls)
     kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         if not f.init or f.metadata.get(_WIRE_SKIP) or f.name.startswith("_"):
             continue
         if f.name not in data:
