@@ -19,7 +19,6 @@ from coderooms.store.sqlite import SQLiteStore
 LogFactory = Callable[[list[LogMessage]], SessionLog]
 
 
-
 def sqlite_log(rows: list[LogMessage]) -> SessionLog:
     """A private in-memory SQLite store holding exactly ``rows`` (bulk import)."""
     store = SQLiteStore(":memory:")

@@ -1,0 +1,68 @@
+"""Stores: where a room's log, roster and desks live (a host layer; it does I/O).
+
+``open_store(url)`` picks the implementation from the URL. ``sqlite:///PATH`` follows the
+usual convention: everything after the third slash is the path, so
+``sqlite:///rooms.db`` is relative to the working directory and
+``sqlite:////srv/rooms.db`` is absolute; ``sqlite:///:memory:`` is a private in-memory
+store. A URL without a scheme is taken as the path of a SQLite file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from coderooms.store.base import (
+    MESSAGE_BYTES_CAP,
+    READ_LIMIT_CAP,
+    AuthorRef,
+    Store,
+    parse_author_ref,
+)
+from coderooms.store.errors import *  # noqa: F403
+from coderooms.store.errors import UnsupportedStoreUrl
+from coderooms.store.errors import __all__ as _error_names
+from coderooms.store.sqlite import SQLiteStore
+
+__all__ = [
+    "DEFAULT_STORE_PATH",
+    "MESSAGE_BYTES_CAP",
+    "READ_LIMIT_CAP",
+    "AuthorRef",
+    "SQLiteStore",
+    "Store",
+    "default_store_url",
+    "open_store",
+    "parse_author_ref",
+    *_error_names,
+]
+
+DEFAULT_STORE_PATH = Path(".coderooms") / "rooms.db"
+"""Where the embedded store lives, relative to the working directory."""
+
+_SQLITE_PREFIX = "sqlite:///"
+
+
+def default_store_url() -> str:
+    """The URL of the embedded default store under the current working directory."""
+    return _SQLITE_PREFIX + str(Path(os.getcwd()) / DEFAULT_STORE_PATH)
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open (creating and migrating if needed) the store ``url`` names.
+
+    ``None`` opens ``.coderooms/rooms.db`` under the working directory. Raises
+    :class:`~coderooms.store.errors.UnsupportedStoreUrl` for another scheme and
+    :class:`~coderooms.store.errors.CorruptDatabase` for a file that is not a store.
+    """
+    if url is None:
+        url = default_store_url()
+    if url.startswith(_SQLITE_PREFIX):
+        path = url[len(_SQLITE_PREFIX) :]
+    elif "://" in url or url.startswith("sqlite:"):
+        raise UnsupportedStoreUrl(url)
+    else:
+        path = url
+    if not path.strip():
+        raise UnsupportedStoreUrl(url)
+    return SQLiteStore(path)

@@ -1,0 +1,180 @@
+"""The one store interface: a durable room log plus the roster and desks beside it.
+
+SQLite (the embedded default) implements it today; PostgreSQL implements the same
+methods later, and one conformance suite runs against both.
+
+A store is a :class:`~coderooms.rooms.session.SessionLog` over the whole log. For a
+projection it can also hand out a narrower view (:meth:`Store.conversation_log`) whose
+``read_before`` returns only the rows one conversation can use, from an index, so a
+turn's cost does not grow with the rest of the log. The walk validates that view's pages
+exactly as it validates the whole log's.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from types import TracebackType
+
+from coderooms.rooms.desks import Desk, DeskSet
+from coderooms.rooms.records import (
+    Agent,
+    Conversation,
+    LogMessage,
+    Operator,
+    Person,
+    Sequence,
+    SessionAuthor,
+    SessionPage,
+    System,
+)
+from coderooms.rooms.roster import Roster, RosterMember, RosterPerson
+from coderooms.rooms.session import SessionLog
+
+__all__ = [
+    "MESSAGE_BYTES_CAP",
+    "READ_LIMIT_CAP",
+    "AuthorRef",
+    "Store",
+    "parse_author_ref",
+]
+
+MESSAGE_BYTES_CAP = 1024 * 1024
+"""The largest message content a store accepts, in UTF-8 bytes (1 MiB)."""
+
+READ_LIMIT_CAP = 4096
+"""The most rows one ``read_before`` call returns; a bigger ask gets a full page of this
+many and a cursor for the rest, as the port allows."""
+
+AuthorRef = SessionAuthor | str
+"""Who posts: an author record, or ``agent:ID`` / ``person:ID`` / ``operator`` /
+``system:KIND``. Agent and person labels always come from the roster."""
+
+
+def parse_author_ref(ref: AuthorRef) -> SessionAuthor:
+    """An author record for ``ref``; labels are placeholders the store replaces.
+
+    Raises ``ValueError`` for a string that is none of the accepted forms.
+    """
+    if isinstance(ref, Operator | Person | Agent | System):
+        return ref
+    kind, sep, ident = ref.partition(":")
+    if ref == "operator":
+        return Operator()
+    if sep and ident.strip():
+        if kind == "agent":
+            return Agent(ident, ident)
+        if kind == "person":
+            return Person(ident, ident)
+        if kind == "system":
+            return System(ident, ident)
+    raise ValueError(f"author {ref!r} is not agent:ID, person:ID, operator or system:KIND")
+
+
+class Store(ABC):
+    """A durable room: an append-only log with host-assigned sequences, a roster and
+    desks. Reads and writes are ``async``; :meth:`import_messages` and :meth:`close`
+    are plain calls."""
+
+    # --- the log ------------------------------------------------------------------------
+
+    @abstractmethod
+    async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
+        """The newest rows of the whole log strictly below ``before``, newest first."""
+
+    @abstractmethod
+    def conversation_log(self, conversation: Conversation) -> SessionLog:
+        """A log view holding only rows ``conversation`` can use: the desk's rows, or for
+        a thread its root and direct replies. Hand it to ``project_session``."""
+
+    @abstractmethod
+    async def post(
+        self,
+        author: AuthorRef,
+        content: str,
+        *,
+        desk: str = "General",
+        parent: Sequence | None = None,
+    ) -> LogMessage:
+        """Append one message and return it with its new sequence.
+
+        Validates, in this order: the content (not blank, at most
+        :data:`MESSAGE_BYTES_CAP` bytes), the author (a known agent that is not retired, a
+        known person, the operator, or a system kind), the desk (resolved by id, then by
+        name), and the parent (an existing row of the same desk). Agent and person labels
+        are taken from the roster, not from ``author``.
+        """
+
+    @abstractmethod
+    async def message(self, sequence: Sequence) -> LogMessage | None:
+        """The row with this sequence, if there is one."""
+
+    @abstractmethod
+    async def last_sequence(self) -> Sequence | None:
+        """The newest row's sequence, or ``None`` for an empty log."""
+
+    @abstractmethod
+    def import_messages(self, messages: Iterable[LogMessage]) -> int:
+        """Bulk-append rows exactly as given (sequences, chat ids, parents, authors).
+
+        A blocking maintenance call for migrations, fixtures and benchmarks: nothing is
+        validated against the roster or desks; sequences must be non-negative, strictly
+        increasing and above the log's last row, else nothing is imported. Returns the
+        number of rows added.
+        """
+
+    # --- roster ---------------------------------------------------------------------------
+
+    @abstractmethod
+    async def roster(self) -> Roster:
+        """The current roster snapshot (agents in the order they were added)."""
+
+    @abstractmethod
+    async def add_agent(self, agent_id: str, name: str | None = None) -> RosterMember: ...
+
+    @abstractmethod
+    async def retire_agent(self, agent_id: str) -> None:
+        """Retire a known agent: it stays on the roster (old rows keep its label) but can
+        no longer post. Retiring twice is a no-op."""
+
+    @abstractmethod
+    async def add_person(self, person_id: str, label: str) -> RosterPerson: ...
+
+    # --- desks ----------------------------------------------------------------------------
+
+    @abstractmethod
+    async def desks(self) -> DeskSet:
+        """The current desks; General is always declared."""
+
+    @abstractmethod
+    async def create_desk(
+        self, desk_id: str, name: str | None = None, description: str | None = None
+    ) -> Desk: ...
+
+    @abstractmethod
+    async def add_desk_member(self, desk: str, agent_id: str) -> None:
+        """Add an active roster agent to a desk (appended to the desk's order, if set)."""
+
+    @abstractmethod
+    async def retire_desk_member(self, desk: str, agent_id: str) -> None:
+        """Take an agent off a desk (and out of its order, if set)."""
+
+    @abstractmethod
+    async def set_desk_order(self, desk: str, ordered: Iterable[str]) -> None:
+        """Replace a desk's member order; it must list every member exactly once."""
+
+    # --- lifetime -------------------------------------------------------------------------
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,736 @@
+"""The embedded default store: one SQLite file in WAL mode.
+
+Layout: ``messages`` is the append-only log (``sequence`` is the rowid, so SQLite assigns
+strictly increasing sequences); ``chat_key`` folds every General alias of ``chat_id`` to
+``''`` so one index, ``(chat_key, sequence)``, serves a desk's rows newest-first, and
+``(parent, sequence)`` serves a thread. Roster and desks live in small tables and are
+read back as the core's snapshots (``Roster``, ``DeskSet``), which validate every change
+before it commits.
+
+Schema changes are ordered :data:`MIGRATIONS`; ``schema_migrations`` records which ran,
+so a file written by an older coderooms opens (and is upgraded) in a newer one.
+
+Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``) and wait up to
+:data:`BUSY_TIMEOUT_MS` for it, so several processes can post at once: each post reads,
+validates and appends inside one transaction, and nothing is lost or duplicated.
+``synchronous=NORMAL`` keeps commits fast; in WAL mode that survives a crash of the
+process but may lose the last commits on power loss.
+
+The async methods run their (short, indexed) statements directly on the caller's
+thread: ``benchmarks/rooms.py`` measures that against ``asyncio.to_thread``, which costs
+more than the statements themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coderooms.errors import InvalidBound
+from coderooms.rooms.chat import is_general_chat
+from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
+from coderooms.rooms.records import (
+    Agent,
+    Conversation,
+    LogMessage,
+    Operator,
+    Person,
+    Sequence,
+    SessionAuthor,
+    SessionPage,
+    System,
+)
+from coderooms.rooms.roster import Roster, RosterMember, RosterPerson
+from coderooms.rooms.session import SessionLog, is_blank
+from coderooms.store.base import (
+    MESSAGE_BYTES_CAP,
+    READ_LIMIT_CAP,
+    AuthorRef,
+    Store,
+    parse_author_ref,
+)
+from coderooms.store.errors import (
+    AgentExists,
+    BlankIdentifier,
+    BlankMessage,
+    CorruptDatabase,
+    DeskConflict,
+    DeskMembership,
+    GeneralDeskMembership,
+    ImportOrderError,
+    MessageTooLarge,
+    NewerSchema,
+    ParentInOtherDesk,
+    PersonExists,
+    RetiredAuthor,
+    StoreBusy,
+    UnknownAuthor,
+    UnknownParent,
+)
+
+__all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "Migration", "SQLiteStore", "apply_migrations"]
+
+BUSY_TIMEOUT_MS = 10_000
+"""How long a writer waits for another process's write lock before giving up."""
+
+MAX_SEQUENCE = 2**63 - 1
+"""SQLite integers are signed 64-bit: the largest sequence the file can hold."""
+
+IMPORT_BATCH = 50_000
+"""Rows handed to SQLite per ``executemany`` during a bulk import."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step; ``version`` orders them and is recorded once it has run."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "log and roster",
+        (
+            """CREATE TABLE messages (
+                sequence INTEGER PRIMARY KEY,
+                chat_id TEXT,
+                parent INTEGER,
+                author_type TEXT NOT NULL,
+                author_id TEXT,
+                author_label TEXT NOT NULL,
+                content TEXT NOT NULL
+            )""",
+            """CREATE TABLE agents (
+                position INTEGER PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                name TEXT,
+                retired INTEGER NOT NULL DEFAULT 0
+            )""",
+            """CREATE TABLE people (
+                position INTEGER PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                label TEXT NOT NULL
+            )""",
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+            "INSERT INTO meta (key, value) VALUES ('generation', 0)",
+        ),
+    ),
+    Migration(
+        2,
+        "desks",
+        (
+            """CREATE TABLE desks (
+                position INTEGER PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL,
+                description TEXT,
+                responder_mode TEXT NOT NULL DEFAULT 'lead'
+            )""",
+            """CREATE TABLE desk_members (
+                position INTEGER PRIMARY KEY,
+                desk_id TEXT NOT NULL REFERENCES desks (id),
+                agent_id TEXT NOT NULL,
+                retired INTEGER NOT NULL DEFAULT 0,
+                UNIQUE (desk_id, agent_id)
+            )""",
+            """CREATE TABLE desk_orders (
+                desk_id TEXT PRIMARY KEY REFERENCES desks (id),
+                ordered TEXT NOT NULL
+            )""",
+        ),
+    ),
+    Migration(
+        3,
+        "desk and thread indexes",
+        (
+            "ALTER TABLE messages ADD COLUMN chat_key TEXT NOT NULL DEFAULT ''",
+            # lower() folds ASCII only, exactly like is_general_chat.
+            """UPDATE messages SET chat_key = CASE
+                WHEN chat_id IS NULL OR chat_id = '' OR lower(chat_id) IN ('main', 'general')
+                THEN '' ELSE chat_id END""",
+            "CREATE INDEX messages_by_chat ON messages (chat_key, sequence)",
+            "CREATE INDEX messages_by_parent ON messages (parent, sequence) "
+            "WHERE parent IS NOT NULL",
+        ),
+    ),
+)
+"""Every schema step, oldest first. Append new steps; never edit one that shipped."""
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+_COLUMNS = "sequence, chat_id, parent, author_type, author_id, author_label, content"
+
+
+def chat_key(chat_id: str | None) -> str:
+    """The indexed desk key of a stored chat id: ``''`` for every General alias."""
+    return "" if is_general_chat(chat_id) else str(chat_id)
+
+
+def conversation_keys(desk_id: str, desk_name: str) -> tuple[str, ...]:
+    """The chat keys whose rows are in the desk {desk_id, desk_name} (see ``in_desk``)."""
+    return tuple(sorted({chat_key(desk_id), chat_key(desk_name)}))
+
+
+def _author_columns(author: SessionAuthor) -> tuple[str, str | None, str]:
+    if isinstance(author, Agent):
+        return "agent", author.id, author.label
+    if isinstance(author, Person):
+        return "person", author.id, author.label
+    if isinstance(author, System):
+        return "system", author.kind, author.label
+    return "operator", None, "operator"
+
+
+def _row_message(row: tuple[Any, ...]) -> LogMessage:
+    sequence, chat_id, parent, author_type, author_id, label, content = row
+    author: SessionAuthor
+    if author_type == "agent":
+        author = Agent(author_id, label)
+    elif author_type == "person":
+        author = Person(author_id, label)
+    elif author_type == "system":
+        author = System(author_id, label)
+    elif author_type == "operator":
+        author = Operator()
+    else:
+        raise CorruptDatabase("the log", f"row {sequence} has unknown author type {author_type!r}")
+    return LogMessage(sequence, author, content, chat_id=chat_id, parent=parent)
+
+
+def _page(rows: list[tuple[Any, ...]], limit: int) -> SessionPage:
+    """A page from rows already newest-first; a full page points below its oldest row."""
+    messages = tuple(_row_message(row) for row in rows)
+    next_before = messages[-1].sequence if messages and len(messages) >= limit else None
+    return SessionPage(messages, next_before)
+
+
+def _check_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise InvalidBound("limit", limit)
+    return min(limit, READ_LIMIT_CAP)
+
+
+def _ceiling(before: Sequence | None) -> int:
+    """The largest sequence a read below ``before`` may return (-1: none)."""
+    if before is None:
+        return MAX_SEQUENCE
+    return max(-1, min(before - 1, MAX_SEQUENCE))
+
+
+def apply_migrations(connection: sqlite3.Connection, target: int | None = None) -> list[int]:
+    """Run every migration the file lacks, up to ``target`` (default: all), each in its
+    own write transaction; returns the versions applied. Safe when several processes
+    open the same new file at once."""
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))"
+    )
+    applied: list[int] = []
+    for migration in MIGRATIONS:
+        if target is not None and migration.version > target:
+            break
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            done = connection.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
+            ).fetchone()
+            if done is None:
+                for statement in migration.statements:
+                    connection.execute(statement)
+                connection.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
+                    (migration.version, migration.name),
+                )
+                applied.append(migration.version)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+    return applied
+
+
+class SQLiteStore(Store):
+    """A :class:`~coderooms.store.base.Store` in one SQLite file (or ``:memory:``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._generation: int | None = None
+        self._roster: Roster = Roster(())
+        self._desks: DeskSet = DeskSet((GENERAL_DESK,))
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=0
+            )
+        except sqlite3.Error as err:
+            raise CorruptDatabase(self.path, f"cannot open it: {err}") from None
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            tables = {
+                name
+                for (name,) in self._db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                )
+            }
+            if tables and "schema_migrations" not in tables:
+                raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+            if "schema_migrations" in tables:
+                (newest,) = self._db.execute(
+                    "SELECT coalesce(max(version), 0) FROM schema_migrations"
+                ).fetchone()
+                if newest > SCHEMA_VERSION:
+                    raise NewerSchema(self.path, newest, SCHEMA_VERSION)
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA foreign_keys = ON")
+            apply_migrations(self._db)
+        except sqlite3.OperationalError as err:
+            if "locked" in str(err) or "busy" in str(err):
+                raise StoreBusy(self.path, BUSY_TIMEOUT_MS) from None
+            raise CorruptDatabase(self.path, str(err)) from None
+        except sqlite3.DatabaseError as err:
+            raise CorruptDatabase(self.path, str(err)) from None
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn SQLite failures into store errors a person can act on."""
+        try:
+            yield
+        except sqlite3.OperationalError as err:
+            if "locked" in str(err) or "busy" in str(err):
+                raise StoreBusy(self.path, BUSY_TIMEOUT_MS) from None
+            raise CorruptDatabase(self.path, str(err)) from None
+        except sqlite3.DatabaseError as err:
+            if isinstance(err, sqlite3.IntegrityError):
+                raise
+            raise CorruptDatabase(self.path, str(err)) from None
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction holding SQLite's write lock from its first statement."""
+        with self._guard():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._guard():
+            return self._db.execute(sql, params).fetchall()
+
+    def _snapshots(self) -> tuple[Roster, DeskSet]:
+        """Roster and desks, reloaded only when a change bumped the generation counter."""
+        (generation,) = self._db.execute(
+            "SELECT value FROM meta WHERE key = 'generation'"
+        ).fetchone()
+        if generation != self._generation:
+            self._roster = self._load_roster()
+            self._desks = self._load_desks()
+            self._generation = generation
+        return self._roster, self._desks
+
+    def _changed(self) -> None:
+        self._db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+
+    def _load_roster(self) -> Roster:
+        agents = self._db.execute("SELECT id, name, retired FROM agents ORDER BY position")
+        members: list[RosterMember] = []
+        retired: list[str] = []
+        for agent_id, name, is_retired in agents:
+            members.append(RosterMember(agent_id, name))
+            if is_retired:
+                retired.append(agent_id)
+        people = self._db.execute("SELECT id, label FROM people ORDER BY position")
+        return Roster(
+            tuple(members), tuple(RosterPerson(i, lbl) for i, lbl in people), tuple(retired)
+        )
+
+    def _load_desks(self) -> DeskSet:
+        added = tuple(
+            Desk(desk_id, name, description, (), mode)
+            for desk_id, name, description, mode in self._db.execute(
+                "SELECT id, name, description, responder_mode FROM desks ORDER BY position"
+            )
+        )
+        additions: list[DeskMember] = []
+        retired: list[DeskMember] = []
+        for desk_id, agent_id, is_retired in self._db.execute(
+            "SELECT desk_id, agent_id, retired FROM desk_members ORDER BY position"
+        ):
+            additions.append(DeskMember(desk_id, agent_id))
+            if is_retired:
+                retired.append(DeskMember(desk_id, agent_id))
+        orders = tuple(
+            DeskOrder(desk_id, tuple(json.loads(ordered)))
+            for desk_id, ordered in self._db.execute(
+                "SELECT o.desk_id, o.ordered FROM desk_orders o "
+                "JOIN desks d ON d.id = o.desk_id ORDER BY d.position"
+            )
+        )
+        return DeskSet((GENERAL_DESK,), added, tuple(additions), orders, tuple(retired))
+
+    # --- the log ----------------------------------------------------------------------------
+
+    async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
+        return self.read_before_now(before, limit)
+
+    def read_before_now(self, before: Sequence | None, limit: int) -> SessionPage:
+        """The blocking body of :meth:`read_before`."""
+        limit = _check_limit(limit)
+        if limit == 0:
+            return SessionPage(())
+        rows = self._query(
+            f"SELECT {_COLUMNS} FROM messages WHERE sequence <= ? ORDER BY sequence DESC LIMIT ?",
+            (_ceiling(before), limit),
+        )
+        return _page(rows, limit)
+
+    def conversation_log(self, conversation: Conversation) -> SessionLog:
+        return _ConversationView(self, conversation)
+
+    async def message(self, sequence: Sequence) -> LogMessage | None:
+        if not 0 <= sequence <= MAX_SEQUENCE:
+            return None
+        rows = self._query(f"SELECT {_COLUMNS} FROM messages WHERE sequence = ?", (sequence,))
+        return _row_message(rows[0]) if rows else None
+
+    async def last_sequence(self) -> Sequence | None:
+        ((newest,),) = self._query("SELECT max(sequence) FROM messages")
+        return int(newest) if newest is not None else None
+
+    async def post(
+        self,
+        author: AuthorRef,
+        content: str,
+        *,
+        desk: str = GENERAL_DESK.id,
+        parent: Sequence | None = None,
+    ) -> LogMessage:
+        if is_blank(content):
+            raise BlankMessage()
+        size = len(content.encode("utf-8", "surrogatepass"))
+        if size > MESSAGE_BYTES_CAP:
+            raise MessageTooLarge(size, MESSAGE_BYTES_CAP)
+        try:
+            wanted = parse_author_ref(author)
+        except ValueError as err:
+            raise UnknownAuthor(str(err)) from None
+        with self._write() as db:
+            roster, desks = self._snapshots()
+            stored = self._roster_author(wanted, roster)
+            target = desks.resolve(desk)
+            chat_id = None if target.is_general else target.id
+            if parent is not None:
+                found = (
+                    db.execute(
+                        "SELECT chat_key FROM messages WHERE sequence = ?", (parent,)
+                    ).fetchone()
+                    if 0 <= parent <= MAX_SEQUENCE
+                    else None
+                )
+                if found is None:
+                    raise UnknownParent(parent)
+                if found[0] not in conversation_keys(target.id, target.name):
+                    raise ParentInOtherDesk(parent, target.id)
+            author_type, author_id, label = _author_columns(stored)
+            cursor = db.execute(
+                "INSERT INTO messages (chat_id, chat_key, parent, author_type, author_id, "
+                "author_label, content) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (chat_id, chat_key(chat_id), parent, author_type, author_id, label, content),
+            )
+            sequence = cursor.lastrowid
+        assert sequence is not None
+        return LogMessage(sequence, stored, content, chat_id=chat_id, parent=parent)
+
+    @staticmethod
+    def _roster_author(author: SessionAuthor, roster: Roster) -> SessionAuthor:
+        if isinstance(author, Agent):
+            member = roster.member(author.id)
+            if member is None:
+                raise UnknownAuthor(f"agent {author.id!r}")
+            if roster.is_retired(author.id):
+                raise RetiredAuthor(author.id)
+            return Agent(member.id, member.label)
+        if isinstance(author, Person):
+            person = roster.person(author.id)
+            if person is None:
+                raise UnknownAuthor(f"person {author.id!r}")
+            return Person(person.id, person.label)
+        if isinstance(author, System) and not author.kind.strip():
+            raise UnknownAuthor("a system author with a blank kind")
+        return author
+
+    def import_messages(self, messages: Iterable[LogMessage]) -> int:
+        count = 0
+        with self._write() as db:
+            ((latest,),) = db.execute("SELECT coalesce(max(sequence), -1) FROM messages")
+            batch: list[tuple[Any, ...]] = []
+            for message in messages:
+                if not latest < message.sequence <= MAX_SEQUENCE:
+                    raise ImportOrderError(message.sequence, latest)
+                latest = message.sequence
+                author_type, author_id, label = _author_columns(message.author)
+                batch.append(
+                    (
+                        message.sequence,
+                        message.chat_id,
+                        chat_key(message.chat_id),
+                        message.parent,
+                        author_type,
+                        author_id,
+                        label,
+                        message.content,
+                    )
+                )
+                if len(batch) >= IMPORT_BATCH:
+                    count += self._insert_rows(db, batch)
+                    batch = []
+            count += self._insert_rows(db, batch)
+        return count
+
+    @staticmethod
+    def _insert_rows(db: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> int:
+        db.executemany(
+            "INSERT INTO messages (sequence, chat_id, chat_key, parent, author_type, "
+            "author_id, author_label, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            batch,
+        )
+        return len(batch)
+
+    # --- roster -------------------------------------------------------------------------------
+
+    async def roster(self) -> Roster:
+        with self._guard():
+            return self._snapshots()[0]
+
+    async def add_agent(self, agent_id: str, name: str | None = None) -> RosterMember:
+        if not agent_id.strip():
+            raise BlankIdentifier("an agent id")
+        member = RosterMember(agent_id, name if name is not None and name.strip() else None)
+        with self._write() as db:
+            roster, _ = self._snapshots()
+            if roster.member(agent_id) is not None:
+                raise AgentExists(agent_id)
+            Roster((*roster.members, member), roster.people, roster.retired).validate()
+            db.execute("INSERT INTO agents (id, name) VALUES (?, ?)", (member.id, member.name))
+            self._changed()
+        return member
+
+    async def retire_agent(self, agent_id: str) -> None:
+        with self._write() as db:
+            roster, _ = self._snapshots()
+            if roster.member(agent_id) is None:
+                raise UnknownAuthor(f"agent {agent_id!r}")
+            db.execute("UPDATE agents SET retired = 1 WHERE id = ?", (agent_id,))
+            self._changed()
+
+    async def add_person(self, person_id: str, label: str) -> RosterPerson:
+        if not person_id.strip():
+            raise BlankIdentifier("a person id")
+        if not label.strip():
+            raise BlankIdentifier("a person's label")
+        person = RosterPerson(person_id, label)
+        with self._write() as db:
+            roster, _ = self._snapshots()
+            if roster.person(person_id) is not None:
+                raise PersonExists(person_id)
+            Roster(roster.members, (*roster.people, person), roster.retired).validate()
+            db.execute("INSERT INTO people (id, label) VALUES (?, ?)", (person.id, person.label))
+            self._changed()
+        return person
+
+    # --- desks --------------------------------------------------------------------------------
+
+    async def desks(self) -> DeskSet:
+        with self._guard():
+            return self._snapshots()[1]
+
+    async def create_desk(
+        self, desk_id: str, name: str | None = None, description: str | None = None
+    ) -> Desk:
+        if not desk_id.strip():
+            raise BlankIdentifier("a desk id")
+        if name is not None and not name.strip():
+            raise BlankIdentifier("a desk name")
+        desk = Desk(desk_id, name if name is not None else desk_id, description)
+        with self._write() as db:
+            _, desks = self._snapshots()
+            grown = DeskSet(
+                desks.declared, (*desks.added, desk), desks.additions, desks.orders, desks.retired
+            )
+            grown.validate()
+            for other in desks.desks():
+                for value in {desk.id, desk.name}:
+                    if value in (other.id, other.name):
+                        raise DeskConflict(value, other.id)
+            db.execute(
+                "INSERT INTO desks (id, name, description, responder_mode) VALUES (?, ?, ?, ?)",
+                (desk.id, desk.name, desk.description, desk.responder_mode),
+            )
+            self._changed()
+        return desk
+
+    def _member_desk(self, desks: DeskSet, ref: str) -> Desk:
+        desk = desks.resolve(ref)
+        if desk.is_general:
+            raise GeneralDeskMembership()
+        return desk
+
+    async def add_desk_member(self, desk: str, agent_id: str) -> None:
+        with self._write() as db:
+            roster, desks = self._snapshots()
+            target = self._member_desk(desks, desk)
+            self._roster_author(Agent(agent_id, agent_id), roster)
+            if agent_id in desks.members(target.id):
+                raise DeskMembership(target.id, agent_id, "is already a member of")
+            updated = db.execute(
+                "UPDATE desk_members SET retired = 0 WHERE desk_id = ? AND agent_id = ?",
+                (target.id, agent_id),
+            )
+            if updated.rowcount == 0:
+                db.execute(
+                    "INSERT INTO desk_members (desk_id, agent_id) VALUES (?, ?)",
+                    (target.id, agent_id),
+                )
+            order = self._order_of(desks, target.id)
+            if order is not None:
+                self._store_order(db, target.id, (*order, agent_id))
+            self._validate_desks()
+            self._changed()
+
+    async def retire_desk_member(self, desk: str, agent_id: str) -> None:
+        with self._write() as db:
+            _, desks = self._snapshots()
+            target = self._member_desk(desks, desk)
+            if agent_id not in desks.members(target.id):
+                raise DeskMembership(target.id, agent_id, "is not a member of")
+            db.execute(
+                "UPDATE desk_members SET retired = 1 WHERE desk_id = ? AND agent_id = ?",
+                (target.id, agent_id),
+            )
+            order = self._order_of(desks, target.id)
+            if order is not None:
+                self._store_order(db, target.id, tuple(a for a in order if a != agent_id))
+            self._validate_desks()
+            self._changed()
+
+    async def set_desk_order(self, desk: str, ordered: Iterable[str]) -> None:
+        wanted = tuple(ordered)
+        with self._write() as db:
+            _, desks = self._snapshots()
+            target = self._member_desk(desks, desk)
+            self._store_order(db, target.id, wanted)
+            self._validate_desks()
+            self._changed()
+
+    @staticmethod
+    def _order_of(desks: DeskSet, desk_id: str) -> tuple[str, ...] | None:
+        return next((o.ordered for o in desks.orders if o.desk_id == desk_id), None)
+
+    @staticmethod
+    def _store_order(db: sqlite3.Connection, desk_id: str, ordered: tuple[str, ...]) -> None:
+        db.execute(
+            "INSERT INTO desk_orders (desk_id, ordered) VALUES (?, ?) "
+            "ON CONFLICT (desk_id) DO UPDATE SET ordered = excluded.ordered",
+            (desk_id, json.dumps(list(ordered))),
+        )
+
+    def _validate_desks(self) -> None:
+        """Check the desk tables as written so far in this transaction (rolls back on error)."""
+        self._load_desks().validate()
+
+
+class _ConversationView:
+    """The rows one conversation can use, newest first, straight from an index.
+
+    A desk view holds the rows whose chat id is in the desk; a thread view holds the
+    thread's root and its direct replies within that desk. Pages follow the
+    :class:`~coderooms.rooms.session.SessionLog` contract of the whole log.
+    """
+
+    def __init__(self, store: SQLiteStore, conversation: Conversation) -> None:
+        self._store = store
+        self._keys = conversation_keys(conversation.desk_id, conversation.desk_name)
+        self._root = conversation.thread_root
+
+    async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
+        return self.read_before_now(before, limit)
+
+    def read_before_now(self, before: Sequence | None, limit: int) -> SessionPage:
+        limit = _check_limit(limit)
+        if limit == 0:
+            return SessionPage(())
+        ceiling = _ceiling(before)
+        if self._root is None:
+            rows = self._newest(
+                [
+                    (
+                        f"SELECT {_COLUMNS} FROM messages WHERE chat_key = ? AND sequence <= ? "
+                        "ORDER BY sequence DESC LIMIT ?",
+                        (key, ceiling, limit),
+                    )
+                    for key in self._keys
+                ],
+                limit,
+            )
+        elif not 0 <= self._root <= MAX_SEQUENCE:
+            rows = []
+        else:
+            marks = ", ".join("?" * len(self._keys))
+            rows = self._newest(
+                [
+                    (
+                        f"SELECT {_COLUMNS} FROM messages WHERE parent = ? AND sequence <= ? "
+                        f"AND chat_key IN ({marks}) ORDER BY sequence DESC LIMIT ?",
+                        (self._root, ceiling, *self._keys, limit),
+                    ),
+                    (
+                        f"SELECT {_COLUMNS} FROM messages WHERE sequence = ? AND sequence <= ? "
+                        f"AND chat_key IN ({marks})",
+                        (self._root, ceiling, *self._keys),
+                    ),
+                ],
+                limit,
+            )
+        return _page(rows, limit)
+
+    def _newest(
+        self, queries: list[tuple[str, tuple[Any, ...]]], limit: int
+    ) -> list[tuple[Any, ...]]:
+        """The newest ``limit`` rows across queries that each answer newest-first."""
+        if len(queries) == 1:
+            return self._store._query(*queries[0])
+        merged: list[tuple[Any, ...]] = []
+        for sql, params in queries:
+            merged.extend(self._store._query(sql, params))
+        merged.sort(key=_sequence_of, reverse=True)
+        return merged[:limit]
+
+
+def _sequence_of(row: tuple[Any, ...]) -> int:
+    return int(row[0])

@@ -1,0 +1,355 @@
+"""The SQLite store's log: posting, validation, paging, scoped views and bulk import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coderooms.errors import InvalidBound, UnknownDesk
+from coderooms.rooms.memory import MemoryLog
+from coderooms.rooms.records import (
+    Agent,
+    Conversation,
+    LogMessage,
+    Operator,
+    Person,
+    SessionPage,
+    SessionQuery,
+    System,
+)
+from coderooms.rooms.session import project_session
+from coderooms.store import (
+    MESSAGE_BYTES_CAP,
+    READ_LIMIT_CAP,
+    BlankMessage,
+    ImportOrderError,
+    MessageTooLarge,
+    ParentInOtherDesk,
+    RetiredAuthor,
+    SQLiteStore,
+    UnknownAuthor,
+    UnknownParent,
+)
+
+ENG = Conversation("eng", "Engineering")
+ADA = Agent("ada", "Ada")
+
+
+async def staffed(path: Path | str = ":memory:") -> SQLiteStore:
+    store = SQLiteStore(path)
+    await store.add_agent("ada", "Ada")
+    await store.add_agent("bo")
+    await store.add_person("pat", "Pat Doe")
+    await store.create_desk("eng", "Engineering")
+    await store.create_desk("ops")
+    return store
+
+
+async def all_rows(store: SQLiteStore) -> list[LogMessage]:
+    page = await store.read_before(None, READ_LIMIT_CAP)
+    return list(reversed(page.messages))
+
+
+# --- posting --------------------------------------------------------------------------
+
+
+async def test_post_assigns_strictly_increasing_sequences_and_reads_back_the_row() -> None:
+    store = await staffed()
+    posted = [await store.post("agent:ada", f"note {i}", desk="eng") for i in range(5)]
+    assert [m.sequence for m in posted] == [1, 2, 3, 4, 5]
+    assert await all_rows(store) == posted
+    assert await store.last_sequence() == 5
+    assert await store.message(3) == posted[2]
+
+
+async def test_post_takes_labels_from_the_roster_not_from_the_caller() -> None:
+    store = await staffed()
+    by_agent = await store.post(Agent("ada", "Impostor"), "hi", desk="eng")
+    by_person = await store.post("person:pat", "hello", desk="eng")
+    by_plain_agent = await store.post("agent:bo", "yo", desk="eng")
+    assert by_agent.author == Agent("ada", "Ada")
+    assert by_person.author == Person("pat", "Pat Doe")
+    assert by_plain_agent.author == Agent("bo", "bo")
+
+
+async def test_operator_and_system_authors_need_no_roster_entry() -> None:
+    store = await staffed()
+    op = await store.post("operator", "from the operator")
+    system = await store.post(System("deploy", "Deploy bot"), "shipped")
+    assert op.author == Operator()
+    assert system.author == System("deploy", "Deploy bot")
+    assert (await store.message(system.sequence)) == system
+
+
+async def test_post_resolves_the_desk_by_id_then_name_and_stores_its_id() -> None:
+    store = await staffed()
+    by_name = await store.post("agent:ada", "x", desk="Engineering")
+    by_id = await store.post("agent:ada", "y", desk="eng")
+    assert by_name.chat_id == by_id.chat_id == "eng"
+
+
+@pytest.mark.parametrize("alias", ["General", "main", "MAIN", "general"])
+async def test_general_aliases_post_to_general_with_no_chat_id(alias: str) -> None:
+    store = await staffed()
+    row = await store.post("agent:ada", "hello all", desk=alias)
+    assert row.chat_id is None
+
+
+async def test_post_refuses_unknown_desk() -> None:
+    store = await staffed()
+    with pytest.raises(UnknownDesk):
+        await store.post("agent:ada", "x", desk="nowhere")
+
+
+@pytest.mark.parametrize("content", ["", "   ", "\n\t \n"])
+async def test_post_refuses_blank_content(content: str) -> None:
+    store = await staffed()
+    with pytest.raises(BlankMessage, match="blank"):
+        await store.post("agent:ada", content, desk="eng")
+    assert await store.last_sequence() is None
+
+
+async def test_post_refuses_content_over_the_byte_cap_counting_utf8_bytes() -> None:
+    store = await staffed()
+    fits = "é" * (MESSAGE_BYTES_CAP // 2)
+    assert (await store.post("agent:ada", fits, desk="eng")).content == fits
+    with pytest.raises(MessageTooLarge) as caught:
+        await store.post("agent:ada", fits + "x", desk="eng")
+    assert caught.value.size == MESSAGE_BYTES_CAP + 1
+    assert caught.value.cap == MESSAGE_BYTES_CAP
+
+
+@pytest.mark.parametrize("author", ["agent:nobody", "person:nobody", "system: ", "robot:x", "ada"])
+async def test_post_refuses_authors_that_are_not_known(author: str) -> None:
+    store = await staffed()
+    with pytest.raises(UnknownAuthor):
+        await store.post(author, "x", desk="eng")
+
+
+async def test_post_refuses_a_retired_agent_but_keeps_its_old_rows() -> None:
+    store = await staffed()
+    old = await store.post("agent:ada", "before retiring", desk="eng")
+    await store.retire_agent("ada")
+    with pytest.raises(RetiredAuthor, match="retired"):
+        await store.post("agent:ada", "after", desk="eng")
+    assert await all_rows(store) == [old]
+
+
+async def test_reply_must_name_an_existing_parent() -> None:
+    store = await staffed()
+    with pytest.raises(UnknownParent):
+        await store.post("agent:ada", "reply", desk="eng", parent=7)
+
+
+async def test_reply_must_stay_in_its_parents_desk() -> None:
+    store = await staffed()
+    root = await store.post("agent:ada", "root", desk="eng")
+    with pytest.raises(ParentInOtherDesk):
+        await store.post("agent:ada", "reply", desk="ops", parent=root.sequence)
+    with pytest.raises(ParentInOtherDesk):
+        await store.post("agent:ada", "reply", desk="main", parent=root.sequence)
+    reply = await store.post("agent:bo", "reply", desk="Engineering", parent=root.sequence)
+    assert reply.parent == root.sequence
+
+
+async def test_a_refused_post_appends_nothing() -> None:
+    store = await staffed()
+    await store.post("agent:ada", "one", desk="eng")
+    for bad in (
+        store.post("agent:ghost", "x", desk="eng"),
+        store.post("agent:ada", "x", desk="ghost"),
+        store.post("agent:ada", "x", desk="eng", parent=99),
+    ):
+        with pytest.raises(Exception):  # noqa: B017 - each is a different typed refusal
+            await bad
+    assert await store.last_sequence() == 1
+    assert (await store.post("agent:ada", "two", desk="eng")).sequence == 2
+
+
+# --- reading the whole log -------------------------------------------------------------
+
+
+async def test_read_before_is_exclusive_newest_first_and_pages_with_a_cursor() -> None:
+    store = await staffed()
+    for i in range(7):
+        await store.post("agent:ada", f"m{i}", desk="eng")
+    page = await store.read_before(6, 3)
+    assert [m.sequence for m in page.messages] == [5, 4, 3]
+    assert page.next_before == 3
+    tail = await store.read_before(3, 3)
+    assert [m.sequence for m in tail.messages] == [2, 1]
+    assert tail.next_before is None
+
+
+async def test_read_before_limits() -> None:
+    store = await staffed()
+    await store.post("agent:ada", "m", desk="eng")
+    assert await store.read_before(None, 0) == SessionPage(())
+    assert await store.read_before(0, 5) == SessionPage(())
+    with pytest.raises(InvalidBound):
+        await store.read_before(None, -1)
+
+
+async def test_read_before_on_an_empty_log_is_an_empty_final_page() -> None:
+    store = SQLiteStore(":memory:")
+    assert await store.read_before(None, 10) == SessionPage(())
+
+
+# --- scoped views -----------------------------------------------------------------------
+
+
+def row(sequence: int, chat: str | None, parent: int | None = None) -> LogMessage:
+    return LogMessage(sequence, ADA, f"row {sequence}", chat_id=chat, parent=parent)
+
+
+async def test_desk_view_holds_rows_filed_under_the_desk_id_or_name_only() -> None:
+    store = SQLiteStore(":memory:")
+    store.import_messages(
+        [row(1, "eng"), row(2, "Engineering"), row(3, "ENGINEERING"), row(4, None), row(5, "eng")]
+    )
+    view = store.conversation_log(ENG)
+    page = await view.read_before(None, 10)
+    assert [m.sequence for m in page.messages] == [5, 2, 1]
+    first = await view.read_before(None, 2)
+    assert [m.sequence for m in first.messages] == [5, 2]
+    assert first.next_before == 2
+    rest = await view.read_before(first.next_before, 2)
+    assert [m.sequence for m in rest.messages] == [1]
+    assert rest.next_before is None
+
+
+async def test_general_view_holds_every_general_alias() -> None:
+    store = SQLiteStore(":memory:")
+    store.import_messages(
+        [row(1, None), row(2, ""), row(3, "main"), row(4, "GENERAL"), row(5, "eng"), row(6, "mäin")]
+    )
+    view = store.conversation_log(Conversation("General", "General"))
+    page = await view.read_before(None, 10)
+    assert [m.sequence for m in page.messages] == [4, 3, 2, 1]
+
+
+async def test_thread_view_holds_the_root_and_its_direct_replies_in_the_desk() -> None:
+    store = SQLiteStore(":memory:")
+    store.import_messages(
+        [
+            row(1, "eng"),
+            row(2, "eng", parent=1),
+            row(3, "eng"),
+            row(4, "eng", parent=2),  # a grandchild: not a direct reply
+            row(5, "ops", parent=1),  # filed in another desk
+            row(6, "Engineering", parent=1),
+        ]
+    )
+    view = store.conversation_log(Conversation("eng", "Engineering", thread_root=1))
+    page = await view.read_before(None, 10)
+    assert [m.sequence for m in page.messages] == [6, 2, 1]
+    assert [m.sequence for m in (await view.read_before(6, 1)).messages] == [2]
+    missing = store.conversation_log(Conversation("eng", "Engineering", thread_root=2**70))
+    assert await missing.read_before(None, 10) == SessionPage(())
+
+
+def _plan(store: SQLiteStore, sql: str, params: tuple[object, ...]) -> str:
+    return " | ".join(r[-1] for r in store._db.execute("EXPLAIN QUERY PLAN " + sql, params))
+
+
+async def test_reads_are_served_by_indexes_not_table_scans() -> None:
+    store = SQLiteStore(":memory:")
+    whole = _plan(
+        store, "SELECT * FROM messages WHERE sequence <= ? ORDER BY sequence DESC LIMIT ?", (5, 5)
+    )
+    desk = _plan(
+        store,
+        "SELECT * FROM messages WHERE chat_key = ? AND sequence <= ? "
+        "ORDER BY sequence DESC LIMIT ?",
+        ("eng", 5, 5),
+    )
+    thread = _plan(
+        store,
+        "SELECT * FROM messages WHERE parent = ? AND sequence <= ? AND chat_key IN (?, ?) "
+        "ORDER BY sequence DESC LIMIT ?",
+        (1, 5, "eng", "x", 5),
+    )
+    assert "INTEGER PRIMARY KEY" in whole
+    assert "messages_by_chat" in desk and "TEMP B-TREE" not in desk
+    assert "messages_by_parent" in thread and "TEMP B-TREE" not in thread
+
+
+rows_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(["eng", "Engineering", "ops", None, "main", "ENG"]),
+        st.integers(min_value=0, max_value=8),
+        st.sampled_from(["text", "  ", "more text"]),
+        st.sampled_from([ADA, Person("pat", "Pat"), Operator()]),
+    ),
+    max_size=60,
+)
+
+
+def build_rows(spec: list[tuple[str | None, int, str, object]]) -> list[LogMessage]:
+    out: list[LogMessage] = []
+    for index, (chat, parent_pick, content, author) in enumerate(spec, start=1):
+        parent = parent_pick if 0 < parent_pick < index and parent_pick % 2 else None
+        out.append(LogMessage(index, author, content, chat_id=chat, parent=parent))  # type: ignore[arg-type]
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    spec=rows_strategy,
+    thread=st.one_of(st.none(), st.integers(min_value=1, max_value=8)),
+    window=st.integers(min_value=0, max_value=12),
+    before=st.one_of(st.none(), st.integers(min_value=0, max_value=70)),
+)
+async def test_scoped_views_project_exactly_what_the_whole_log_projects(
+    spec: list[tuple[str | None, int, str, object]],
+    thread: int | None,
+    window: int,
+    before: int | None,
+) -> None:
+    rows = build_rows(spec)
+    store = SQLiteStore(":memory:")
+    store.import_messages(rows)
+    query = SessionQuery(Conversation("eng", "Engineering", thread), before, window)
+    expected = await project_session(MemoryLog(rows), query)
+    assert await project_session(store, query) == expected
+    assert await project_session(store.conversation_log(query.conversation), query) == expected
+    store.close()
+
+
+# --- bulk import ------------------------------------------------------------------------
+
+
+async def test_import_keeps_exact_sequences_and_posts_continue_after_them() -> None:
+    store = await staffed()
+    imported = [row(10, "eng"), row(20, "eng", parent=10), row(35, None)]
+    assert store.import_messages(imported) == 3
+    assert await all_rows(store) == imported
+    assert (await store.post("agent:ada", "next", desk="eng")).sequence == 36
+
+
+@pytest.mark.parametrize("sequences", [[3, 3], [5, 4], [-1], [2**63]])
+async def test_import_refuses_rows_out_of_order_and_imports_nothing(sequences: list[int]) -> None:
+    store = SQLiteStore(":memory:")
+    with pytest.raises(ImportOrderError):
+        store.import_messages([row(s, "eng") for s in sequences])
+    assert await store.last_sequence() is None
+
+
+async def test_import_refuses_rows_at_or_below_the_last_row() -> None:
+    store = await staffed()
+    await store.post("agent:ada", "one", desk="eng")
+    with pytest.raises(ImportOrderError):
+        store.import_messages([row(1, "eng")])
+
+
+async def test_rows_survive_reopening_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "rooms.db"
+    store = await staffed(path)
+    posted = await store.post("agent:ada", "kept", desk="eng")
+    store.close()
+    with SQLiteStore(path) as again:
+        assert await again.message(posted.sequence) == posted
+        assert (await again.roster()).member("ada") is not None
