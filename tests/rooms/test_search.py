@@ -1,0 +1,355 @@
+"""search_messages: scope, author filter, ordering, the scan bound, excerpts, patterns."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from session_fakes import CountingLog
+
+from coderooms.errors import InvalidBound, InvalidPattern, ReadError, RegexUnsupported
+from coderooms.rooms.memory import MemoryLog
+from coderooms.rooms.ranking import MatchKind, score
+from coderooms.rooms.records import (
+    Agent,
+    Conversation,
+    LogMessage,
+    Operator,
+    Person,
+    SessionPage,
+    System,
+)
+from coderooms.rooms.search import (
+    EXCERPT_CHARS,
+    SEARCH_LIMIT,
+    SEARCH_SCAN,
+    MessageHit,
+    SearchPattern,
+    SearchQuery,
+    SearchRegex,
+    SearchText,
+    excerpt_around,
+    original_offset,
+    search_messages,
+)
+from coderooms.rooms.wire import from_wire, to_wire
+
+ADA = Agent("ada", "Ada")
+BOB = Person("bob", "Bob")
+ENG = Conversation("eng", "Engineering")
+
+
+def text(query: str, **kwargs: object) -> SearchQuery:
+    return SearchQuery(SearchPattern.text(query), **kwargs)  # type: ignore[arg-type]
+
+
+def regex(source: str, **kwargs: object) -> SearchQuery:
+    return SearchQuery(SearchPattern.regex(source), **kwargs)  # type: ignore[arg-type]
+
+
+def test_constants() -> None:
+    assert (SEARCH_LIMIT, SEARCH_SCAN, EXCERPT_CHARS) == (10, 2048, 96)
+    assert SearchQuery(SearchPattern.text("x")).limit == SEARCH_LIMIT
+
+
+# --- patterns and wire forms ---------------------------------------------------------------
+
+
+def test_parse_reads_slashes_as_an_expression_and_trims_text() -> None:
+    assert SearchPattern.parse(" /a+b/ ") == SearchRegex("a+b")
+    assert SearchPattern.parse("  deploy plan ") == SearchText("deploy plan")
+    assert SearchPattern.parse("//") == SearchText("//")
+    assert SearchPattern.parse("/half") == SearchText("/half")
+
+
+def test_search_query_wire_form() -> None:
+    query = SearchQuery(
+        SearchPattern.regex("dep.oy"), scope=Conversation("eng", "Eng", 4), author_id="ada"
+    )
+    wire = {
+        "pattern": {"type": "regex", "source": "dep.oy"},
+        "scope": {"desk_id": "eng", "desk_name": "Eng", "thread_root": 4},
+        "author_id": "ada",
+        "before": None,
+        "limit": 10,
+    }
+    assert to_wire(query) == wire
+    assert from_wire(SearchQuery, wire) == query
+    plain = SearchQuery(SearchPattern.text("x"), before=7, limit=3)
+    assert to_wire(plain)["pattern"] == {"type": "text", "query": "x"}
+    assert from_wire(SearchQuery, to_wire(plain)) == plain
+
+
+def test_search_pattern_wire_rejects_unknown_tags_and_missing_fields() -> None:
+    from coderooms.errors import WireError
+
+    with pytest.raises(WireError):
+        from_wire(SearchPattern, {"type": "glob", "query": "x"})
+    with pytest.raises(WireError):
+        from_wire(SearchPattern, {"type": "text"})
+    with pytest.raises(WireError):
+        from_wire(SearchQuery, {"pattern": {"type": "text", "query": "x"}})
+
+
+def test_message_hit_wire_form() -> None:
+    hit = MessageHit(9, "eng", 4, ADA, "the plan", 850, MatchKind.PREFIX)
+    wire = {
+        "sequence": 9,
+        "chat_id": "eng",
+        "parent": 4,
+        "author": {"type": "agent", "id": "ada", "label": "Ada"},
+        "excerpt": "the plan",
+        "score": 850,
+        "kind": "prefix",
+    }
+    assert to_wire(hit) == wire
+    assert from_wire(MessageHit, wire) == hit
+
+
+# --- what is read --------------------------------------------------------------------------
+
+
+async def test_zero_limit_or_blank_pattern_reads_nothing() -> None:
+    log = CountingLog(MemoryLog([LogMessage(1, ADA, "hello")]))
+    assert await search_messages(log, text("hello", limit=0)) == []
+    assert await search_messages(log, text("   ")) == []
+    assert await search_messages(log, regex("")) == []
+    assert log.requests == []
+
+
+async def test_a_whitespace_expression_is_not_blank() -> None:
+    log = MemoryLog([LogMessage(1, ADA, "a b")])
+    [hit] = await search_messages(log, regex(" "))
+    assert (hit.kind, hit.score) == (MatchKind.SUBSTRING, 433)
+
+
+async def test_negative_limit_is_an_error() -> None:
+    with pytest.raises(InvalidBound):
+        await search_messages(MemoryLog(), text("x", limit=-1))
+
+
+async def test_an_expression_that_does_not_compile_fails_before_reading() -> None:
+    log = CountingLog(MemoryLog([LogMessage(1, ADA, "(unclosed")]))
+    with pytest.raises(InvalidPattern) as caught:
+        await search_messages(log, regex("(unclosed"))
+    assert caught.value.pattern == "(unclosed"
+    assert "missing )" in caught.value.message
+    assert log.requests == []
+
+
+async def test_backreferences_are_refused_not_searched_literally() -> None:
+    log = MemoryLog([LogMessage(1, ADA, r"(a)\1 aa")])
+    with pytest.raises(InvalidPattern):
+        await search_messages(log, regex(r"(a)\1"))
+
+
+async def test_no_engine_is_regex_unsupported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "re2", None)  # import re2 now raises ImportError
+    log = CountingLog(MemoryLog([LogMessage(1, ADA, "abc")]))
+    with pytest.raises(RegexUnsupported) as caught:
+        await search_messages(log, regex("a.c"))
+    assert caught.value.pattern == "a.c"
+    assert log.requests == []
+    # text search does not need the engine
+    assert len(await search_messages(log, text("abc"))) == 1
+
+
+async def test_the_walk_stops_at_search_scan_and_returns_what_it_found() -> None:
+    rows = [LogMessage(1, ADA, "needle far back")]
+    rows += [LogMessage(i, ADA, "hay") for i in range(2, SEARCH_SCAN + 2)]
+    rows[-1] = LogMessage(SEARCH_SCAN + 1, ADA, "needle near")
+    log = CountingLog(MemoryLog(rows))
+    hits = await search_messages(log, text("needle"))
+    assert [h.sequence for h in hits] == [SEARCH_SCAN + 1]
+    assert sum(limit for _, limit in log.requests) == SEARCH_SCAN
+    # from an older cursor the far one is in range
+    older = await search_messages(log, text("needle", before=SEARCH_SCAN + 1))
+    assert [h.sequence for h in older] == [1]
+
+
+async def test_before_is_exclusive() -> None:
+    log = MemoryLog([LogMessage(i, ADA, "same words") for i in range(1, 6)])
+    hits = await search_messages(log, text("same", before=4))
+    assert [h.sequence for h in hits] == [3, 2, 1]
+
+
+async def test_a_failing_log_is_a_read_error() -> None:
+    class Broken:
+        async def read_before(self, before: int | None, limit: int) -> SessionPage:
+            raise OSError("disk gone")
+
+    with pytest.raises(ReadError):
+        await search_messages(Broken(), text("x"))
+
+
+# --- scope and author ----------------------------------------------------------------------
+
+
+def _threaded_log() -> MemoryLog:
+    log = MemoryLog()
+    log.add(ADA, "root of the deploy thread", chat_id="eng")  # 1
+    log.add(BOB, "deploy reply inside the thread", chat_id="Engineering", parent=1)  # 2
+    log.add(ADA, "deploy reply to the reply", chat_id="eng", parent=2)  # 3
+    log.add(ADA, "deploy talk in another desk", chat_id="ops")  # 4
+    log.add(ADA, "another deploy thread root", chat_id="eng")  # 5
+    log.add(BOB, "deploy reply in the other thread", chat_id="eng", parent=5)  # 6
+    log.add(ADA, "ENGINEERING is not this desk: deploy", chat_id="ENGINEERING")  # 7
+    return log
+
+
+async def test_unscoped_search_reads_the_whole_log() -> None:
+    hits = await search_messages(_threaded_log(), text("deploy", limit=20))
+    assert sorted(h.sequence for h in hits) == [1, 2, 3, 4, 5, 6, 7]
+
+
+async def test_desk_scope_reaches_replies_buried_in_threads() -> None:
+    hits = await search_messages(_threaded_log(), text("deploy", scope=ENG, limit=20))
+    assert sorted(h.sequence for h in hits) == [1, 2, 3, 5, 6]
+
+
+async def test_thread_scope_stays_in_its_thread() -> None:
+    scope = Conversation("eng", "Engineering", thread_root=1)
+    hits = await search_messages(_threaded_log(), text("deploy", scope=scope, limit=20))
+    assert sorted(h.sequence for h in hits) == [1, 2]
+    assert {h.parent for h in hits} == {None, 1}
+
+
+async def test_thread_scope_stops_reading_at_its_root() -> None:
+    log = MemoryLog([LogMessage(i, ADA, "filler", chat_id="eng") for i in range(1, 2001)])
+    log.add(ADA, "the root", chat_id="eng")  # 2001
+    log.add(ADA, "the reply", chat_id="eng", parent=2001)  # 2002
+    counting = CountingLog(log)
+    scope = Conversation("eng", "eng", thread_root=2001)
+    hits = await search_messages(counting, text("the", scope=scope))
+    assert sorted(h.sequence for h in hits) == [2001, 2002]
+    assert len(counting.requests) == 1
+
+
+async def test_author_filter_matches_ids_kinds_and_operator() -> None:
+    log = MemoryLog()
+    log.add(ADA, "note from ada")
+    log.add(BOB, "note from bob")
+    log.add(System("cron", "Cron"), "note from cron")
+    log.add(Operator(), "note from the operator")
+    log.add(Agent("bob", "Bob the agent"), "note from agent bob")
+
+    async def authors(who: str) -> list[int]:
+        return [h.sequence for h in await search_messages(log, text("note", author_id=who))]
+
+    assert await authors("ada") == [1]
+    assert await authors("bob") == [2, 5]  # the shorter row is denser
+    assert await authors("cron") == [3]
+    assert await authors("operator") == [4]
+    assert await authors("nobody") == []
+
+
+# --- ordering ------------------------------------------------------------------------------
+
+
+async def test_hits_order_by_score_then_newest_first() -> None:
+    log = MemoryLog()
+    log.add(ADA, "deploy")  # 1: exact
+    log.add(ADA, "we deploy")  # 2: word prefix
+    log.add(ADA, "deploy")  # 3: exact, newer
+    log.add(ADA, "redeploy now")  # 4: substring
+    hits = await search_messages(log, text("DEPLOY"))
+    assert [(h.sequence, h.kind) for h in hits] == [
+        (3, MatchKind.EXACT),
+        (1, MatchKind.EXACT),
+        (2, MatchKind.WORD_PREFIX),
+        (4, MatchKind.SUBSTRING),
+    ]
+    assert [h.score for h in hits] == [1100, 1100, 666, 450]
+    assert [h.sequence for h in await search_messages(log, text("deploy", limit=2))] == [3, 1]
+
+
+async def test_literal_and_expression_hits_share_one_score() -> None:
+    log = MemoryLog()
+    for content in ["deploy", "we deploy", "redeploy now", "deploy plan"]:
+        log.add(ADA, content)
+    literal = await search_messages(log, text("deploy"))
+    expression = await search_messages(log, regex("deploy"))
+    assert [(h.sequence, h.score, h.kind) for h in literal] == [
+        (h.sequence, h.score, h.kind) for h in expression
+    ]
+    mixed = sorted(literal[:2] + expression[2:], key=lambda h: -h.score)
+    assert [h.score for h in mixed] == sorted((h.score for h in literal), reverse=True)
+
+
+async def test_matching_uses_whitespace_collapsed_content() -> None:
+    log = MemoryLog([LogMessage(1, ADA, "the   deploy\n\n  plan  ")])
+    [hit] = await search_messages(log, text("deploy plan"))
+    assert hit.excerpt == "the deploy plan"
+    assert hit.kind is MatchKind.WORD_PREFIX
+
+
+async def test_adversarial_expression_runs_on_the_linear_engine() -> None:
+    log = MemoryLog([LogMessage(i, ADA, "a" * 30 + "b") for i in range(1, SEARCH_SCAN + 1)])
+    assert await search_messages(log, regex("(a+)+$")) == []
+    hits = await search_messages(log, regex("(a+)+b$"))
+    assert len(hits) == SEARCH_LIMIT
+    assert hits[0].kind is MatchKind.EXACT
+
+
+# --- excerpts ------------------------------------------------------------------------------
+
+
+def test_short_lines_are_their_own_excerpt() -> None:
+    line = "x" * EXCERPT_CHARS
+    assert excerpt_around(line, 50) == line
+
+
+def test_long_line_excerpt_starts_24_before_the_match() -> None:
+    line = "".join(chr(ord("a") + i % 26) for i in range(300))
+    excerpt = excerpt_around(line, 150)
+    assert excerpt == "…" + line[126:222] + "…"
+
+
+def test_excerpt_is_clamped_at_both_ends() -> None:
+    line = "".join(chr(ord("a") + i % 26) for i in range(200))
+    assert excerpt_around(line, 10) == line[:96] + "…"
+    assert excerpt_around(line, 190) == "…" + line[104:]
+
+
+async def test_excerpt_maps_lowercased_offsets_back_to_the_text() -> None:
+    # "İ" lowercases to two characters, so offsets in the lowered text run ahead
+    content = "İ" * 100 + " needle " + "z" * 100
+    log = MemoryLog([LogMessage(1, ADA, content)])
+    [hit] = await search_messages(log, text("needle"))
+    assert hit.excerpt == "…" + ("İ" * 23 + " needle " + "z" * 100)[:96] + "…"
+    assert "needle" in hit.excerpt
+
+
+def test_original_offset_covers_expanding_characters() -> None:
+    assert original_offset("İx", 0) == 0
+    assert original_offset("İx", 1) == 0  # the combining dot belongs to İ
+    assert original_offset("İx", 2) == 1
+    assert original_offset("abc", 2) == 2
+
+
+_alphabet = st.sampled_from(list("abc XYZİßσΣ\t\n"))
+
+
+@settings(max_examples=200)
+@given(
+    st.text(_alphabet, max_size=150),
+    st.text(st.sampled_from(list("abcİ")), min_size=1, max_size=60),
+    st.text(_alphabet, max_size=150),
+)
+async def test_excerpt_contains_the_match_and_stays_bounded(
+    before: str, needle: str, after: str
+) -> None:
+    content = before + " " + needle + " " + after
+    log = MemoryLog([LogMessage(1, ADA, content)])
+    hits = await search_messages(log, text(needle))
+    [hit] = hits
+    assert len(hit.excerpt) <= EXCERPT_CHARS + 2
+    body = hit.excerpt.removeprefix("…").removesuffix("…")
+    assert len(body) <= EXCERPT_CHARS
+    assert body in " ".join(content.split())
+    found = score(needle, " ".join(content.split()))
+    assert found is not None and found.score == hit.score
+    if hit.kind is not MatchKind.SUBSEQUENCE:
+        assert needle.lower() in hit.excerpt.lower()
