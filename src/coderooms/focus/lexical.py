@@ -1,0 +1,72 @@
+"""Okapi BM25 over pre-tokenized documents, on a sparse matrix.
+
+Small and exact: built once per index, a query is one sparse column slice and a sum.
+Ties break by document order, so results are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+class BM25:
+    def __init__(self, documents: Sequence[Sequence[str]]) -> None:
+        vocabulary: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        counts: list[int] = []
+        lengths = np.zeros(len(documents), dtype=np.float64)
+        for row, terms in enumerate(documents):
+            lengths[row] = len(terms)
+            for term, count in Counter(terms).items():
+                col = vocabulary.setdefault(term, len(vocabulary))
+                rows.append(row)
+                cols.append(col)
+                counts.append(count)
+        self.vocabulary = vocabulary
+        self.size = len(documents)
+        shape = (len(documents), max(len(vocabulary), 1))
+        tf = sp.csc_matrix(
+            (np.asarray(counts, dtype=np.float64), (rows, cols)), shape=shape, dtype=np.float64
+        )
+        document_frequency = np.diff(tf.indptr).astype(np.float64)
+        self.idf = np.log1p((self.size - document_frequency + 0.5) / (document_frequency + 0.5))
+        average = float(lengths.mean()) if self.size else 0.0
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / max(average, 1.0))
+        weighted = tf.tocoo()
+        data = weighted.data * (BM25_K1 + 1.0) / (weighted.data + norm[weighted.row])
+        data = data * self.idf[weighted.col]
+        self.weights = sp.csc_matrix((data, (weighted.row, weighted.col)), shape=shape)
+
+    def document_frequency(self, term: str) -> int:
+        col = self.vocabulary.get(term)
+        if col is None:
+            return 0
+        return int(self.weights.indptr[col + 1] - self.weights.indptr[col])
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        """One score per document; a repeated query term counts once per repeat."""
+        cols = [self.vocabulary[t] for t in query if t in self.vocabulary]
+        if not cols or self.size == 0:
+            return np.zeros(self.size, dtype=np.float64)
+        multiplicity = Counter(cols)
+        unique = sorted(multiplicity)
+        factor = np.asarray([multiplicity[c] for c in unique], dtype=np.float64)
+        block = self.weights[:, unique]
+        return np.asarray(block @ factor).ravel()
+
+
+def top_ranked(scores: np.ndarray, limit: int) -> list[int]:
+    """Indices of the best positive scores, best first, ties by index."""
+    positive = np.flatnonzero(scores > 0)
+    if positive.size == 0:
+        return []
+    order = np.lexsort((positive, -scores[positive]))
+    return [int(i) for i in positive[order][:limit]]

@@ -1,0 +1,229 @@
+"""Fill a token budget with the most salient code, and account for everything left out.
+
+``pack_to_budget`` walks candidates best first. Each one is rendered as the agent will
+read it — the full source, or a signature skeleton when the full source does not fit —
+and loaded when it fits; otherwise it is skipped and the walk goes on. Code is never
+paid for twice: a method whose class (or a function whose file) is loaded in full is a
+duplicate, and loading a container absorbs the pieces of it already loaded.
+
+Every candidate ends up either in ``loaded`` or in ``ignored`` with a reason; nodes under
+the relevance floor are summed up in one ``below_floor`` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from coderooms.focus.graph import CodeNode
+from coderooms.focus.salience import Salience, SalienceIndex
+
+TokenCounter = Callable[[str], int]
+Render = Literal["full", "skeleton"]
+IgnoreReason = Literal[
+    "over_budget", "duplicate_of", "below_floor", "penalized_test", "over_candidate_limit"
+]
+
+RELATIVE_FLOOR = 0.02  # a candidate scores at least this share of the best score
+MAX_CANDIDATES = 300
+TEST_LOAD_RATIO = 0.25  # test code is loaded only when it scores this share of the best
+MAX_SIGNATURE_LINES = 6
+DOCSTRING_SUMMARY_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    node: CodeNode
+    salience: float
+    tokens: int
+    render: Render
+    text: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    what: str
+    why: IgnoreReason
+    salience: float
+    detail: str = ""  # the id a duplicate sits inside, the node count behind below_floor
+
+
+@dataclass(frozen=True, slots=True)
+class Packing:
+    limit: int
+    loaded: tuple[Loaded, ...]
+    ignored: tuple[Ignored, ...]
+    candidates: tuple[str, ...]  # every candidate id, best first
+
+    @property
+    def used(self) -> int:
+        return sum(item.tokens for item in self.loaded)
+
+    @property
+    def left(self) -> int:
+        return self.limit - self.used
+
+    def block(self) -> str:
+        """The context block: loaded items grouped by file, in source order."""
+        order = sorted(self.loaded, key=lambda i: (i.node.path, i.node.start_line, i.node.id))
+        return "".join(item.text for item in order)
+
+
+def _signature(lines: Sequence[str], node: CodeNode, indent: str = "") -> list[str]:
+    out: list[str] = []
+    start = max(node.start_line - 1, 0)
+    for line in lines[start : start + MAX_SIGNATURE_LINES]:
+        out.append(indent + line.strip() if not out else indent + "    " + line.strip())
+        if line.rstrip().endswith(":") or line.rstrip().endswith("{"):
+            break
+    if node.docstring:
+        summary = node.docstring.strip().splitlines()[0][:DOCSTRING_SUMMARY_CHARS]
+        out.append(f'{indent}    """{summary}"""')
+    return out
+
+
+def skeleton(index: SalienceIndex, node: CodeNode) -> str:
+    """Signatures only: the node's own, then its direct children's (one level deeper)."""
+    lines = index.lines(node.path)
+    children = index.children_of(node.id)
+    out = [] if node.kind == "file" else _signature(lines, node)
+    for child in children:
+        out.extend(_signature(lines, child, "" if node.kind == "file" else "    "))
+        if child.kind == "class":
+            for grand in index.children_of(child.id):
+                out.extend(_signature(lines, grand, "    "))
+    return "\n".join(out) + ("\n    ..." if node.kind != "file" else "")
+
+
+def _header(node: CodeNode, render: Render) -> str:
+    label = node.path if node.kind == "file" else f"{node.path}::{node.qualname}"
+    suffix = "" if render == "full" else " (signatures only)"
+    return f"# {label} lines {node.start_line}-{node.end_line}{suffix}\n"
+
+
+def _ancestors(index: SalienceIndex, node: CodeNode) -> list[str]:
+    out = []
+    seen = {node.id}
+    parent = node.parent
+    while parent and parent not in seen:
+        out.append(parent)
+        seen.add(parent)
+        up = index.graph.node(parent)
+        parent = up.parent if up is not None else None
+    if node.kind != "file" and node.path not in out and node.path in index.file_of_path:
+        out.append(index.nodes[index.file_of_path[node.path]].id)
+    return out
+
+
+def candidate_rows(salience: Salience) -> tuple[list[int], float]:
+    """Rows above the relevance floor, best first (ties by row), and the floor itself."""
+    scores = salience.scores
+    if scores.size == 0 or float(scores.max()) <= 0:
+        return [], 0.0
+    floor = RELATIVE_FLOOR * float(scores.max())
+    rows = np.flatnonzero(scores >= floor)
+    order = np.lexsort((rows, -scores[rows]))
+    return [int(r) for r in rows[order]], floor
+
+
+RenderCache = dict[tuple[str, str], tuple[str, int]]
+
+
+def render(
+    index: SalienceIndex,
+    node: CodeNode,
+    kind: Render,
+    count_tokens: TokenCounter,
+    cache: RenderCache | None = None,
+) -> tuple[str, int]:
+    """The text an item puts in the context block, and its token count (memoized: it
+    does not depend on the goal)."""
+    key = (node.id, kind)
+    if cache is not None and key in cache:
+        return cache[key]
+    body = index.body(node) if kind == "full" else skeleton(index, node)
+    text = _header(node, kind) + body + "\n"
+    value = (text, count_tokens(text))
+    if cache is not None:
+        cache[key] = value
+    return value
+
+
+def pack_to_budget(
+    index: SalienceIndex,
+    salience: Salience,
+    budget: int,
+    count_tokens: TokenCounter,
+    cache: RenderCache | None = None,
+) -> Packing:
+    rows, floor = candidate_rows(salience)
+    scores = salience.scores
+    top = float(scores.max()) if scores.size else 0.0
+    loaded: dict[str, Loaded] = {}
+    ignored: list[Ignored] = []
+    used = 0
+    for position, row in enumerate(rows):
+        node = index.nodes[row]
+        score = float(scores[row])
+        why = "; ".join(salience.why.get(row, [])) or "linked to the goal"
+        if position >= MAX_CANDIDATES:
+            ignored.append(Ignored(node.id, "over_candidate_limit", score))
+            continue
+        holder = next(
+            (a for a in _ancestors(index, node) if a in loaded and loaded[a].render == "full"),
+            None,
+        )
+        if holder is not None:
+            ignored.append(Ignored(node.id, "duplicate_of", score, holder))
+            continue
+        if node.is_test and score < TEST_LOAD_RATIO * top:
+            ignored.append(Ignored(node.id, "penalized_test", score))
+            continue
+        inside = [key for key, item in loaded.items() if node.id in _ancestors(index, item.node)]
+        absorbed = sum(loaded[key].tokens for key in inside if loaded[key].render == "full")
+        full, full_tokens = render(index, node, "full", count_tokens, cache)
+        if used - absorbed + full_tokens <= budget:
+            for key in inside:
+                gone = loaded.pop(key)
+                used -= gone.tokens
+                ignored.append(Ignored(key, "duplicate_of", gone.salience, node.id))
+            loaded[node.id] = Loaded(node, score, full_tokens, "full", full, why)
+            used += full_tokens
+            continue
+        outline, outline_tokens = render(index, node, "skeleton", count_tokens, cache)
+        if outline_tokens < full_tokens and used + outline_tokens <= budget:
+            loaded[node.id] = Loaded(node, score, outline_tokens, "skeleton", outline, why)
+            used += outline_tokens
+            continue
+        ignored.append(Ignored(node.id, "over_budget", score))
+    below = np.flatnonzero((scores > 0) & (scores < floor)) if scores.size else np.zeros(0)
+    if below.size:
+        ignored.append(
+            Ignored(
+                f"{below.size} more nodes",
+                "below_floor",
+                float(scores[below].sum()),
+                f"each under {floor:.4f}",
+            )
+        )
+    items = tuple(sorted(loaded.values(), key=lambda i: (-i.salience, i.node.id)))
+    packing = Packing(budget, items, tuple(ignored), tuple(index.nodes[r].id for r in rows))
+    return _trim_to_block(packing, count_tokens)
+
+
+def _trim_to_block(packing: Packing, count_tokens: TokenCounter) -> Packing:
+    """Token counts of pieces may differ from the count of their concatenation at the
+    seams; drop the least salient items until the block itself fits."""
+    while packing.loaded and count_tokens(packing.block()) > packing.limit:
+        last = packing.loaded[-1]
+        packing = Packing(
+            packing.limit,
+            packing.loaded[:-1],
+            (Ignored(last.node.id, "over_budget", last.salience), *packing.ignored),
+            packing.candidates,
+        )
+    return packing

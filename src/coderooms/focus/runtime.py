@@ -1,0 +1,261 @@
+"""The focus runtime: ``focus``, ``seek`` and ``impact`` over one code graph.
+
+A :class:`FocusEngine` is built once per indexed graph (it holds the lexical indexes,
+the node embeddings and the graph's transition matrix) and then answers goals quickly.
+It reads code through the texts handed in and counts tokens with the counter handed in:
+hosts (the workspace, the CLI, the benchmark) wire ``coderooms.tokens`` and
+``coderooms.embeddings`` into it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from coderooms.focus.errors import InvalidBudget, InvalidLimit, InvalidMode
+from coderooms.focus.graph import CodeGraph
+from coderooms.focus.impact import ImpactResult, impact
+from coderooms.focus.packing import (
+    Packing,
+    RenderCache,
+    TokenCounter,
+    candidate_rows,
+    pack_to_budget,
+)
+from coderooms.focus.salience import (
+    Embedder,
+    Salience,
+    SalienceConfig,
+    SalienceIndex,
+    file_scores,
+    rank,
+)
+from coderooms.focus.sufficiency import Sufficiency, judge, knee
+
+Mode = Literal["set", "check"]
+
+DEFAULT_BUDGET = 8_000
+MAX_BUDGET = 1_000_000
+DEFAULT_SEEK_LIMIT = 20
+MAX_SEEK_LIMIT = 500
+SALIENCE_DIGITS = 4
+
+
+class SourceReader(Protocol):
+    def read_text(self, path: str) -> str: ...
+
+
+def _check_budget(budget: object) -> int:
+    if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= MAX_BUDGET:
+        raise InvalidBudget(budget, MAX_BUDGET)
+    return budget
+
+
+@dataclass(frozen=True, slots=True)
+class FocusResult:
+    goal: str
+    mode: Mode
+    packing: Packing
+    sufficiency: Sufficiency
+    covered: frozenset[str]  # ids whose full code is in the context block
+
+    @property
+    def budget_used(self) -> int:
+        return self.packing.used
+
+    def covered_ids(self) -> frozenset[str]:
+        return self.covered
+
+    def context(self) -> str:
+        return self.packing.block()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "goal": self.goal,
+            "mode": self.mode,
+            "budget": {
+                "limit": self.packing.limit,
+                "used": self.packing.used,
+                "left": self.packing.left,
+            },
+            "focus_set": [
+                {
+                    "id": item.node.id,
+                    "path": item.node.path,
+                    "kind": item.node.kind,
+                    "name": item.node.name,
+                    "start_line": item.node.start_line,
+                    "end_line": item.node.end_line,
+                    "salience": round(item.salience, SALIENCE_DIGITS),
+                    "tokens": item.tokens,
+                    "render": item.render,
+                    "why": item.why,
+                }
+                for item in self.packing.loaded
+            ],
+            "ignored": [
+                {
+                    "what": entry.what,
+                    "why": entry.why,
+                    "salience": round(entry.salience, SALIENCE_DIGITS),
+                    **({"detail": entry.detail} if entry.detail else {}),
+                }
+                for entry in self.packing.ignored
+            ],
+            "sufficiency": {
+                "state": self.sufficiency.state,
+                "captured_salience_mass": self.sufficiency.captured_salience_mass,
+                "why": self.sufficiency.why,
+            },
+        }
+        if self.mode == "set":
+            out["context"] = self.context()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SeekResult:
+    query: str
+    results: tuple[dict[str, Any], ...]
+    ignored: tuple[dict[str, Any], ...]
+    sufficiency: Sufficiency
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "results": list(self.results),
+            "ignored": list(self.ignored),
+            "sufficiency": {
+                "state": self.sufficiency.state,
+                "captured_salience_mass": self.sufficiency.captured_salience_mass,
+                "why": self.sufficiency.why,
+            },
+        }
+
+
+class FocusEngine:
+    def __init__(
+        self,
+        graph: CodeGraph,
+        texts: Mapping[str, str],
+        count_tokens: TokenCounter,
+        embedder: Embedder | None = None,
+        config: SalienceConfig | None = None,
+    ) -> None:
+        self.graph = graph
+        self.count_tokens = count_tokens
+        self.index = SalienceIndex(graph, texts, embedder, config)
+        self._renders: RenderCache = {}
+        self._last: tuple[str, Salience] | None = None
+
+    @classmethod
+    def from_reader(
+        cls,
+        graph: CodeGraph,
+        reader: SourceReader,
+        count_tokens: TokenCounter,
+        embedder: Embedder | None = None,
+        config: SalienceConfig | None = None,
+    ) -> FocusEngine:
+        texts = {n.path: reader.read_text(n.path) for n in graph.nodes if n.kind == "file"}
+        return cls(graph, texts, count_tokens, embedder, config)
+
+    # --- ranking -----------------------------------------------------------------------
+
+    def salience(self, goal: str) -> Salience:
+        if self._last is not None and self._last[0] == goal:
+            return self._last[1]
+        result = rank(self.index, goal)
+        self._last = (goal, result)
+        return result
+
+    def rank_files(self, goal: str) -> list[str]:
+        scores = file_scores(self.index, self.salience(goal))
+        return [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if scores[p] > 0]
+
+    def rank_functions(self, goal: str) -> list[str]:
+        sal = self.salience(goal)
+        rows = [
+            r
+            for r in self.index.symbol_rows
+            if self.index.nodes[r].kind in ("function", "method") and sal.scores[r] > 0
+        ]
+        rows.sort(key=lambda r: (-float(sal.scores[r]), self.index.nodes[r].id))
+        return [self.index.nodes[r].id for r in rows]
+
+    # --- surfaces ----------------------------------------------------------------------
+
+    def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
+        budget = _check_budget(budget)
+        if mode not in ("set", "check"):
+            raise InvalidMode(mode)
+        sal = self.salience(goal)
+        packing = pack_to_budget(self.index, sal, budget, self.count_tokens, self._renders)
+        verdict = judge(packing, sal)
+        covered: set[str] = set()
+        for item in packing.loaded:
+            if item.render == "full":
+                stack = [item.node.id]
+                while stack:
+                    node_id = stack.pop()
+                    covered.add(node_id)
+                    stack.extend(c.id for c in self.index.children_of(node_id))
+        return FocusResult(goal, mode, packing, verdict, frozenset(covered))  # type: ignore[arg-type]
+
+    def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
+        if (
+            not isinstance(limit, int)
+            or isinstance(limit, bool)
+            or not 1 <= limit <= MAX_SEEK_LIMIT
+        ):
+            raise InvalidLimit("limit", limit, MAX_SEEK_LIMIT)
+        sal = self.salience(query)
+        rows, _floor = candidate_rows(sal)
+        results = tuple(self._describe(sal, r) for r in rows[:limit])
+        ignored = tuple(
+            {
+                "what": self.index.nodes[r].id,
+                "why": "over_limit",
+                "salience": round(float(sal.scores[r]), SALIENCE_DIGITS),
+            }
+            for r in rows[limit:]
+        )
+        if not rows:
+            verdict = Sufficiency("gathering", 0.0, "nothing in the code matches the query")
+        else:
+            curve = [float(sal.scores[r]) for r in rows]
+            head = knee(curve)
+            mass = round(sum(curve[:limit]) / sum(curve), 4)
+            if head <= limit:
+                verdict = Sufficiency(
+                    "sufficient" if rows[limit:] else "saturated",
+                    mass,
+                    f"the {head} results ahead of the salience knee are all listed",
+                )
+            else:
+                verdict = Sufficiency(
+                    "gathering",
+                    mass,
+                    f"{head - limit} results ahead of the knee lie past the limit",
+                )
+        return SeekResult(query, results, ignored, verdict)
+
+    def impact(self, target: str, depth: int = 2) -> ImpactResult:
+        return impact(self.graph, target, depth)
+
+    def _describe(self, sal: Salience, row: int) -> dict[str, Any]:
+        node = self.index.nodes[row]
+        return {
+            "id": node.id,
+            "path": node.path,
+            "kind": node.kind,
+            "name": node.name,
+            "start_line": node.start_line,
+            "end_line": node.end_line,
+            "salience": round(float(sal.scores[row]), SALIENCE_DIGITS),
+            "why": "; ".join(sal.why.get(row, [])),
+        }
+
+
+EngineFactory = Callable[[CodeGraph], FocusEngine]

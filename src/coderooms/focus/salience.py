@@ -1,0 +1,534 @@
+"""Goal-conditioned salience: one deterministic score per node of a code graph.
+
+1. Seeds: several ranked lists built from the goal — BM25 over whole files and over
+   single functions, names the repository defines, dotted names and paths, traceback
+   frames, messages found verbatim in the code, file names, and (when an embedder is
+   given) static-embedding similarity — fused by Reciprocal Rank Fusion.
+2. Graph: personalized PageRank from the fused seeds over relation-weighted edges,
+   followed both ways, so neighbours of the seeds gain and unrelated hubs do not.
+3. Signals: recency and change frequency from git; penalties for tests, vendored and
+   generated code. Each one is written into the node's ``why``.
+
+:class:`SalienceIndex` holds what does not depend on the goal (built once per graph);
+:func:`rank` does the per-goal work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from coderooms.focus.graph import CodeGraph, CodeNode
+from coderooms.focus.lexical import BM25, top_ranked
+from coderooms.focus.text import STOPWORDS, GoalCues, goal_cues, split_identifier, tokenize
+
+Embedder = Callable[[Sequence[str]], np.ndarray]
+
+FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
+SYMBOL_TEXT_CAP_CHARS = 8_000
+EMBED_TEXT_CAP_CHARS = 600
+SEED_LIST_LIMIT = 50
+MAX_NAME_DEFINITIONS = 8  # a name defined more often than this is too common to seed
+MAX_STEM_FILES = 6
+MIN_STEM_LENGTH = 4
+PAGERANK_ITERATIONS = 30
+PAGERANK_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class SalienceConfig:
+    """Every weight of the ranking; defaults are calibrated on the development split."""
+
+    rrf_k: float = 60.0
+    w_bm25_file: float = 1.0
+    w_bm25_symbol: float = 1.0
+    w_bm25_symbol_file: float = 1.0
+    w_defined_name: float = 2.0
+    w_defined_word: float = 0.5
+    w_dotted: float = 1.5
+    w_path: float = 2.0
+    w_frame: float = 1.5
+    w_literal: float = 1.5
+    w_stem: float = 0.7
+    w_semantic: float = 0.6
+    restart: float = 0.6  # PageRank restart probability: how strongly seeds stay put
+    backward: float = 0.6  # weight of an edge followed against its direction
+    edge_weights: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "contains": 1.0,
+            "calls": 0.6,
+            "references": 0.4,
+            "inherits": 0.6,
+            "imports": 0.25,
+            "tests": 0.3,
+            "co_change": 0.3,
+        }
+    )
+    test_penalty: float = 0.3
+    vendored_penalty: float = 0.2
+    generated_penalty: float = 0.2
+    recency_weight: float = 0.05
+    recency_half_life_days: float = 180.0
+    frequency_weight: float = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Salience:
+    """Per-goal result: scores (summing to 1) over ``index.nodes`` and the reasons."""
+
+    scores: np.ndarray
+    why: dict[int, list[str]]
+    seeded: int  # nodes that got any seed weight
+    precise_cues: int  # goal cues that resolved to code (names, paths, frames, literals)
+    term_coverage: float  # share of goal terms found anywhere in the index
+
+
+def _module_suffixes(path: str) -> list[str]:
+    """``src/pkg/sub/mod.py`` → ``pkg.sub.mod``-style endings: ``mod``, ``sub.mod``, …"""
+    stem = path.rsplit(".", 1)[0]
+    parts = [p for p in stem.split("/") if p]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+class SalienceIndex:
+    """The goal-independent part of ranking, built once per code graph."""
+
+    def __init__(
+        self,
+        graph: CodeGraph,
+        texts: Mapping[str, str],
+        embedder: Embedder | None = None,
+        config: SalienceConfig | None = None,
+    ) -> None:
+        self.graph = graph
+        self.config = config or SalienceConfig()
+        self.nodes: tuple[CodeNode, ...] = tuple(sorted(graph.nodes, key=lambda n: n.id))
+        self.position = {n.id: i for i, n in enumerate(self.nodes)}
+        self.texts = {p: t[:FILE_TEXT_CAP_CHARS] for p, t in texts.items()}
+        self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
+        self.symbol_rows = [
+            i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
+        ]
+        self.file_of_path = {self.nodes[i].path: i for i in self.file_rows}
+        self.file_row_of = np.asarray(
+            [self.file_of_path.get(n.path, i) for i, n in enumerate(self.nodes)], dtype=np.int64
+        )
+        self._lines = {p: t.splitlines() for p, t in self.texts.items()}
+        self.file_bm25 = BM25([self._file_terms(self.nodes[i]) for i in self.file_rows])
+        self.symbol_bm25 = BM25([self._symbol_terms(self.nodes[i]) for i in self.symbol_rows])
+        self.definitions: dict[str, list[int]] = defaultdict(list)
+        self.qualnames: dict[str, list[int]] = defaultdict(list)
+        for i in self.symbol_rows:
+            node = self.nodes[i]
+            self.definitions[node.name].append(i)
+            self.qualnames[node.qualname].append(i)
+        self.module_ends: dict[str, list[int]] = defaultdict(list)
+        self.stems: dict[str, list[int]] = defaultdict(list)
+        for i in self.file_rows:
+            path = self.nodes[i].path
+            for suffix in _module_suffixes(path):
+                self.module_ends[suffix].append(i)
+            stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+            self.stems[stem].append(i)
+        self.symbols_by_file: dict[int, list[int]] = defaultdict(list)
+        for i in self.symbol_rows:
+            self.symbols_by_file[int(self.file_row_of[i])].append(i)
+        self._children: dict[str, list[CodeNode]] = defaultdict(list)
+        for node in self.nodes:
+            if node.parent:
+                self._children[node.parent].append(node)
+            elif node.kind != "file" and node.path in self.file_of_path:
+                self._children[node.path].append(node)
+        for kids in self._children.values():
+            kids.sort(key=lambda c: (c.start_line, c.id))
+        self.transition = self._transition()
+        self.prior = self._prior()
+        self.embeddings: np.ndarray | None = None
+        self.embedder = embedder
+        if embedder is not None and self.nodes:
+            vectors = np.asarray(embedder([self._embed_text(n) for n in self.nodes]))
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            self.embeddings = vectors / np.maximum(norms, 1e-12)
+
+    def children_of(self, node_id: str) -> list[CodeNode]:
+        """Direct children in source order (top-level symbols for a file)."""
+        return self._children.get(node_id, [])
+
+    # --- documents ---------------------------------------------------------------------
+
+    def lines(self, path: str) -> list[str]:
+        return self._lines.get(path, [])
+
+    def body(self, node: CodeNode) -> str:
+        lines = self._lines.get(node.path, [])
+        if node.kind == "file":
+            return "\n".join(lines)
+        start = max(node.start_line - 1, 0)
+        return "\n".join(lines[start : max(node.end_line, start)])
+
+    def _path_terms(self, path: str) -> list[str]:
+        return tokenize(path.replace("/", " ").replace(".", " "))
+
+    def _file_terms(self, node: CodeNode) -> list[str]:
+        return self._path_terms(node.path) + tokenize(self.texts.get(node.path, ""))
+
+    def _symbol_terms(self, node: CodeNode) -> list[str]:
+        head = tokenize(node.qualname) * 2
+        return (
+            head + self._path_terms(node.path) + tokenize(self.body(node)[:SYMBOL_TEXT_CAP_CHARS])
+        )
+
+    def _embed_text(self, node: CodeNode) -> str:
+        if node.kind == "file":
+            text = node.path + "\n" + node.docstring
+        else:
+            text = f"{node.path} {node.qualname}\n{node.signature}\n{node.docstring}"
+            if len(text) < EMBED_TEXT_CAP_CHARS:
+                text += "\n" + self.body(node)
+        return text[:EMBED_TEXT_CAP_CHARS]
+
+    # --- graph -------------------------------------------------------------------------
+
+    def _transition(self) -> sp.csr_matrix:
+        n = len(self.nodes)
+        rows: list[int] = []
+        cols: list[int] = []
+        data: list[float] = []
+        weights = self.config.edge_weights
+        for edge in self.graph.edges:
+            a = self.position.get(edge.src)
+            b = self.position.get(edge.dst)
+            w = weights.get(edge.kind, 0.0) * edge.weight
+            if a is None or b is None or a == b or w <= 0:
+                continue
+            rows += [a, b]
+            cols += [b, a]
+            data += [w, w * self.config.backward]
+        for path_a, path_b, together in self.graph.co_changes:
+            a = self.file_of_path.get(path_a)
+            b = self.file_of_path.get(path_b)
+            w = weights.get("co_change", 0.0) * math.log1p(together)
+            if a is None or b is None or a == b or w <= 0:
+                continue
+            rows += [a, b]
+            cols += [b, a]
+            data += [w, w]
+        matrix = sp.csr_matrix((data, (rows, cols)), shape=(n, n), dtype=np.float64)
+        out = np.asarray(matrix.sum(axis=1)).ravel()
+        inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+        return sp.csr_matrix(sp.diags(inverse) @ matrix)
+
+    def _prior(self) -> np.ndarray:
+        """Per-node multiplier from penalties and git signals (goal-independent)."""
+        config = self.config
+        prior = np.ones(len(self.nodes), dtype=np.float64)
+        signals = {s.path: s for s in self.graph.signals}
+        max_count = max((s.commit_count for s in self.graph.signals), default=0)
+        head = self.graph.head_time
+        for i, node in enumerate(self.nodes):
+            if node.is_test:
+                prior[i] *= config.test_penalty
+            if node.is_vendored:
+                prior[i] *= config.vendored_penalty
+            if node.is_generated:
+                prior[i] *= config.generated_penalty
+            signal = signals.get(node.path)
+            if signal is not None and head and signal.last_change:
+                age_days = max(head - signal.last_change, 0) / 86_400
+                recency = 0.5 ** (age_days / config.recency_half_life_days)
+                prior[i] *= 1.0 + config.recency_weight * recency
+            if signal is not None and max_count:
+                frequency = math.log1p(signal.commit_count) / math.log1p(max_count)
+                prior[i] *= 1.0 + config.frequency_weight * frequency
+        return prior
+
+    def penalty_notes(self, row: int) -> list[str]:
+        node = self.nodes[row]
+        notes = []
+        if node.is_test:
+            notes.append(f"test code ×{self.config.test_penalty:g}")
+        if node.is_vendored:
+            notes.append(f"vendored ×{self.config.vendored_penalty:g}")
+        if node.is_generated:
+            notes.append(f"generated ×{self.config.generated_penalty:g}")
+        return notes
+
+
+# --- per-goal ranking ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Fusion:
+    size: int
+    k: float
+    scores: np.ndarray = field(init=False)
+    why: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
+    lists: int = 0
+
+    def __post_init__(self) -> None:
+        self.scores = np.zeros(self.size, dtype=np.float64)
+
+    def add(self, ranked: Sequence[tuple[int, str]], weight: float) -> None:
+        """Fuse one ranked list of (row, reason); a row counts at its first rank only."""
+        if weight <= 0 or not ranked:
+            return
+        self.lists += 1
+        seen: set[int] = set()
+        rank = 0
+        for row, reason in ranked:
+            if row in seen:
+                continue
+            seen.add(row)
+            self.scores[row] += weight / (self.k + rank + 1)
+            if rank < 10 and reason:
+                self.why[row].append(reason)
+            rank += 1
+
+
+def _rank_by(scores: dict[int, float]) -> list[int]:
+    return sorted(scores, key=lambda r: (-scores[r], r))
+
+
+def _defined_name_lists(
+    index: SalienceIndex, cues: GoalCues
+) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """Symbols whose name the goal writes in code form; classes it names as plain words."""
+    strong: dict[int, float] = {}
+    weak: dict[int, float] = {}
+    reasons: dict[int, str] = {}
+    names = set(cues.names)
+    for name in cues.names:
+        rows = index.definitions.get(name, [])
+        if not rows or len(rows) > MAX_NAME_DEFINITIONS:
+            continue
+        for row in rows:
+            strong[row] = strong.get(row, 0.0) + 1.0 / len(rows)
+            reasons.setdefault(row, f"defines `{name}` named in the goal")
+    for dotted in cues.dotted:
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1):
+            qual = ".".join(parts[i:])
+            for row in index.qualnames.get(qual, []):
+                strong[row] = strong.get(row, 0.0) + 2.0
+                reasons.setdefault(row, f"is `{qual}` named in the goal")
+    for word in cues.words:
+        if word in names or not word[:1].isupper() or word.lower() in STOPWORDS:
+            continue
+        rows = [r for r in index.definitions.get(word, []) if index.nodes[r].kind == "class"]
+        if rows and len(rows) <= MAX_NAME_DEFINITIONS:
+            for row in rows:
+                weak[row] = weak.get(row, 0.0) + 1.0 / len(rows)
+                reasons.setdefault(row, f"defines class `{word}` mentioned in the goal")
+    return (
+        [(r, reasons[r]) for r in _rank_by(strong)],
+        [(r, reasons[r]) for r in _rank_by(weak)],
+    )
+
+
+def _to_files(index: SalienceIndex, ranked: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    for row, reason in ranked:
+        out.append((int(index.file_row_of[row]), reason))
+    return out
+
+
+def _path_lists(
+    index: SalienceIndex, cues: GoalCues
+) -> tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]]:
+    """(dotted names → module files, paths → files, traceback frames → files/functions)."""
+    dotted: list[tuple[int, str]] = []
+    for name in cues.dotted:
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            suffix = ".".join(parts[:cut])
+            rows = index.module_ends.get(suffix, [])
+            if rows and len(rows) <= MAX_STEM_FILES and (cut > 1 or len(parts) == 1):
+                dotted.extend((r, f"module `{suffix}` named in the goal") for r in rows)
+                break
+    paths: list[tuple[int, str]] = []
+    for path in cues.paths:
+        rows = _path_matches(index, path)
+        paths.extend((r, f"path `{path}` named in the goal") for r in rows)
+    frames: list[tuple[int, str]] = []
+    for frame in sorted(cues.frames, key=lambda f: f.depth):
+        rows = _path_matches(index, frame.path)
+        for row in rows:
+            for sym in index.symbols_by_file.get(row, []):
+                node = index.nodes[sym]
+                if node.name == frame.function and node.start_line <= frame.line <= node.end_line:
+                    frames.append((sym, f"traceback frame in `{frame.function}`"))
+            frames.append((row, f"traceback frame {frame.path.rsplit('/', 1)[-1]}:{frame.line}"))
+    return dotted, paths, frames
+
+
+def _path_matches(index: SalienceIndex, path: str) -> list[int]:
+    parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
+    for keep in range(min(len(parts), 4), 0, -1):
+        tail = "/".join(parts[-keep:])
+        rows = [
+            i
+            for i in index.file_rows
+            if index.nodes[i].path == tail or index.nodes[i].path.endswith("/" + tail)
+        ]
+        if rows and (keep > 1 or len(rows) == 1):
+            return rows
+    return []
+
+
+def _literal_list(index: SalienceIndex, cues: GoalCues) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for literal in cues.literals:
+        hits = [i for i in index.file_rows if literal in index.texts.get(index.nodes[i].path, "")]
+        if not hits or len(hits) > MAX_STEM_FILES:
+            continue
+        for row in hits:
+            text = index.texts[index.nodes[row].path]
+            line = text.count("\n", 0, text.find(literal)) + 1
+            inner = [
+                s
+                for s in index.symbols_by_file.get(row, [])
+                if index.nodes[s].start_line <= line <= index.nodes[s].end_line
+            ]
+            inner.sort(key=lambda s: (index.nodes[s].end_line - index.nodes[s].start_line, s))
+            reason = f"contains the message “{literal[:40]}”"
+            found.extend((s, reason) for s in inner[:1])
+            found.append((row, reason))
+    return found
+
+
+def _stem_list(index: SalienceIndex, terms: set[str]) -> list[tuple[int, str]]:
+    scores: dict[int, float] = {}
+    reasons: dict[int, str] = {}
+    for stem, rows in index.stems.items():
+        if len(rows) > MAX_STEM_FILES or stem.startswith("__"):
+            continue
+        parts = [p for p in split_identifier(stem) if p not in STOPWORDS]
+        if not parts or len(stem) < MIN_STEM_LENGTH:
+            continue
+        if stem in terms or all(p in terms or p + "s" in terms for p in parts):
+            for row in rows:
+                scores[row] = len(parts) / len(rows)
+                reasons[row] = f"file name `{stem}` matches the goal"
+    return [(r, reasons[r]) for r in _rank_by(scores)]
+
+
+def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarray:
+    restart = index.config.restart
+    p = seeds / seeds.sum()
+    r = p.copy()
+    transition_t = index.transition.T.tocsr()
+    has_out = np.asarray(index.transition.sum(axis=1)).ravel() > 0
+    for _ in range(PAGERANK_ITERATIONS):
+        spread = transition_t @ r
+        dangling = float(r[~has_out].sum())
+        nxt = restart * p + (1.0 - restart) * (spread + dangling * p)
+        if float(np.abs(nxt - r).sum()) < PAGERANK_TOLERANCE:
+            r = nxt
+            break
+        r = nxt
+    return np.asarray(r)
+
+
+def rank(index: SalienceIndex, goal: str) -> Salience:
+    """Score every node of the index for ``goal``."""
+    n = len(index.nodes)
+    config = index.config
+    cues = goal_cues(goal)
+    terms = tokenize(goal)
+    fusion = _Fusion(n, config.rrf_k)
+    if n == 0:
+        return Salience(np.zeros(0), {}, 0, 0, 0.0)
+
+    file_scores = index.file_bm25.scores(terms)
+    fusion.add(
+        [
+            (index.file_rows[i], f"lexical match #{k + 1} among files")
+            for k, i in enumerate(top_ranked(file_scores, SEED_LIST_LIMIT))
+        ],
+        config.w_bm25_file,
+    )
+    symbol_scores = index.symbol_bm25.scores(terms)
+    top_symbols = top_ranked(symbol_scores, SEED_LIST_LIMIT * 4)
+    fusion.add(
+        [
+            (index.symbol_rows[i], f"lexical match #{k + 1} among functions")
+            for k, i in enumerate(top_symbols[:SEED_LIST_LIMIT])
+        ],
+        config.w_bm25_symbol,
+    )
+    by_file: dict[int, float] = {}
+    for i in top_symbols:
+        file_row = int(index.file_row_of[index.symbol_rows[i]])
+        by_file[file_row] = max(by_file.get(file_row, 0.0), float(symbol_scores[i]))
+    fusion.add(
+        [(r, "holds functions that match the goal") for r in _rank_by(by_file)][:SEED_LIST_LIMIT],
+        config.w_bm25_symbol_file,
+    )
+
+    strong, weak = _defined_name_lists(index, cues)
+    fusion.add(strong, config.w_defined_name)
+    fusion.add(_to_files(index, strong), config.w_defined_name)
+    fusion.add(weak, config.w_defined_word)
+    fusion.add(_to_files(index, weak), config.w_defined_word)
+
+    dotted, paths, frames = _path_lists(index, cues)
+    fusion.add(dotted, config.w_dotted)
+    fusion.add(paths, config.w_path)
+    fusion.add(frames, config.w_frame)
+    fusion.add(_to_files(index, frames), config.w_frame)
+    literals = _literal_list(index, cues)
+    fusion.add(literals, config.w_literal)
+    fusion.add(_stem_list(index, set(terms)), config.w_stem)
+
+    if index.embeddings is not None and index.embedder is not None and terms:
+        query = np.asarray(index.embedder([goal[:4000]]))[0]
+        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        similarity = index.embeddings @ query
+        order = top_ranked(np.maximum(similarity, 0.0), SEED_LIST_LIMIT)
+        fusion.add(
+            [(r, f"similar in meaning (#{k + 1})") for k, r in enumerate(order)], config.w_semantic
+        )
+
+    seeds = fusion.scores * index.prior
+    precise = len(strong) + len(dotted) + len(paths) + len(frames) + len(literals)
+    known = sum(1 for t in set(terms) if index.file_bm25.document_frequency(t) > 0)
+    coverage = known / len(set(terms)) if terms else 0.0
+    seeded = int(np.count_nonzero(seeds))
+    if seeded == 0:
+        return Salience(np.zeros(n), {}, 0, precise, coverage)
+    scores = _personalized_pagerank(index, seeds) * index.prior
+    scores = scores / scores.sum()
+    why: dict[int, list[str]] = {}
+    for found in np.flatnonzero(scores > 0):
+        row = int(found)
+        reasons = list(fusion.why.get(row, []))
+        if not reasons:
+            reasons = ["linked in the code graph to what the goal names"]
+        why[row] = reasons + index.penalty_notes(row)
+    return Salience(scores, why, seeded, precise, coverage)
+
+
+FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
+
+
+def file_scores(index: SalienceIndex, salience: Salience) -> dict[str, float]:
+    """Rank files: own score plus the best of their symbols (a file is as relevant as
+    the most relevant code inside it)."""
+    best: dict[int, float] = {}
+    for row in index.symbol_rows:
+        file_row = int(index.file_row_of[row])
+        value = float(salience.scores[row]) if salience.scores.size else 0.0
+        if value > best.get(file_row, 0.0):
+            best[file_row] = value
+    out: dict[str, float] = {}
+    for row in index.file_rows:
+        own = float(salience.scores[row]) if salience.scores.size else 0.0
+        out[index.nodes[row].path] = own + FILE_CHILD_SHARE * best.get(row, 0.0)
+    return out

@@ -1,0 +1,111 @@
+"""Is what was loaded enough to act on? Answer-free, from the salience curve alone.
+
+- ``gathering``: the goal barely touches the code, or items ahead of the knee of the
+  salience curve did not fit — more budget or a narrower goal would help.
+- ``sufficient``: everything ahead of the knee is loaded and the loaded share of the
+  candidates' salience reaches :data:`SUFFICIENT_MASS`.
+- ``saturated``: every candidate above the relevance floor is loaded; more budget adds
+  nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from coderooms.focus.packing import Packing
+from coderooms.focus.salience import Salience
+
+State = Literal["gathering", "sufficient", "saturated"]
+
+SUFFICIENT_MASS = 0.5
+SKELETON_CREDIT = 0.5  # a signature skeleton captures part of an item's salience
+MIN_TERM_COVERAGE = 0.5  # below this share of goal terms known to the code, a goal is weak
+MIN_KNEE_ITEMS = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Sufficiency:
+    state: State
+    captured_salience_mass: float
+    why: str
+
+
+def knee(values: Sequence[float]) -> int:
+    """How many items lie ahead of the knee of a descending curve: the point farthest
+    below the chord from the first to the last value."""
+    n = len(values)
+    if n <= 2:
+        return n
+    first, last = values[0], values[-1]
+    if first <= last:
+        return n
+    best, best_at = -1.0, n
+    for i, value in enumerate(values):
+        chord = first + (last - first) * i / (n - 1)
+        gap = chord - value
+        if gap > best:
+            best, best_at = gap, i
+    return max(best_at, MIN_KNEE_ITEMS)
+
+
+def judge(packing: Packing, salience: Salience) -> Sufficiency:
+    if salience.seeded == 0 or not packing.candidates:
+        return Sufficiency(
+            "gathering",
+            0.0,
+            "nothing in the code matches the goal; name a file, a symbol or an error message",
+        )
+    if salience.precise_cues == 0 and salience.term_coverage < MIN_TERM_COVERAGE:
+        return Sufficiency(
+            "gathering",
+            0.0,
+            f"the goal is weakly tied to this code (only {salience.term_coverage:.0%} of its "
+            "terms occur here, and it names no symbol, path or message found here); "
+            "name what you are after",
+        )
+    loaded = {item.node.id: item for item in packing.loaded}
+    covered: dict[str, float] = {}
+    for item in packing.loaded:
+        covered[item.node.id] = 1.0 if item.render == "full" else SKELETON_CREDIT
+    for entry in packing.ignored:
+        if entry.why == "duplicate_of" and entry.detail in loaded:
+            covered[entry.what] = 1.0
+    candidate_scores = {entry.what: entry.salience for entry in packing.ignored}
+    candidate_scores.update({item.node.id: item.salience for item in packing.loaded})
+    total = sum(candidate_scores.get(c, 0.0) for c in packing.candidates)
+    captured = sum(candidate_scores.get(c, 0.0) * covered.get(c, 0.0) for c in packing.candidates)
+    mass = round(captured / total, 4) if total > 0 else 0.0
+    curve = [candidate_scores.get(c, 0.0) for c in packing.candidates]
+    head = packing.candidates[: knee(curve)]
+    missing_head = [c for c in head if covered.get(c, 0.0) < 1.0]
+    over = [e for e in packing.ignored if e.why in ("over_budget", "over_candidate_limit")]
+    if not over and not missing_head:
+        return Sufficiency(
+            "saturated",
+            mass,
+            f"all {len(packing.candidates)} candidates above the relevance floor are loaded "
+            "or covered; more budget adds nothing",
+        )
+    if not missing_head and mass >= SUFFICIENT_MASS:
+        return Sufficiency(
+            "sufficient",
+            mass,
+            f"the {len(head)} items ahead of the salience knee are loaded in full and "
+            f"{mass:.0%} of the candidates' salience is captured; {len(over)} lower items "
+            "left out",
+        )
+    if missing_head:
+        return Sufficiency(
+            "gathering",
+            mass,
+            f"{len(missing_head)} of the {len(head)} items ahead of the salience knee are not "
+            f"loaded in full (first: {missing_head[0]}); raise the budget or narrow the goal",
+        )
+    return Sufficiency(
+        "gathering",
+        mass,
+        f"only {mass:.0%} of the candidates' salience is captured "
+        f"(needs {SUFFICIENT_MASS:.0%}); raise the budget or narrow the goal",
+    )

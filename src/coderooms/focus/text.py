@@ -1,0 +1,170 @@
+"""Words out of code and out of goals.
+
+Identifiers are split the way people read them (``retry_backoffPolicy`` → ``retry``,
+``backoff``, ``policy``) and also kept whole, so an exact name in a goal matches the
+code that spells it. :func:`goal_cues` pulls the precise hints out of a goal text: names
+in code form, dotted names, file paths, traceback frames, exception lines and quoted
+messages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MIN_TERM_LENGTH = 2
+MIN_CODE_NAME_LENGTH = 3
+MIN_LITERAL_LENGTH = 12
+MAX_LITERAL_LENGTH = 200
+MAX_GOAL_CHARS = 20_000
+
+STOPWORDS = frozenset(
+    """
+    a an and are as at be been but by can could did do does doing done for from had has
+    have having he her here his how i if in into is it its itself just me more most my no
+    nor not of off on once only or other our out over own same she should so some such
+    than that the their them then there these they this those through to too under until
+    up very was we were what when where which while who whom why will with would you your
+    yours also get got use used using like want wants would seems seem way work works
+    example expected actual issue problem bug error please thanks thank hi hello one two
+    new see make makes made still now however without within because since via etc
+    self cls none true false return def class import pass elif else try except finally
+    raise lambda yield with assert del global nonlocal while break continue print
+    """.split()
+)
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?")
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|go|rs|java|cfg|toml))\b"
+)
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([\w<>.]+)')
+_EXCEPTION_LINE = re.compile(
+    r"^\s*((?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning|Exit|Interrupt))"
+    r"(?::\s*(.*))?$",
+    re.MULTILINE,
+)
+_BACKTICK = re.compile(r"`([^`\n]{2,120})`")
+_QUOTED = re.compile(r"""(?:"([^"\n]{12,200})"|'([^'\n]{12,200})')""")
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
+
+
+def split_identifier(word: str) -> list[str]:
+    """Lower-case parts of one identifier: snake_case and camelCase both split."""
+    parts: list[str] = []
+    for chunk in word.split("_"):
+        if chunk:
+            parts.extend(p.lower() for p in _CAMEL.findall(chunk))
+    return parts
+
+
+def _normalize(term: str) -> str:
+    # A light plural fold so that "fixtures" meets "fixture"; nothing smarter.
+    if len(term) > 4 and term.endswith("s") and not term.endswith("ss"):
+        return term[:-1]
+    return term
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms of a text: identifier parts plus whole multi-part identifiers."""
+    terms: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        parts = split_identifier(word)
+        for part in parts:
+            if len(part) >= MIN_TERM_LENGTH and part not in STOPWORDS and not part.isdigit():
+                terms.append(_normalize(part))
+        if len(parts) > 1:
+            terms.append(word.lower())
+    return terms
+
+
+def is_code_like(word: str) -> bool:
+    """A name written the way code spells it, not an English word."""
+    if "_" in word.strip("_") or word.startswith("__"):
+        return True
+    return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    path: str
+    line: int
+    function: str
+    depth: int  # 0 for the innermost frame (the one that raised)
+
+
+@dataclass(frozen=True, slots=True)
+class GoalCues:
+    """The precise hints a goal carries, each in the order it first appears."""
+
+    names: tuple[str, ...]  # identifiers written in code form or in backticks/calls
+    words: tuple[str, ...]  # every identifier-shaped word of the goal
+    dotted: tuple[str, ...]  # ``a.b.c`` names
+    paths: tuple[str, ...]  # file paths
+    frames: tuple[Frame, ...]  # traceback frames
+    exceptions: tuple[str, ...]  # exception classes named on exception lines
+    literals: tuple[str, ...]  # messages worth looking for verbatim in the code
+
+
+def _unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _literal_fragments(message: str) -> list[str]:
+    # Messages carry run-time values; keep the fixed stretches between them.
+    pieces = re.split(r"""['"`<>{}\[\]()]|\b0x[0-9a-f]+\b|\b\d[\d.]*\b""", message)
+    out: list[str] = []
+    for piece in pieces:
+        piece = piece.strip(" .,:;")
+        if MIN_LITERAL_LENGTH <= len(piece) <= MAX_LITERAL_LENGTH and " " in piece:
+            out.append(piece)
+    return out
+
+
+def goal_cues(goal: str) -> GoalCues:
+    text = goal[:MAX_GOAL_CHARS]
+    names: list[str] = []
+    words = [m.group(0) for m in _WORD.finditer(text)]
+    for word in words:
+        if len(word) >= MIN_CODE_NAME_LENGTH and is_code_like(word):
+            names.append(word)
+    for match in _BACKTICK.finditer(text):
+        inner = match.group(1).strip()
+        for word in _WORD.findall(inner):
+            if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in STOPWORDS:
+                names.append(word)
+    for match in _CALL.finditer(text):
+        word = match.group(1)
+        if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in STOPWORDS:
+            names.append(word)
+    dotted = [m.group(1) for m in _DOTTED.finditer(text)]
+    dotted = [d for d in dotted if not re.fullmatch(r"[\w-]+\.(py|txt|cfg|toml|ini|md|rst)", d)]
+    for name in dotted:
+        for word in name.split("."):
+            if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in STOPWORDS:
+                names.append(word)
+    paths = [m.group(1) for m in _PATH.finditer(text)]
+    raw_frames = [(m.group(1), int(m.group(2)), m.group(3)) for m in _FRAME.finditer(text)]
+    frames = [
+        Frame(path=p, line=ln, function=fn, depth=len(raw_frames) - 1 - i)
+        for i, (p, ln, fn) in enumerate(raw_frames)
+    ]
+    exceptions: list[str] = []
+    literals: list[str] = []
+    for match in _EXCEPTION_LINE.finditer(text):
+        exceptions.append(match.group(1).rsplit(".", 1)[-1])
+        if match.group(2):
+            literals.extend(_literal_fragments(match.group(2)))
+    for match in _QUOTED.finditer(text):
+        literals.extend(_literal_fragments(match.group(1) or match.group(2)))
+    return GoalCues(
+        names=_unique(names),
+        words=_unique(words),
+        dotted=_unique(dotted),
+        paths=_unique(paths),
+        frames=tuple(frames),
+        exceptions=_unique(exceptions),
+        literals=_unique(literals),
+    )

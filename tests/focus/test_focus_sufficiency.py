@@ -1,0 +1,84 @@
+"""The sufficiency verdict, seek and impact."""
+
+from __future__ import annotations
+
+import pytest
+from fixture_repo import make_engine, shop_engine
+
+from coderooms.focus.errors import AmbiguousTarget, InvalidLimit, UnknownTarget
+from coderooms.focus.sufficiency import knee
+
+ENGINE = shop_engine()
+
+
+def test_an_empty_goal_is_gathering_and_loads_nothing() -> None:
+    result = ENGINE.focus("", budget=500)
+    assert result.sufficiency.state == "gathering"
+    assert result.packing.loaded == ()
+    assert "nothing in the code matches" in result.sufficiency.why
+
+
+def test_an_unrelated_goal_is_gathering_and_says_why() -> None:
+    result = ENGINE.focus("bake sourdough bread with rye flour overnight", budget=500)
+    assert result.sufficiency.state == "gathering"
+    assert result.sufficiency.captured_salience_mass == 0.0
+
+
+def test_a_generous_budget_on_a_precise_goal_is_saturated() -> None:
+    result = ENGINE.focus("route_parcel nearest_depot", budget=100_000)
+    assert result.sufficiency.state == "saturated"
+    assert result.sufficiency.captured_salience_mass == 1.0
+
+
+def test_a_tight_budget_that_misses_the_head_is_gathering() -> None:
+    result = ENGINE.focus("Cart add_item total_price catalog price_of", budget=5)
+    assert result.sufficiency.state == "gathering"
+    assert "raise the budget" in result.sufficiency.why
+
+
+def test_the_knee_of_a_curve() -> None:
+    assert knee([1.0, 0.9, 0.1, 0.05, 0.04, 0.03]) == 2
+    assert knee([0.5, 0.5]) == 2
+    assert knee([]) == 0
+
+
+def test_seek_lists_ranked_nodes_and_the_rest_as_ignored() -> None:
+    result = ENGINE.seek("apply_discount price", limit=2)
+    data = result.to_json()
+    assert "shop/catalog.py::apply_discount" in [r["id"] for r in data["results"]]
+    assert len(data["results"]) == 2
+    assert all(entry["why"] == "over_limit" for entry in data["ignored"])
+    with pytest.raises(InvalidLimit):
+        ENGINE.seek("x", limit=0)
+
+
+def test_impact_walks_reverse_dependencies_within_depth() -> None:
+    result = ENGINE.impact("apply_discount", depth=1)
+    ids = [i.node.id for i in result.impacted]
+    assert ids == ["shop/catalog.py::Catalog.price_of"]
+    assert ("shop/cart.py::Cart.total_price", "beyond_depth") in result.ignored
+    deeper = ENGINE.impact("shop/catalog.py::apply_discount", depth=2)
+    assert [i.node.id for i in deeper.impacted][-1] == "shop/cart.py::Cart.total_price"
+
+
+def test_impact_of_a_file_covers_its_symbols() -> None:
+    ids = {i.node.id for i in ENGINE.impact("shop/cart.py", depth=1).impacted}
+    assert "tests/test_cart.py" in ids
+    assert "tests/test_cart.py::test_add_item_rejects_zero" in ids
+
+
+def test_impact_targets_that_do_not_resolve_are_typed_errors() -> None:
+    with pytest.raises(UnknownTarget):
+        ENGINE.impact("no_such_thing")
+    twins = make_engine({"a.py": "def run():\n    pass\n", "b.py": "def run():\n    pass\n"})
+    with pytest.raises(AmbiguousTarget):
+        twins.impact("run")
+    with pytest.raises(InvalidLimit):
+        ENGINE.impact("apply_discount", depth=0)
+
+
+def test_an_empty_graph_does_not_crash() -> None:
+    engine = make_engine({})
+    result = engine.focus("anything at all", budget=100)
+    assert result.sufficiency.state == "gathering"
+    assert engine.seek("anything").results == ()

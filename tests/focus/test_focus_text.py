@@ -1,0 +1,52 @@
+"""Words out of code and goals; BM25."""
+
+from __future__ import annotations
+
+from coderooms.focus.lexical import BM25, top_ranked
+from coderooms.focus.text import goal_cues, split_identifier, tokenize
+
+TRACEBACK = """Running the suite fails:
+
+Traceback (most recent call last):
+  File "/usr/lib/python3/site-packages/shop/cart.py", line 12, in add_item
+    self.check(quantity)
+  File "/home/me/src/shop/checks.py", line 3, in check
+    raise QuantityError(f"quantity must be a positive number of units, got {q}")
+shop.errors.QuantityError: quantity must be a positive number of units, got 0
+"""
+
+
+def test_identifiers_split_on_case_and_underscores() -> None:
+    assert split_identifier("retry_backoffPolicy") == ["retry", "backoff", "policy"]
+    assert split_identifier("HTTPAdapter") == ["http", "adapter"]
+    assert split_identifier("__init__") == ["init"]
+
+
+def test_tokenize_keeps_whole_compound_names_and_drops_stopwords() -> None:
+    terms = tokenize("The register_hook is called")
+    assert "register" in terms and "hook" in terms and "register_hook" in terms
+    assert "the" not in terms and "is" not in terms
+
+
+def test_goal_cues_read_a_traceback() -> None:
+    cues = goal_cues(TRACEBACK)
+    assert [f.function for f in cues.frames] == ["add_item", "check"]
+    assert cues.frames[-1].depth == 0
+    assert "QuantityError" in cues.exceptions
+    assert "quantity must be a positive number of units, got" in cues.literals
+    assert "shop.errors.QuantityError" in cues.dotted
+
+
+def test_goal_cues_find_names_written_as_code() -> None:
+    cues = goal_cues("`Session.send` ignores proxies; see requests/adapters.py and get_env()")
+    assert "Session.send" in cues.dotted
+    assert {"Session", "send", "get_env"} <= set(cues.names)
+    assert "requests/adapters.py" in cues.paths
+
+
+def test_bm25_prefers_the_document_with_the_rare_term() -> None:
+    index = BM25([["cart", "item"], ["cart", "depot"], ["cart", "cart"]])
+    scores = index.scores(["depot", "cart"])
+    assert top_ranked(scores, 3)[0] == 1
+    assert index.document_frequency("cart") == 3
+    assert list(index.scores(["absent"])) == [0.0, 0.0, 0.0]
