@@ -1,0 +1,132 @@
+"""The thread index: which threads of a desk are live, folded from the log's tail.
+
+Which threads matter is a recency question, so the index reads only the newest
+``THREAD_INDEX_SCAN`` raw rows. Every non-blank top-level row of the desk in that slice
+opens a thread; its non-blank direct replies count and move its latest activity.
+Nothing is stored: the index is a fold, like everything else here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from coderooms.errors import InvalidBound
+from coderooms.rooms.chat import in_desk
+from coderooms.rooms.context import ThreadLine
+from coderooms.rooms.ranking import MatchKind
+from coderooms.rooms.records import Conversation, LogMessage, Sequence
+from coderooms.rooms.search import SearchPattern, cut_opening
+from coderooms.rooms.session import SessionLog, is_blank, walk_log
+
+__all__ = [
+    "THREAD_INDEX_LIMIT",
+    "THREAD_INDEX_SCAN",
+    "THREAD_OPENING_CHARS",
+    "ThreadHit",
+    "fold_threads",
+    "read_thread_index",
+    "search_threads",
+]
+
+THREAD_INDEX_LIMIT = 5
+"""Threads a turn's context lists by default."""
+THREAD_OPENING_CHARS = 60
+"""Characters of a thread's opening words before the cut."""
+THREAD_INDEX_SCAN = 256
+"""Raw rows from the log's tail that the thread index reads."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadHit:
+    """A thread whose opening matched a search, with the match's score and tier."""
+
+    line: ThreadLine
+    score: int
+    kind: MatchKind
+
+
+@dataclass(slots=True)
+class _OpenThread:
+    root: Sequence
+    opening: str
+    replies: int
+    latest: Sequence
+
+
+def _fold_all(rows: Iterable[LogMessage], conversation: Conversation) -> list[ThreadLine]:
+    threads: dict[Sequence, _OpenThread] = {}
+    for row in rows:
+        if not in_desk(row.chat_id, conversation.desk_id, conversation.desk_name):
+            continue
+        if is_blank(row.content):
+            continue
+        if row.parent is None:
+            if row.sequence not in threads:
+                opening = cut_opening(row.content, THREAD_OPENING_CHARS)
+                threads[row.sequence] = _OpenThread(row.sequence, opening, 0, row.sequence)
+            continue
+        thread = threads.get(row.parent)
+        if thread is not None:
+            thread.replies += 1
+            thread.latest = max(thread.latest, row.sequence)
+    ordered = sorted(threads.values(), key=lambda thread: thread.latest, reverse=True)
+    return [ThreadLine(t.root, t.opening, t.replies, t.latest) for t in ordered]
+
+
+def fold_threads(
+    rows: Iterable[LogMessage], conversation: Conversation, limit: int
+) -> list[ThreadLine]:
+    """The ``limit`` most recently active threads of the desk among chronological
+    ``rows``. A thread-scoped conversation has no index of its own (empty)."""
+    if limit < 0:
+        raise InvalidBound("limit", limit)
+    if limit == 0 or conversation.thread_root is not None:
+        return []
+    return _fold_all(rows, conversation)[:limit]
+
+
+async def _tail_rows(log: SessionLog, conversation: Conversation) -> list[LogMessage]:
+    rows = [
+        row
+        async for row in walk_log(log, None, THREAD_INDEX_SCAN)
+        if in_desk(row.chat_id, conversation.desk_id, conversation.desk_name)
+    ]
+    rows.reverse()
+    return rows
+
+
+async def read_thread_index(
+    log: SessionLog, conversation: Conversation, limit: int = THREAD_INDEX_LIMIT
+) -> list[ThreadLine]:
+    """The desk's live threads, read from the newest ``THREAD_INDEX_SCAN`` raw rows of
+    the log. A zero limit or a thread-scoped conversation reads nothing."""
+    if limit < 0:
+        raise InvalidBound("limit", limit)
+    if limit == 0 or conversation.thread_root is not None:
+        return []
+    return fold_threads(await _tail_rows(log, conversation), conversation, limit)
+
+
+async def search_threads(
+    log: SessionLog, conversation: Conversation, pattern: SearchPattern, limit: int
+) -> list[ThreadHit]:
+    """The desk's threads (from the same tail the index reads) ranked by how well their
+    opening words match ``pattern``; among equal scores the most recently active first.
+
+    A zero limit, a thread-scoped conversation or a blank pattern reads nothing; an
+    expression is compiled before anything is read.
+    """
+    if limit < 0:
+        raise InvalidBound("limit", limit)
+    if limit == 0 or conversation.thread_root is not None or pattern.is_blank:
+        return []
+    compiled = pattern.compile()
+    lines = _fold_all(await _tail_rows(log, conversation), conversation)
+    hits: list[ThreadHit] = []
+    for line in lines:
+        found = compiled.match(line.opening)
+        if found is not None:
+            hits.append(ThreadHit(line, found.score, found.kind))
+    hits.sort(key=lambda hit: -hit.score)
+    return hits[:limit]
