@@ -192,3 +192,28 @@ async def test_thread_projection_matches_its_definition(
     expected = expected[len(expected) - query.window :] if query.window else []
     history = await project_session(MemoryLog(rows), query)
     assert [m.sequence for m in history] == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases())
+async def test_channel_projection_matches_its_definition_when_the_window_is_not_filled(
+    case: tuple[list[LogMessage], SessionQuery],
+) -> None:
+    rows, query = case
+    conv = query.conversation
+    if conv.thread_root is not None or query.window == 0:
+        return
+    in_scope = [
+        r
+        for r in rows
+        if (query.before is None or r.sequence < query.before)
+        and in_desk(r.chat_id, conv.desk_id, conv.desk_name)
+    ]
+    visible = [r for r in in_scope if r.content.strip()]
+    roots = {r.sequence for r in visible if r.parent is None}
+    answered = {r.parent for r in visible if r.parent is not None}
+    if len(roots) + len(answered) >= query.window:
+        return  # the walk may stop early; the other properties still cover this case
+    history = await project_session(MemoryLog(rows), query)
+    expected = narrow_to_roots_and_first_replies(in_scope)
+    assert [m.sequence for m in history] == [r.sequence for r in expected]
