@@ -1,0 +1,217 @@
+"""The pinboard: a bounded set of messages that ride along in every turn of a
+conversation, folded out of ``!pin`` / ``!unpin`` markers in the transcript.
+
+Grammar, one marker per line, recognised at the line's start (leading whitespace
+ignored) and only outside code as :func:`~coderooms.rooms.masking.code_ranges` sees it::
+
+    !pin [^N] [#label] [note words…]     pin row N, or the carrying row itself
+    !unpin ^N                            take row N off the board
+
+``^N`` and ``#label`` are read only before the first note word; the rest of the line,
+with its whitespace collapsed, is the note. An ``!unpin`` with no target does nothing
+(fail closed). At most ``PIN_MARKER_CAP`` markers count per row.
+
+Nothing is stored beside the log: the board is a fold, so it cannot drift from the
+transcript it describes. Later markers win, and anyone may unpin anything; a host that
+wants narrower rules filters rows before folding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from coderooms.errors import InvalidBound
+from coderooms.rooms.chat import in_desk
+from coderooms.rooms.context import Pin
+from coderooms.rooms.masking import code_ranges, is_masked
+from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionAuthor
+from coderooms.rooms.search import cut_opening
+from coderooms.rooms.session import SessionLog, is_blank, walk_log
+
+__all__ = [
+    "PIN_EXCERPT_CHARS",
+    "PIN_LIMIT",
+    "PIN_MARKER_CAP",
+    "PIN_SCAN",
+    "PinAction",
+    "PinDirective",
+    "fold_pins",
+    "parse_pin_directives",
+    "read_pinboard",
+]
+
+PIN_LIMIT = 12
+"""Pins a board keeps; a full board drops the least recently pinned."""
+PIN_SCAN = 2048
+"""Raw rows one pinboard read may fold."""
+PIN_EXCERPT_CHARS = 120
+"""Characters of a pinned row's opening shown on the board."""
+PIN_MARKER_CAP = 8
+"""Markers read from one row; any after these are ignored."""
+
+_MAX_SEQUENCE = 2**64 - 1
+
+PinAction = Literal["pin", "unpin"]
+
+
+@dataclass(frozen=True, slots=True)
+class PinDirective:
+    """One marker: the carrying row (``sequence``, ``author``), what it targets and
+    whether it pins or unpins, with the label and note a pin carries."""
+
+    sequence: Sequence
+    target: Sequence
+    author: SessionAuthor
+    action: PinAction
+    label: str | None = None
+    note: str | None = None
+
+
+def _parse_target(word: str) -> Sequence | None:
+    digits = word[1:]
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    value = int(digits)
+    return value if value <= _MAX_SEQUENCE else None
+
+
+def _parse_line(row: LogMessage, line: str) -> PinDirective | None:
+    if not line.startswith("!"):
+        return None
+    words = line[1:].split()
+    if not words or words[0] not in ("pin", "unpin"):
+        return None
+    action: PinAction = "pin" if words[0] == "pin" else "unpin"
+    target: Sequence | None = None
+    label: str | None = None
+    note_words: list[str] = []
+    for index, word in enumerate(words[1:], start=1):
+        if target is None and word.startswith("^"):
+            target = _parse_target(word)
+            if target is not None:
+                continue
+        elif label is None and word.startswith("#") and len(word) > 1:
+            label = word[1:]
+            continue
+        note_words = words[index:]
+        break
+    if target is None:
+        if action == "unpin":
+            return None  # an unpin must name what it removes
+        target = row.sequence
+    note = " ".join(note_words) or None
+    return PinDirective(row.sequence, target, row.author, action, label, note)
+
+
+def parse_pin_directives(row: LogMessage) -> list[PinDirective]:
+    """The pin markers of one row, in reading order, at most ``PIN_MARKER_CAP``.
+
+    A line counts only when neither its first character nor its first non-blank one
+    lies inside code.
+    """
+    content = row.content
+    if "!" not in content:
+        return []
+    masked: list[tuple[int, int]] | None = None  # computed once a line looks like a marker
+    directives: list[PinDirective] = []
+    offset = 0
+    for raw in content.split("\n"):
+        start = offset
+        offset += len(raw) + 1
+        stripped = raw.lstrip()
+        if not stripped.startswith("!"):
+            continue
+        if masked is None:
+            masked = code_ranges(content)
+        first = start + len(raw) - len(stripped)
+        if is_masked(start, masked) or is_masked(first, masked):
+            continue
+        directive = _parse_line(row, stripped.rstrip())
+        if directive is not None:
+            directives.append(directive)
+            if len(directives) >= PIN_MARKER_CAP:
+                break
+    return directives
+
+
+@dataclass(slots=True)
+class _BoardEntry:
+    pinned_at: Sequence
+    pinned_by: SessionAuthor
+    label: str | None
+    note: str | None
+    ordinal: int
+
+
+def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
+    """Fold chronological ``rows`` into a board, most recently pinned first.
+
+    A pin of an already-pinned row replaces its entry; an unpin removes it, whoever
+    pinned it. The board is cut to ``limit``, dropping the least recently pinned. A pin
+    carries its row's opening when that row is among ``rows`` and not blank, else None.
+    """
+    if limit < 0:
+        raise InvalidBound("limit", limit)
+    if limit == 0:
+        return []
+    board: dict[Sequence, _BoardEntry] = {}
+    contents: dict[Sequence, str] = {}
+    ordinal = 0
+    for row in rows:
+        contents[row.sequence] = row.content
+        for directive in parse_pin_directives(row):
+            ordinal += 1
+            if directive.action == "unpin":
+                board.pop(directive.target, None)
+            else:
+                board[directive.target] = _BoardEntry(
+                    directive.sequence, directive.author, directive.label, directive.note, ordinal
+                )
+    ordered = sorted(board.items(), key=lambda item: item[1].ordinal, reverse=True)[:limit]
+    return [
+        Pin(
+            target,
+            entry.pinned_at,
+            entry.pinned_by,
+            entry.label,
+            entry.note,
+            _excerpt(contents.get(target)),
+        )
+        for target, entry in ordered
+    ]
+
+
+def _excerpt(content: str | None) -> str | None:
+    if content is None or is_blank(content):
+        return None
+    return cut_opening(content, PIN_EXCERPT_CHARS)
+
+
+async def read_pinboard(
+    log: SessionLog,
+    conversation: Conversation,
+    limit: int = PIN_LIMIT,
+    before: Sequence | None = None,
+) -> list[Pin]:
+    """The board of a conversation, folded from at most ``PIN_SCAN`` raw rows below
+    ``before``: a desk's whole interior (thread replies included — a pin exists to lift
+    a buried message), or a thread's root and direct replies. A zero limit reads
+    nothing."""
+    if limit < 0:
+        raise InvalidBound("limit", limit)
+    if limit == 0:
+        return []
+    root = conversation.thread_root
+    rows: list[LogMessage] = []
+    async for row in walk_log(log, before, PIN_SCAN):
+        if root is not None and row.sequence < root:
+            break  # a thread's rows are never older than its root
+        if not in_desk(row.chat_id, conversation.desk_id, conversation.desk_name):
+            continue
+        if root is not None and row.sequence != root and row.parent != root:
+            continue
+        rows.append(row)
+    rows.reverse()
+    return fold_pins(rows, limit)
