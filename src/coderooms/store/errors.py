@@ -8,6 +8,7 @@
         ├── UnknownAuthor              post/read names nobody on the roster
         ├── RetiredAuthor              post by an agent who has been retired
         ├── UnknownParent              a reply to a row that does not exist
+        ├── UnknownThread              a thread read from a row not in the desk
         ├── ParentInOtherDesk          a reply filed in another desk than its parent
         ├── BlankMessage               content that trims to nothing
         ├── MessageTooLarge            content above MESSAGE_BYTES_CAP
@@ -45,6 +46,7 @@ __all__ = [
     "StoreError",
     "UnknownAuthor",
     "UnknownParent",
+    "UnknownThread",
     "UnsupportedStoreUrl",
 ]
 
@@ -55,7 +57,7 @@ class StoreError(HostError):
 
 class UnsupportedStoreUrl(StoreError):
     fields = ("url",)
-    template = "cannot open store {url!r}: use sqlite:///path/to/rooms.db"
+    template = "cannot open store {url!r}: only SQLite stores (sqlite:///PATH) are supported"
 
 
 class CorruptDatabase(StoreError):
@@ -84,6 +86,11 @@ class RetiredAuthor(StoreError):
 class UnknownParent(StoreError):
     fields = ("parent",)
     template = "cannot reply to message {parent}: no such message"
+
+
+class UnknownThread(StoreError):
+    fields = ("root", "desk_id")
+    template = "desk {desk_id!r} has no message {root} to read a thread from"
 
 
 class ParentInOtherDesk(StoreError):

@@ -1,0 +1,12 @@
+"""The ``coderooms`` command line (a surface: thin calls into the store and the core).
+
+``main`` is the click group behind the console script; each command family registers
+itself here.
+"""
+
+from coderooms.cli import rooms_cmds
+from coderooms.cli.app import main
+
+rooms_cmds.register(main)
+
+__all__ = ["main"]

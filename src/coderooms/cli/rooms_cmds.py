@@ -1,0 +1,251 @@
+"""Room commands: set up a store, keep the roster and desks, post and read.
+
+Each command is a thin call into the store and the room core; the output is plain text
+meant for people, except ``read --json``, which prints the wire form.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from coderooms.cli.app import fail, run, store_of
+from coderooms.rooms.briefing import SessionInitialization, TeamBriefing, initialize_session
+from coderooms.rooms.chat import in_desk
+from coderooms.rooms.desks import Desk, DeskSet
+from coderooms.rooms.records import SESSION_WINDOW, Conversation, SessionQuery
+from coderooms.rooms.render import transcript_line
+from coderooms.rooms.wire import to_wire
+from coderooms.store import Store, UnknownAuthor, UnknownThread, parse_author_ref
+from coderooms.store.base import MESSAGE_BYTES_CAP
+from coderooms.store.sqlite import SCHEMA_VERSION, SQLiteStore
+
+__all__ = ["register"]
+
+
+def register(group: click.Group) -> None:
+    """Attach every room command to ``group``."""
+    for command in (init, agent, person, desk, post, read):
+        group.add_command(command)
+
+
+@click.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the store (or upgrade an older one) and print where it is."""
+    store = store_of(ctx)
+    where = store.path if isinstance(store, SQLiteStore) else "store"
+    click.echo(f"store ready: {where} (schema version {SCHEMA_VERSION})")
+
+
+# --- roster ------------------------------------------------------------------------------
+
+
+@click.group()
+def agent() -> None:
+    """Add and retire agents on the roster."""
+
+
+@agent.command("add")
+@click.argument("agent_id", metavar="ID")
+@click.option("--name", help="Display name shown to teammates (default: the id).")
+@click.pass_context
+def agent_add(ctx: click.Context, agent_id: str, name: str | None) -> None:
+    """Add agent ID to the roster."""
+    member = run(store_of(ctx).add_agent(agent_id, name))
+    click.echo(f"added agent @{member.id} ({member.label})")
+
+
+@agent.command("retire")
+@click.argument("agent_id", metavar="ID")
+@click.pass_context
+def agent_retire(ctx: click.Context, agent_id: str) -> None:
+    """Retire agent ID: its messages stay, it can no longer post."""
+    run(store_of(ctx).retire_agent(agent_id))
+    click.echo(f"retired agent @{agent_id}")
+
+
+@click.group()
+def person() -> None:
+    """Add people who read and write beside the agents."""
+
+
+@person.command("add")
+@click.argument("person_id", metavar="ID")
+@click.option("--label", required=True, help="How the person is named in transcripts.")
+@click.pass_context
+def person_add(ctx: click.Context, person_id: str, label: str) -> None:
+    """Add person ID to the roster."""
+    added = run(store_of(ctx).add_person(person_id, label))
+    click.echo(f"added person {added.id} ({added.label})")
+
+
+# --- desks -------------------------------------------------------------------------------
+
+
+@click.group()
+def desk() -> None:
+    """Create desks and manage their members and member order."""
+
+
+@desk.command("create")
+@click.argument("desk_id", metavar="ID")
+@click.option("--name", help="Display name (default: the id).")
+@click.option("--description", help="What the desk is for.")
+@click.pass_context
+def desk_create(
+    ctx: click.Context, desk_id: str, name: str | None, description: str | None
+) -> None:
+    """Create desk ID."""
+    created = run(store_of(ctx).create_desk(desk_id, name, description))
+    click.echo(f"created desk {created.id} ({created.name})")
+
+
+@desk.command("add")
+@click.argument("desk_ref", metavar="DESK")
+@click.argument("agent_id", metavar="AGENT")
+@click.pass_context
+def desk_add(ctx: click.Context, desk_ref: str, agent_id: str) -> None:
+    """Add AGENT to DESK (by desk id or name)."""
+    run(store_of(ctx).add_desk_member(desk_ref, agent_id))
+    click.echo(f"added @{agent_id} to {desk_ref}")
+
+
+@desk.command("retire")
+@click.argument("desk_ref", metavar="DESK")
+@click.argument("agent_id", metavar="AGENT")
+@click.pass_context
+def desk_retire(ctx: click.Context, desk_ref: str, agent_id: str) -> None:
+    """Take AGENT off DESK."""
+    run(store_of(ctx).retire_desk_member(desk_ref, agent_id))
+    click.echo(f"retired @{agent_id} from {desk_ref}")
+
+
+@desk.command("order")
+@click.argument("desk_ref", metavar="DESK")
+@click.argument("agents", metavar="AGENT...", nargs=-1, required=True)
+@click.pass_context
+def desk_order(ctx: click.Context, desk_ref: str, agents: tuple[str, ...]) -> None:
+    """Set DESK's member order; list every member exactly once, lead first."""
+    run(store_of(ctx).set_desk_order(desk_ref, agents))
+    click.echo(f"ordered {desk_ref}: " + " ".join(f"@{a}" for a in agents))
+
+
+@desk.command("list")
+@click.pass_context
+def desk_list(ctx: click.Context) -> None:
+    """List every desk with its description and members in order."""
+    desks = run(store_of(ctx).desks())
+    for line in desk_lines(desks):
+        click.echo(line)
+
+
+def desk_lines(desks: DeskSet) -> list[str]:
+    lines: list[str] = []
+    for each in desks.desks():
+        lines.append(_desk_heading(each))
+        if each.is_general:
+            lines.append("  members: the active roster")
+            continue
+        members = desks.members(each.id)
+        lines.append("  members: " + (" ".join(f"@{m}" for m in members) or "none"))
+    return lines
+
+
+def _desk_heading(each: Desk) -> str:
+    heading = each.id if each.name == each.id else f"{each.id} ({each.name})"
+    return f"{heading} — {each.description}" if each.description else heading
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+@click.command()
+@click.option(
+    "--as",
+    "author",
+    required=True,
+    metavar="WHO",
+    help="Author: agent:ID, person:ID, operator or system:KIND.",
+)
+@click.option("--desk", "desk_ref", default="General", show_default=True, help="Desk id or name.")
+@click.option("--reply-to", type=click.IntRange(min=0), metavar="N", help="Reply to message N.")
+@click.argument("text", required=False)
+@click.pass_context
+def post(
+    ctx: click.Context, author: str, desk_ref: str, reply_to: int | None, text: str | None
+) -> None:
+    """Post TEXT (or standard input, minus its final newline) to a desk and print the
+    new message's sequence number."""
+    if text is None:
+        if sys.stdin.isatty():
+            fail("give the message as TEXT or pipe it on standard input")
+        # The newline that ends piped input is transport, not content.
+        text = sys.stdin.read(MESSAGE_BYTES_CAP + 1).rstrip("\r\n")
+    posted = run(store_of(ctx).post(author, text, desk=desk_ref, parent=reply_to))
+    click.echo(str(posted.sequence))
+
+
+@click.command()
+@click.option("--as", "viewer", required=True, metavar="ID", help="The agent (or person) reading.")
+@click.option("--desk", "desk_ref", default="General", show_default=True, help="Desk id or name.")
+@click.option(
+    "--thread", type=click.IntRange(min=0), metavar="N", help="Read the thread rooted at N."
+)
+@click.option(
+    "--window",
+    type=click.IntRange(min=0),
+    default=SESSION_WINDOW,
+    show_default=True,
+    help="At most this many messages of history.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the SessionInitialization wire form.")
+@click.pass_context
+def read(
+    ctx: click.Context,
+    viewer: str,
+    desk_ref: str,
+    thread: int | None,
+    window: int,
+    as_json: bool,
+) -> None:
+    """Print the team briefing and the attributed history a turn would read."""
+    store = store_of(ctx)
+    initialization = run(_initialize(store, viewer, desk_ref, thread, window))
+    if as_json:
+        click.echo(json.dumps(to_wire(initialization), ensure_ascii=False, indent=2))
+        return
+    click.echo(initialization.briefing.system_text())
+    click.echo()
+    for message in initialization.history:
+        click.echo(transcript_line(message))
+
+
+async def _initialize(
+    store: Store, viewer: str, desk_ref: str, thread: int | None, window: int
+) -> SessionInitialization:
+    viewer_id = _viewer_id(viewer)
+    roster, desks = await store.roster(), await store.desks()
+    if roster.member(viewer_id) is None and roster.person(viewer_id) is None:
+        raise UnknownAuthor(f"reader {viewer_id!r}")
+    target = desks.resolve(desk_ref)
+    if thread is not None:
+        root = await store.message(thread)
+        if root is None or not in_desk(root.chat_id, target.id, target.name):
+            raise UnknownThread(thread, target.id)
+    briefing = TeamBriefing.from_snapshots(viewer_id, target.id, roster, desks)
+    conversation = Conversation(target.id, target.name, thread)
+    query = SessionQuery(conversation, None, window)
+    return await initialize_session(store.conversation_log(conversation), query, briefing)
+
+
+def _viewer_id(viewer: str) -> str:
+    if ":" not in viewer:
+        return viewer
+    try:
+        author = parse_author_ref(viewer)
+    except ValueError as err:
+        raise UnknownAuthor(str(err)) from None
+    return getattr(author, "id", viewer)
