@@ -1,0 +1,250 @@
+"""Serving agents: ``coderooms mcp`` (stdio), ``coderooms up`` (HTTP) and
+``coderooms agent token ID``.
+
+``up`` is the one command a newcomer runs: it opens the embedded store, indexes the
+repository it is started in (showing progress), serves MCP over streamable HTTP on
+127.0.0.1 and prints the client configuration to paste.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from coderooms.cli.app import run, store_of
+from coderooms.mcp.errors import NoAgentIdentity, PortInUse
+from coderooms.rooms.dispatch import HOP_LIMIT, MentionDispatchPolicy
+
+# The MCP SDK takes seconds to import on a busy machine: the commands below import it
+# when they run, so the rest of the CLI stays quick.
+
+__all__ = ["DEFAULT_PORT", "HOST", "MCP_PATH", "register"]
+
+HOST = "127.0.0.1"
+"""`up` listens on loopback only."""
+DEFAULT_PORT = 8737
+"""`up`'s port unless --port says otherwise (0 picks a free one)."""
+MCP_PATH = "/mcp"
+"""Where the streamable HTTP endpoint is mounted."""
+AGENT_ENV = "CODEROOMS_AGENT"
+"""Environment variable naming the stdio server's agent when --agent is not given."""
+SERVER_KEY = "coderooms"
+"""The name the printed client configuration gives this server."""
+LISTEN_BACKLOG = 128
+"""Pending connections the HTTP socket queues."""
+
+
+def register(group: click.Group) -> None:
+    """Attach ``mcp``, ``up`` and ``agent token`` to ``group``."""
+    group.add_command(mcp_command)
+    group.add_command(up_command)
+    agent = group.commands.get("agent")
+    if isinstance(agent, click.Group):
+        agent.add_command(agent_token)
+    else:
+        holder = click.Group("agent", help="Agents on the roster.")
+        holder.add_command(agent_token)
+        group.add_command(holder)
+
+
+def _dispatch(hops: int) -> MentionDispatchPolicy:
+    return MentionDispatchPolicy(enabled=hops > 0, max_hops=hops)
+
+
+def _workspace_factory(repo: Path | None, echo: bool) -> Any:
+    if repo is None:
+        return None
+
+    def open_workspace() -> Any:
+        from coderooms.workspace import Workspace
+
+        workspace = Workspace.open(repo)
+        _index(workspace, echo)
+        return workspace
+
+    return open_workspace
+
+
+def _index(workspace: Any, echo: bool) -> None:
+    """Bring the workspace's index up to date; with ``echo``, progress and a summary on
+    stderr."""
+    if echo:
+        click.echo(f"indexing {workspace.root} ...", err=True)
+    summary = workspace.index(progress=echo)
+    if echo:
+        for line in summary.lines():
+            click.echo(f"  {line}", err=True)
+
+
+hops_option = click.option(
+    "--dispatch-hops",
+    type=click.IntRange(0, HOP_LIMIT),
+    default=0,
+    show_default=True,
+    help="Offer mention dispatch in briefings, up to this many hops (0: never offered).",
+)
+
+
+@click.command("mcp")
+@click.option(
+    "--agent", "agent_id", envvar=AGENT_ENV, metavar="ID", help="Agent this server acts for."
+)
+@click.option(
+    "--repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Repository for focus/seek/impact (indexed on the first such call).",
+)
+@hops_option
+@click.pass_context
+def mcp_command(
+    ctx: click.Context, agent_id: str | None, repo: Path | None, dispatch_hops: int
+) -> None:
+    """Serve MCP over stdio for one agent (--agent ID or $CODEROOMS_AGENT)."""
+    if not agent_id or not agent_id.strip():
+        raise NoAgentIdentity()
+    import anyio
+
+    from coderooms.mcp.server import build_server, fixed_caller
+    from coderooms.mcp.service import RoomService
+    from coderooms.mcp.tokens import check_token_holder
+
+    store = store_of(ctx)
+    run(check_token_holder(store, agent_id))
+    service = RoomService(store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops))
+    server = build_server(service, fixed_caller(agent_id))
+    anyio.run(server.run_stdio_async)
+
+
+def _bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((HOST, port))
+        sock.listen(LISTEN_BACKLOG)
+    except OSError as err:
+        sock.close()
+        raise PortInUse(HOST, port, err.strerror or str(err)) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def client_config(url: str, token: str) -> dict[str, Any]:
+    """The ``mcpServers`` entry an MCP client needs to reach this server as one agent."""
+    return {
+        "mcpServers": {
+            SERVER_KEY: {
+                "type": "http",
+                "url": url,
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
+
+
+@click.command("up")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port on 127.0.0.1 (0 picks a free one).",
+)
+@click.option(
+    "--repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Repository to index and focus on.",
+)
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    metavar="ID",
+    help="Issue a fresh token for this agent and print its ready-to-paste configuration "
+    "(repeatable; replaces the agent's earlier token).",
+)
+@hops_option
+@click.pass_context
+def up_command(
+    ctx: click.Context, port: int, repo: Path, agents: tuple[str, ...], dispatch_hops: int
+) -> None:
+    """Open the store, index this repository, and serve MCP over HTTP on 127.0.0.1."""
+    import anyio
+    import uvicorn
+    from mcp.server.auth.settings import AuthSettings
+
+    from coderooms.mcp.server import build_server, token_caller
+    from coderooms.mcp.service import RoomService
+    from coderooms.mcp.tokens import AgentTokenVerifier, TokenBook, check_token_holder
+    from coderooms.workspace import Workspace
+
+    store = store_of(ctx)
+    book = TokenBook.for_store(store)
+    ctx.call_on_close(book.close)
+    tokens: dict[str, str] = {}
+    for agent_id in agents:
+        run(check_token_holder(store, agent_id))
+    sock = _bind(port)
+    ctx.call_on_close(sock.close)
+    bound = sock.getsockname()[1]
+    base = f"http://{HOST}:{bound}"
+    url = base + MCP_PATH
+
+    click.echo(f"opening {repo.resolve()}", err=True)
+    workspace = Workspace.open(repo)
+    _index(workspace, echo=True)
+    for agent_id in agents:
+        tokens[agent_id] = book.issue(agent_id)
+
+    service = RoomService(store, lambda: workspace, _dispatch(dispatch_hops))
+    server = build_server(
+        service,
+        token_caller,
+        token_verifier=AgentTokenVerifier(book, store),
+        auth=AuthSettings(
+            issuer_url=base,  # type: ignore[arg-type]
+            resource_server_url=url,  # type: ignore[arg-type]
+            validate_token_resource=False,
+        ),
+    )
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST)
+
+    click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
+    if tokens:
+        for agent_id, token in tokens.items():
+            click.echo(f"\nClient configuration for @{agent_id} (paste into your MCP client):")
+            click.echo(json.dumps(client_config(url, token), indent=2))
+    else:
+        click.echo("\nClient configuration (paste into your MCP client, one token per agent):")
+        click.echo(json.dumps(client_config(url, "<TOKEN>"), indent=2))
+        click.echo("Get a token with: coderooms agent token AGENT_ID")
+    sys.stdout.flush()
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+@click.command("token")
+@click.argument("agent_id", metavar="ID")
+@click.pass_context
+def agent_token(ctx: click.Context, agent_id: str) -> None:
+    """Issue a bearer token for agent ID for the HTTP server (replaces its earlier one).
+
+    The token is printed once; only its hash is kept.
+    """
+    from coderooms.mcp.tokens import TokenBook, check_token_holder
+
+    store = store_of(ctx)
+    run(check_token_holder(store, agent_id))
+    book = TokenBook.for_store(store)
+    try:
+        click.echo(book.issue(agent_id))
+    finally:
+        book.close()

@@ -1,0 +1,228 @@
+"""The readable text of each tool result: host wording, with every piece of participant
+text inside a framed data block (:mod:`coderooms.mcp.framing`).
+
+Nothing here performs I/O.
+"""
+
+from __future__ import annotations
+
+from coderooms.mcp.framing import Block, body_entry, escape_text, quote_inline, render_blocks
+from coderooms.mcp.schemas import (
+    AuthorOut,
+    DeskOut,
+    FocusOut,
+    ImpactOut,
+    InboxOut,
+    PickOut,
+    PinOut,
+    PinsOut,
+    PostOut,
+    ReadOut,
+    SearchOut,
+    SeekOut,
+    ThreadOut,
+    ThreadsOut,
+)
+
+__all__ = [
+    "render_focus",
+    "render_impact",
+    "render_inbox",
+    "render_pick",
+    "render_pins",
+    "render_post",
+    "render_read",
+    "render_search",
+    "render_seek",
+    "render_threads",
+]
+
+
+def _who(author: AuthorOut) -> str:
+    if author.type == "agent":
+        name = f"@{author.id}"
+        if author.label != author.id:
+            name += f" ({author.label})"
+        return escape_text(name)
+    if author.type == "person":
+        return escape_text(f"{author.label} (person {author.id})")
+    if author.type == "system":
+        return escape_text(f"system/{author.id}")
+    return "operator"
+
+
+def _where(desk: DeskOut, thread: int | None = None) -> str:
+    place = desk.name if desk.name == desk.id else f"{desk.name} ({desk.id})"
+    if thread is not None:
+        place += f", thread #{thread}"
+    return place
+
+
+def _thread_lead(line: ThreadOut, score: int | None = None) -> str:
+    replies = {0: "no replies", 1: "1 reply"}.get(line.replies, f"{line.replies} replies")
+    lead = f"- [#{line.root}] {quote_inline(line.opening)} — {replies}, latest #{line.latest}"
+    if line.landed is not None:
+        lead += f" (landed: {escape_text(line.landed)})"
+    if score is not None:
+        lead += f" (score {score})"
+    return lead
+
+
+def _pin_lead(pin: PinOut) -> str:
+    lead = f"- [#{pin.sequence}]"
+    if pin.label:
+        lead += f" #{escape_text(pin.label)}"
+    if pin.excerpt is not None:
+        lead += f" {quote_inline(pin.excerpt)}"
+    else:
+        lead += " (the pinned message is older than the pinboard scan)"
+    if pin.note:
+        lead += f" — {escape_text(pin.note)}"
+    lead += f" (pinned by {_who(pin.pinned_by)} at #{pin.pinned_at})"
+    return lead
+
+
+def _threads_block(desk: DeskOut, threads: list[ThreadOut], scores: list[int] | None) -> Block:
+    entries = tuple(
+        body_entry(_thread_lead(line, scores[i] if scores else None), None)
+        for i, line in enumerate(threads)
+    )
+    return Block("threads", f"Threads in {_where(desk)}", entries, "(no threads)")
+
+
+def _pins_block(desk: DeskOut, thread: int | None, pins: list[PinOut]) -> Block:
+    entries = tuple(body_entry(_pin_lead(pin), None) for pin in pins)
+    return Block("pins", f"Pinned in {_where(desk, thread)}", entries, "(nothing pinned)")
+
+
+def render_read(out: ReadOut) -> str:
+    blocks: list[Block] = []
+    if out.thread is None:
+        blocks.append(_threads_block(out.desk, out.threads, None))
+    blocks.append(_pins_block(out.desk, out.thread, out.pins))
+    entries = tuple(
+        body_entry(
+            f"[#{m.sequence}] "
+            + (f"you (@{escape_text(out.agent_id)})" if m.role == "assistant" else _who(m.author))
+            + ":",
+            m.content,
+        )
+        for m in out.history
+    )
+    blocks.append(
+        Block(
+            "history",
+            f"History of {_where(out.desk, out.thread)}, oldest first; you are @{out.agent_id}",
+            entries,
+            "(no messages yet)",
+        )
+    )
+    return render_blocks(out.briefing, blocks)
+
+
+def render_post(out: PostOut) -> str:
+    text = f"Posted #{out.sequence} in {escape_text(_where(out.desk))}"
+    if out.parent is not None:
+        text += f" as a reply to #{out.parent}"
+    text += "."
+    if out.over_brevity_budget is not None:
+        text += (
+            f" It is {out.over_brevity_budget} characters over the brevity budget; "
+            "keep the next one shorter."
+        )
+    return text
+
+
+def render_search(out: SearchOut) -> str:
+    entries = tuple(
+        body_entry(
+            f"- [#{hit.sequence}]"
+            + (f" (reply to #{hit.parent})" if hit.parent is not None else "")
+            + f" {_who(hit.author)}, {hit.kind} match, score {hit.score}: {quote_inline(hit.excerpt)}",
+            None,
+        )
+        for hit in out.hits
+    )
+    heading = f"Search {out.query} in {_where(out.desk, out.thread)}"
+    return render_blocks(None, [Block("search", heading, entries, "(no matches)")])
+
+
+def render_threads(out: ThreadsOut) -> str:
+    return render_blocks(None, [_threads_block(out.desk, out.threads, out.scores)])
+
+
+def render_pins(out: PinsOut) -> str:
+    return render_blocks(None, [_pins_block(out.desk, out.thread, out.pins)])
+
+
+def render_pick(out: PickOut) -> str:
+    lines = [f"{out.kind.capitalize()} matching {out.query!r}:"]
+    for hit in out.hits:
+        line = f"- {escape_text(hit.id)} — {escape_text(hit.label)}"
+        if hit.detail:
+            line += f" ({escape_text(hit.detail)})"
+        lines.append(line + f" [{hit.kind} on {hit.field}, score {hit.score}]")
+    if not out.hits:
+        lines.append("- none")
+    return "\n".join(lines)
+
+
+def render_inbox(out: InboxOut) -> str:
+    entries = tuple(
+        body_entry(
+            f"[#{m.sequence}] {_who(m.author)} in {escape_text(_where(m.desk))}"
+            + (f", reply to #{m.parent}" if m.parent is not None else "")
+            + f" (mentions {'you' if m.how == 'agent' else 'your desk' if m.how == 'desk' else 'everyone'}):",
+            m.content,
+        )
+        for m in out.mentions
+    )
+    block = Block("inbox", f"Mentions of @{out.agent_id}", entries, "(no new mentions)")
+    tail = f"Next cursor: {out.cursor}" + (" (more remain: call again)" if out.more else "")
+    return render_blocks(None, [block]) + "\n\n" + tail
+
+
+def render_focus(out: FocusOut) -> str:
+    lines = [
+        f"Focus ({out.mode}) for goal: {out.goal}",
+        f"Budget: {out.budget.used}/{out.budget.limit} tokens used, {out.budget.left} left",
+        f"Sufficiency: {out.sufficiency.state} "
+        f"(captured salience mass {out.sufficiency.captured_salience_mass}): {out.sufficiency.why}",
+        "Focus set:",
+    ]
+    lines += [
+        f"- {item.path}:{item.start_line}-{item.end_line} {item.kind} {item.name} "
+        f"(salience {item.salience}, {item.tokens} tokens): {item.why}"
+        for item in out.focus_set
+    ] or ["- none"]
+    lines.append(f"Ignored ({len(out.ignored)}):")
+    lines += [f"- {entry.what}: {entry.why} (salience {entry.salience})" for entry in out.ignored]
+    if out.context:
+        lines += ["", "Context:", out.context]
+    return "\n".join(lines)
+
+
+def render_seek(out: SeekOut) -> str:
+    lines = [f"Seek: {out.query}"]
+    for result in out.results:
+        where = result.get("path", "")
+        if "start_line" in result:
+            where += f":{result['start_line']}-{result.get('end_line', result['start_line'])}"
+        lines.append(f"- {result.get('id', '?')} {where} (salience {result.get('salience', '?')})")
+    if not out.results:
+        lines.append("- none")
+    lines.append(f"Sufficiency: {out.sufficiency.state}: {out.sufficiency.why}")
+    return "\n".join(lines)
+
+
+def render_impact(out: ImpactOut) -> str:
+    lines = [f"Impact of {out.target} (depth {out.depth}):"]
+    lines += [
+        f"- {item.id} {item.path}:{item.start_line}-{item.end_line} at distance "
+        f"{item.distance} ({item.why})"
+        for item in out.impacted
+    ] or ["- nothing depends on it"]
+    if out.ignored:
+        lines.append(f"Ignored ({len(out.ignored)}):")
+        lines += [f"- {entry.get('what')}: {entry.get('why')}" for entry in out.ignored]
+    return "\n".join(lines)

@@ -1,0 +1,519 @@
+"""What every MCP tool does, independent of the transport that carried the call.
+
+A :class:`RoomService` answers for one caller (an agent id) at a time: it checks that
+the caller is an active agent, that it belongs to the desk it names (General: every
+active agent), and then calls the same library functions the CLI calls. Results are the
+typed models of :mod:`coderooms.mcp.schemas`; refusals are
+:class:`~coderooms.mcp.errors.ServeError` subclasses whose message says why.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import anyio.to_thread
+
+from coderooms.errors import UnknownDesk
+from coderooms.mcp.errors import (
+    ArgumentOutOfRange,
+    NotADeskMember,
+    NoWorkspace,
+    RetiredCaller,
+    ThreadNotInDesk,
+    UnknownCaller,
+)
+from coderooms.mcp.schemas import (
+    AuthorOut,
+    DeskOut,
+    FocusOut,
+    HitOut,
+    ImpactOut,
+    InboxOut,
+    MentionOut,
+    MessageOut,
+    PickHitOut,
+    PickOut,
+    PinOut,
+    PinsOut,
+    PostOut,
+    ReadOut,
+    SearchOut,
+    SeekOut,
+    ThreadOut,
+    ThreadsOut,
+)
+from coderooms.rooms.briefing import (
+    BrevityPolicy,
+    SessionInitialization,
+    TeamBriefing,
+    initialize_session,
+)
+from coderooms.rooms.chat import in_desk, is_general_chat
+from coderooms.rooms.context import Pin, SessionContext, ThreadLine
+from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
+from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
+from coderooms.rooms.mentions import AgentTarget, DeskTarget, EveryoneTarget, resolve_mentions
+from coderooms.rooms.pins import read_pinboard
+from coderooms.rooms.ranking import (
+    SELECT_LIMIT,
+    Hit,
+    Pattern,
+    pick_agents,
+    pick_agents_matching,
+    pick_desks,
+    pick_desks_matching,
+    pick_people,
+    pick_people_matching,
+    regex_source,
+)
+from coderooms.rooms.records import (
+    SESSION_WINDOW,
+    Agent,
+    Conversation,
+    LogMessage,
+    Operator,
+    Person,
+    SessionAuthor,
+    SessionQuery,
+)
+from coderooms.rooms.roster import Roster
+from coderooms.rooms.search import (
+    SEARCH_LIMIT,
+    SearchPattern,
+    SearchQuery,
+    compile_regex,
+    search_messages,
+)
+from coderooms.rooms.session import SessionLog, walk_log
+from coderooms.rooms.threads import THREAD_INDEX_LIMIT, read_thread_index, search_threads
+from coderooms.store.base import Store
+
+__all__ = [
+    "INBOX_LIMIT",
+    "INBOX_SCAN",
+    "MAX_HITS",
+    "MAX_WINDOW",
+    "RoomService",
+    "WorkspaceLike",
+]
+
+MAX_WINDOW = 200
+"""The largest history window one room_read may ask for."""
+MAX_HITS = 100
+"""The most hits a search, thread or picker call may ask for."""
+INBOX_SCAN = 2048
+"""Sequences one room_inbox call covers after its cursor; the rest waits for the next."""
+INBOX_LIMIT = 50
+"""Mentions one room_inbox call returns at most; the cursor stops at the last one."""
+MAX_IMPACT_DEPTH = 6
+"""Deepest blast radius an impact call may ask for."""
+
+PickKind = Literal["agents", "people", "desks"]
+
+
+class WorkspaceLike(Protocol):
+    """The face of :class:`coderooms.workspace.Workspace` the focus tools use."""
+
+    def focus(self, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
+
+    def seek(self, query: str, limit: int = ...) -> Any: ...
+
+    def impact(self, target: str, depth: int = ...) -> Any: ...
+
+
+def author_out(author: SessionAuthor) -> AuthorOut:
+    if isinstance(author, Agent):
+        return AuthorOut(type="agent", id=author.id, label=author.label)
+    if isinstance(author, Person):
+        return AuthorOut(type="person", id=author.id, label=author.label)
+    if isinstance(author, Operator):
+        return AuthorOut(type="operator", id="operator", label="operator")
+    return AuthorOut(type="system", id=author.kind, label=author.label)
+
+
+def desk_out(desk: Desk) -> DeskOut:
+    return DeskOut(id=desk.id, name=desk.name)
+
+
+def thread_out(line: ThreadLine) -> ThreadOut:
+    return ThreadOut(
+        root=line.root,
+        opening=line.opening,
+        replies=line.replies,
+        latest=line.latest,
+        landed=line.landed,
+    )
+
+
+def pin_out(pin: Pin) -> PinOut:
+    return PinOut(
+        sequence=pin.sequence,
+        pinned_at=pin.pinned_at,
+        pinned_by=author_out(pin.pinned_by),
+        label=pin.label,
+        note=pin.note,
+        excerpt=pin.excerpt,
+    )
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise ArgumentOutOfRange(name, value, low, high)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    roster: Roster
+    desks: DeskSet
+
+
+class RoomService:
+    """Every tool, for a caller named on each call.
+
+    ``workspace`` is a zero-argument callable returning the indexed workspace (or None
+    when this server has no repository); it is called on the first focus call, so a
+    server that never focuses never indexes.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        workspace: Callable[[], WorkspaceLike | None] | None = None,
+        dispatch: MentionDispatchPolicy | None = None,
+    ) -> None:
+        self.store = store
+        self._workspace_factory = workspace
+        self._workspace: WorkspaceLike | None = None
+        self._workspace_lock = threading.Lock()
+        self.dispatch = dispatch if dispatch is not None else MentionDispatchPolicy()
+
+    # --- who may do what ----------------------------------------------------------------
+
+    async def _caller(self, agent_id: str) -> _Snapshot:
+        roster = await self.store.roster()
+        if not any(member.id == agent_id for member in roster.members):
+            raise UnknownCaller(agent_id)
+        if roster.is_retired(agent_id):
+            raise RetiredCaller(agent_id)
+        return _Snapshot(roster, await self.store.desks())
+
+    async def check_caller(self, agent_id: str) -> None:
+        """Raise unless ``agent_id`` is an active agent on the roster."""
+        await self._caller(agent_id)
+
+    @staticmethod
+    def _member_desk(agent_id: str, ref: str, snap: _Snapshot) -> Desk:
+        desk = snap.desks.resolve(ref)
+        if agent_id not in snap.desks.active_order(desk.id, snap.roster):
+            raise NotADeskMember(agent_id, desk.id)
+        return desk
+
+    async def _conversation(
+        self, agent_id: str, desk_ref: str, thread: int | None, snap: _Snapshot
+    ) -> tuple[Desk, Conversation]:
+        desk = self._member_desk(agent_id, desk_ref, snap)
+        if thread is not None:
+            row = await self.store.message(thread)
+            if row is None or not in_desk(row.chat_id, desk.id, desk.name):
+                raise ThreadNotInDesk(thread, desk.id)
+        return desk, Conversation(desk.id, desk.name, thread)
+
+    # --- rooms --------------------------------------------------------------------------
+
+    async def read(
+        self,
+        agent_id: str,
+        desk: str = GENERAL_DESK_ID,
+        thread: int | None = None,
+        before: int | None = None,
+        window: int = SESSION_WINDOW,
+    ) -> ReadOut:
+        _check_range("window", window, 1, MAX_WINDOW)
+        snap = await self._caller(agent_id)
+        found, conversation = await self._conversation(agent_id, desk, thread, snap)
+        briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
+        query = SessionQuery(conversation, before=before, window=window)
+        init = await _initialize_with_context(
+            self.store.conversation_log(conversation), query, briefing
+        )
+        dispatch = MentionDispatchContext(self.dispatch, 0)
+        offered = dispatch.may_dispatch
+        text = init.briefing.system_text_with_dispatch(dispatch if offered else None)
+        history = [
+            MessageOut(
+                sequence=row.sequence,
+                author=author_out(row.author),
+                role="assistant"
+                if isinstance(row.author, Agent) and row.author.id == agent_id
+                else "user",
+                content=row.content,
+            )
+            for row in init.history
+        ]
+        return ReadOut(
+            agent_id=agent_id,
+            desk=desk_out(found),
+            thread=thread,
+            briefing=text,
+            dispatch_offered=offered,
+            threads=[thread_out(line) for line in init.context.threads],
+            pins=[pin_out(pin) for pin in init.context.pins],
+            history=history,
+            latest=history[-1].sequence if history else None,
+        )
+
+    async def post(
+        self, agent_id: str, content: str, desk: str = GENERAL_DESK_ID, reply_to: int | None = None
+    ) -> PostOut:
+        snap = await self._caller(agent_id)
+        found = self._member_desk(agent_id, desk, snap)
+        row = await self.store.post(f"agent:{agent_id}", content, desk=found.id, parent=reply_to)
+        return PostOut(
+            sequence=row.sequence,
+            desk=desk_out(found),
+            parent=row.parent,
+            author=author_out(row.author),
+            over_brevity_budget=BrevityPolicy().overrun(content),
+        )
+
+    async def search(
+        self,
+        agent_id: str,
+        query: str,
+        desk: str = GENERAL_DESK_ID,
+        thread: int | None = None,
+        author: str | None = None,
+        before: int | None = None,
+        limit: int = SEARCH_LIMIT,
+    ) -> SearchOut:
+        _check_range("limit", limit, 1, MAX_HITS)
+        snap = await self._caller(agent_id)
+        found, conversation = await self._conversation(agent_id, desk, thread, snap)
+        pattern = SearchPattern.parse(query)
+        hits = await search_messages(
+            self.store.conversation_log(conversation),
+            SearchQuery(pattern, conversation, author, before, limit),
+        )
+        return SearchOut(
+            query=query,
+            pattern="regex" if regex_source(query) is not None else "text",
+            desk=desk_out(found),
+            thread=thread,
+            hits=[
+                HitOut(
+                    sequence=hit.sequence,
+                    desk_id=found.id,
+                    parent=hit.parent,
+                    author=author_out(hit.author),
+                    excerpt=hit.excerpt,
+                    score=hit.score,
+                    kind=hit.kind.value,
+                )
+                for hit in hits
+            ],
+        )
+
+    async def threads(
+        self,
+        agent_id: str,
+        desk: str = GENERAL_DESK_ID,
+        query: str | None = None,
+        limit: int = THREAD_INDEX_LIMIT,
+    ) -> ThreadsOut:
+        _check_range("limit", limit, 1, MAX_HITS)
+        snap = await self._caller(agent_id)
+        found, conversation = await self._conversation(agent_id, desk, None, snap)
+        log = self.store.conversation_log(conversation)
+        if query is None or not query.strip():
+            lines = await read_thread_index(log, conversation, limit)
+            return ThreadsOut(
+                desk=desk_out(found), query=None, threads=[thread_out(x) for x in lines]
+            )
+        hits = await search_threads(log, conversation, SearchPattern.parse(query), limit)
+        return ThreadsOut(
+            desk=desk_out(found),
+            query=query,
+            threads=[thread_out(hit.line) for hit in hits],
+            scores=[hit.score for hit in hits],
+        )
+
+    async def pins(
+        self, agent_id: str, desk: str = GENERAL_DESK_ID, thread: int | None = None
+    ) -> PinsOut:
+        snap = await self._caller(agent_id)
+        found, conversation = await self._conversation(agent_id, desk, thread, snap)
+        board = await read_pinboard(self.store.conversation_log(conversation), conversation)
+        return PinsOut(desk=desk_out(found), thread=thread, pins=[pin_out(p) for p in board])
+
+    async def pick(
+        self, agent_id: str, kind: PickKind, query: str, limit: int = SELECT_LIMIT
+    ) -> PickOut:
+        _check_range("limit", limit, 1, MAX_HITS)
+        snap = await self._caller(agent_id)
+        source = regex_source(query)
+        hits: list[Hit]
+        if source is not None:
+            pattern = Pattern.regex(compile_regex(source))
+            if kind == "agents":
+                hits = pick_agents_matching(pattern, snap.roster, limit)
+            elif kind == "people":
+                hits = pick_people_matching(pattern, snap.roster, limit)
+            else:
+                hits = pick_desks_matching(pattern, snap.desks, limit)
+        elif kind == "agents":
+            hits = pick_agents(query, snap.roster, limit)
+        elif kind == "people":
+            hits = pick_people(query, snap.roster, limit)
+        else:
+            hits = pick_desks(query, snap.desks, limit)
+        return PickOut(
+            kind=kind,
+            query=query,
+            hits=[
+                PickHitOut(
+                    id=hit.candidate.id,
+                    label=hit.candidate.label,
+                    detail=hit.candidate.detail,
+                    field=hit.field.value,
+                    kind=hit.match.kind.value,
+                    score=hit.match.score,
+                )
+                for hit in hits
+            ],
+        )
+
+    async def inbox(self, agent_id: str, since: int | None = None) -> InboxOut:
+        """Rows after ``since`` that mention the caller, oldest first, in its desks.
+
+        One call covers at most ``INBOX_SCAN`` sequences after the cursor (the newest
+        ``INBOX_SCAN`` when no cursor is given) and at most ``INBOX_LIMIT`` mentions; the
+        returned cursor is where the next call picks up, so nothing is skipped.
+        """
+        if since is not None and since < 0:
+            raise ArgumentOutOfRange("since", since, 0, "the newest sequence")
+        snap = await self._caller(agent_id)
+        last = await self.store.last_sequence()
+        if last is None or (since is not None and since >= last):
+            return InboxOut(agent_id=agent_id, since=since, cursor=since, more=False, mentions=[])
+        start = since if since is not None else max(0, last - INBOX_SCAN)
+        ceiling = min(last, start + INBOX_SCAN)
+        member_of: dict[str, Desk | None] = {}
+        found: list[MentionOut] = []
+        async for row in walk_log(self.store, ceiling + 1, INBOX_SCAN):
+            if row.sequence <= start:
+                break
+            mention = self._mention(agent_id, row, snap, member_of)
+            if mention is not None:
+                found.append(mention)
+        found.reverse()
+        if len(found) > INBOX_LIMIT:
+            found = found[:INBOX_LIMIT]
+            return InboxOut(
+                agent_id=agent_id, since=since, cursor=found[-1].sequence, more=True, mentions=found
+            )
+        return InboxOut(
+            agent_id=agent_id, since=since, cursor=ceiling, more=ceiling < last, mentions=found
+        )
+
+    def _row_desk(
+        self, agent_id: str, row: LogMessage, snap: _Snapshot, member_of: dict[str, Desk | None]
+    ) -> Desk | None:
+        key = "" if is_general_chat(row.chat_id) else str(row.chat_id)
+        if key not in member_of:
+            try:
+                desk = snap.desks.resolve(key or GENERAL_DESK_ID)
+            except UnknownDesk:
+                member_of[key] = None
+            else:
+                members = snap.desks.active_order(desk.id, snap.roster)
+                member_of[key] = desk if agent_id in members else None
+        return member_of[key]
+
+    def _mention(
+        self, agent_id: str, row: LogMessage, snap: _Snapshot, member_of: dict[str, Desk | None]
+    ) -> MentionOut | None:
+        if isinstance(row.author, Agent) and row.author.id == agent_id:
+            return None
+        if "@" not in row.content:
+            return None
+        desk = self._row_desk(agent_id, row, snap, member_of)
+        if desk is None:
+            return None
+        writer = row.author.id if isinstance(row.author, Agent | Person) else None
+        how: Literal["agent", "desk", "everyone"] | None = None
+        for mention in resolve_mentions(row.content, snap.roster, snap.desks, writer):
+            target = mention.target
+            if isinstance(target, AgentTarget) and target.id == agent_id:
+                how = "agent"
+                break
+            if how is not None:
+                continue
+            if isinstance(target, DeskTarget):
+                if agent_id in snap.desks.active_order(target.id, snap.roster):
+                    how = "desk"
+            elif isinstance(target, EveryoneTarget):
+                how = "everyone"
+        if how is None:
+            return None
+        return MentionOut(
+            sequence=row.sequence,
+            desk=desk_out(desk),
+            parent=row.parent,
+            author=author_out(row.author),
+            how=how,
+            content=row.content,
+        )
+
+    # --- focus --------------------------------------------------------------------------
+
+    def _workspace_now(self) -> WorkspaceLike:
+        with self._workspace_lock:
+            if self._workspace is None and self._workspace_factory is not None:
+                self._workspace = self._workspace_factory()
+            if self._workspace is None:
+                raise NoWorkspace()
+            return self._workspace
+
+    async def _in_workspace(self, call: Callable[[WorkspaceLike], Any]) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            workspace = self._workspace_now()
+            with self._workspace_lock:
+                result: dict[str, Any] = call(workspace).to_json()
+                return result
+
+        return await anyio.to_thread.run_sync(run)
+
+    async def focus(
+        self, agent_id: str, goal: str, mode: Literal["set", "check"] = "set", budget: int = 8000
+    ) -> FocusOut:
+        await self._caller(agent_id)
+        data = await self._in_workspace(lambda ws: ws.focus(goal, budget=budget, mode=mode))
+        return FocusOut.model_validate(data)
+
+    async def seek(self, agent_id: str, query: str, limit: int = 20) -> SeekOut:
+        await self._caller(agent_id)
+        data = await self._in_workspace(lambda ws: ws.seek(query, limit=limit))
+        return SeekOut.model_validate(data)
+
+    async def impact(self, agent_id: str, target: str, depth: int = 2) -> ImpactOut:
+        _check_range("depth", depth, 1, MAX_IMPACT_DEPTH)
+        await self._caller(agent_id)
+        data = await self._in_workspace(lambda ws: ws.impact(target, depth=depth))
+        return ImpactOut.model_validate(data)
+
+
+async def _initialize_with_context(
+    log: SessionLog, query: SessionQuery, briefing: TeamBriefing
+) -> SessionInitialization:
+    # TODO(recall): replace with rooms.context.initialize_session_with_context once it lands.
+    init = await initialize_session(log, query, briefing)
+    conversation = query.conversation
+    threads = await read_thread_index(log, conversation, THREAD_INDEX_LIMIT)
+    pins = await read_pinboard(log, conversation, before=query.before)
+    return SessionInitialization(
+        init.briefing, SessionContext(tuple(threads), tuple(pins)), init.history
+    )

@@ -1,0 +1,139 @@
+"""Per-agent bearer tokens for the HTTP server, kept hashed beside the room log.
+
+``coderooms agent token ID`` issues a token (printed once, never stored in clear); the
+HTTP server accepts a request only with a token whose SHA-256 is on file for an agent
+that is still active. Issuing again replaces the agent's previous token.
+
+The table lives in the rooms SQLite file with a migration record of its own
+(``mcp_token_migrations``), so it opens in newer versions like the store's own tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+import time
+
+from mcp.server.auth.provider import AccessToken
+
+from coderooms.mcp.errors import RetiredCaller, TokenStoreUnsupported, UnknownCaller
+from coderooms.store.base import Store
+
+__all__ = ["TOKEN_BYTES", "TOKEN_PREFIX", "TOKEN_SCOPE", "AgentTokenVerifier", "TokenBook"]
+
+TOKEN_BYTES = 32
+"""Random bytes in a token (256 bits)."""
+TOKEN_PREFIX = "crt_"
+"""Every token starts with this, so a leaked one is recognisable."""
+TOKEN_SCOPE = "rooms"
+"""The one scope a token grants."""
+BUSY_TIMEOUT_MS = 10_000
+"""How long a token write waits for other writers of the same file."""
+
+_MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "agent tokens",
+        (
+            """CREATE TABLE mcp_agent_tokens (
+                agent_id TEXT PRIMARY KEY,
+                token_sha256 TEXT NOT NULL UNIQUE,
+                issued_at INTEGER NOT NULL
+            )""",
+        ),
+    ),
+)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class TokenBook:
+    """The token table of one rooms database file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._migrate()
+
+    @classmethod
+    def for_store(cls, store: Store) -> TokenBook:
+        path = getattr(store, "path", None)
+        if not isinstance(path, str) or path == ":memory:":
+            raise TokenStoreUnsupported(repr(store))
+        return cls(path)
+
+    def _migrate(self) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS mcp_token_migrations "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
+            )
+            done = {v for (v,) in db.execute("SELECT version FROM mcp_token_migrations")}
+            for version, name, statements in _MIGRATIONS:
+                if version in done:
+                    continue
+                for statement in statements:
+                    db.execute(statement)
+                db.execute(
+                    "INSERT INTO mcp_token_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, int(time.time())),
+                )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def issue(self, agent_id: str) -> str:
+        """A new token for ``agent_id``, replacing any earlier one. Shown once."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+        self._db.execute(
+            "INSERT INTO mcp_agent_tokens (agent_id, token_sha256, issued_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (agent_id) DO UPDATE SET token_sha256 = excluded.token_sha256, "
+            "issued_at = excluded.issued_at",
+            (agent_id, _digest(token), int(time.time())),
+        )
+        return token
+
+    def agent_for(self, token: str) -> str | None:
+        """The agent a token was issued to, or None for an unknown or replaced token."""
+        if not token.startswith(TOKEN_PREFIX):
+            return None
+        row = self._db.execute(
+            "SELECT agent_id FROM mcp_agent_tokens WHERE token_sha256 = ?", (_digest(token),)
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def close(self) -> None:
+        self._db.close()
+
+
+async def check_token_holder(store: Store, agent_id: str) -> None:
+    """Raise unless ``agent_id`` is an active agent (tokens are issued to those only)."""
+    roster = await store.roster()
+    if not any(member.id == agent_id for member in roster.members):
+        raise UnknownCaller(agent_id)
+    if roster.is_retired(agent_id):
+        raise RetiredCaller(agent_id)
+
+
+class AgentTokenVerifier:
+    """The SDK's ``TokenVerifier``: a token on file, held by an agent still active."""
+
+    def __init__(self, book: TokenBook, store: Store) -> None:
+        self.book = book
+        self.store = store
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        agent_id = self.book.agent_for(token)
+        if agent_id is None:
+            return None
+        roster = await self.store.roster()
+        if roster.is_retired(agent_id) or not any(m.id == agent_id for m in roster.members):
+            return None
+        return AccessToken(token=token, client_id=agent_id, scopes=[TOKEN_SCOPE], subject=agent_id)

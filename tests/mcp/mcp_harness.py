@@ -1,0 +1,94 @@
+"""MCP client sessions held open on a background event loop, so tests stay synchronous.
+
+Each session is opened once per test module (servers are real subprocesses), and a
+test calls a tool with ``sessions.call(name, tool, arguments)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from mcp_types import CallToolResult, ListToolsResult
+
+from mcp import Client
+
+CALL_TIMEOUT_S = 120.0
+"""Generous: the machine is shared and a first focus call may index the repository."""
+
+BIN = Path(sys.executable).parent
+CODEROOMS = str(BIN / "coderooms")
+
+ClientFactory = Callable[[], Client]
+
+
+class Sessions:
+    def __init__(self, factories: dict[str, ClientFactory]) -> None:
+        self._factories = factories
+        self._clients: dict[str, Client] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Sessions:
+        self._thread.start()
+        self._ready.wait(CALL_TIMEOUT_S)
+        if self._failure is not None:
+            raise self._failure
+        if not self._ready.is_set():
+            raise TimeoutError("MCP sessions did not open")
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(CALL_TIMEOUT_S)
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # surfaced to the test that opened the sessions
+            self._failure = exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with AsyncExitStack() as stack:
+            for name, factory in self._factories.items():
+                self._clients[name] = await stack.enter_async_context(factory())
+            self._ready.set()
+            await self._stop.wait()
+
+    def _submit(self, coroutine: Any) -> Any:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(CALL_TIMEOUT_S)
+
+    def call(self, name: str, tool: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        result: CallToolResult = self._submit(self._clients[name].call_tool(tool, arguments or {}))
+        return result
+
+    def tools(self, name: str) -> ListToolsResult:
+        result: ListToolsResult = self._submit(self._clients[name].list_tools())
+        return result
+
+
+def text_of(result: CallToolResult) -> str:
+    """The readable text of a result (its one text block)."""
+    (block,) = result.content
+    text: str = block.text  # type: ignore[union-attr]
+    return text
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    """The structured content of a successful result."""
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content
