@@ -1,0 +1,304 @@
+"""``.coderooms/index.db``: the persisted code graph, with ordered, recorded migrations."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from coderooms.index.errors import IndexDatabaseError, IndexTooNew
+from coderooms.index.facts import FileFacts, ImportFact, SymbolFact
+
+SQLITE_TIMEOUT_SECONDS = 30.0
+
+# Each migration runs once, in order, inside one transaction, and is recorded in
+# schema_migrations, so an index.db written by an older version opens in a newer one.
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "code graph",
+        """
+        CREATE TABLE files (
+            path TEXT PRIMARY KEY,
+            language TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            lines INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            is_test INTEGER NOT NULL,
+            is_generated INTEGER NOT NULL,
+            is_vendored INTEGER NOT NULL,
+            parse_error INTEGER NOT NULL,
+            decode_replaced INTEGER NOT NULL,
+            facts TEXT NOT NULL
+        );
+        CREATE TABLE symbols (
+            id TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            qualname TEXT NOT NULL,
+            parent TEXT,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            signature TEXT NOT NULL,
+            docstring TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            is_test INTEGER NOT NULL,
+            size_bytes INTEGER NOT NULL
+        );
+        CREATE INDEX symbols_by_path ON symbols(path);
+        CREATE TABLE edges (
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            weight REAL NOT NULL,
+            origin TEXT NOT NULL
+        );
+        CREATE INDEX edges_by_origin ON edges(origin);
+        CREATE INDEX edges_by_src ON edges(src);
+        CREATE INDEX edges_by_dst ON edges(dst);
+        CREATE TABLE uses (
+            name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            PRIMARY KEY (name, path)
+        ) WITHOUT ROWID;
+        CREATE INDEX uses_by_path ON uses(path);
+        CREATE TABLE unresolved (
+            path TEXT PRIMARY KEY,
+            builtin INTEGER NOT NULL,
+            external INTEGER NOT NULL,
+            ambiguous INTEGER NOT NULL,
+            unknown INTEGER NOT NULL
+        );
+        CREATE TABLE skipped (
+            path TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL
+        );
+        CREATE TABLE signals (
+            path TEXT PRIMARY KEY,
+            commit_count INTEGER NOT NULL,
+            last_change INTEGER NOT NULL
+        );
+        CREATE TABLE co_changes (
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (a, b)
+        ) WITHOUT ROWID;
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+    ),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the index database at ``path``."""
+    try:
+        conn = sqlite3.connect(
+            path, timeout=SQLITE_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=OFF")
+        migrate(conn, path)
+    except sqlite3.DatabaseError as exc:
+        raise IndexDatabaseError(path, str(exc)) from exc
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    newest = max(done, default=0)
+    if newest > SCHEMA_VERSION:
+        raise IndexTooNew(path, newest, SCHEMA_VERSION)
+    for version, name, sql in MIGRATIONS:
+        if version in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in sql.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, datetime.now(UTC).isoformat(timespec="seconds")),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+# --- facts (de)serialisation --------------------------------------------------------
+
+
+def encode_facts(facts: FileFacts) -> str:
+    return json.dumps(
+        {
+            "i": [
+                [i.module, [list(n) for n in i.names], i.alias, i.level, i.line]
+                for i in facts.imports
+            ],
+            "c": facts.calls,
+            "r": facts.refs,
+            "b": facts.bases,
+        },
+        separators=(",", ":"),
+    )
+
+
+def decode_facts(row: sqlite3.Row | tuple[object, ...], symbols: list[SymbolFact]) -> FileFacts:
+    (
+        path,
+        language,
+        content_hash,
+        size,
+        lines,
+        is_test,
+        is_generated,
+        is_vendored,
+        parse_error,
+        decode_replaced,
+        blob,
+    ) = row
+    data = json.loads(str(blob))
+    facts = FileFacts(
+        path=str(path),
+        language=str(language),
+        content_hash=str(content_hash),
+        size=int(size),  # type: ignore[call-overload]
+        lines=int(lines),
+        is_test=bool(is_test),
+        parse_error=bool(parse_error),  # type: ignore[call-overload]
+        decode_replaced=bool(decode_replaced),
+        is_generated=bool(is_generated),
+        is_vendored=bool(is_vendored),
+    )
+    facts.symbols = symbols
+    facts.imports = [
+        ImportFact(
+            module=m, names=tuple((a, b) for a, b in names), alias=alias, level=level, line=line
+        )
+        for m, names, alias, level, line in data["i"]
+    ]
+    facts.calls = [(o, r, n, c) for o, r, n, c in data["c"]]
+    facts.refs = [(o, r, n) for o, r, n in data["r"]]
+    facts.bases = [(o, b) for o, b in data["b"]]
+    return facts
+
+
+FACT_COLUMNS = (
+    "path, language, content_hash, size, lines, is_test, is_generated, is_vendored, "
+    "parse_error, decode_replaced, facts"
+)
+SYMBOL_COLUMNS = (
+    "id, kind, name, qualname, parent, start_line, end_line, signature, docstring, "
+    "content_hash, is_test, size_bytes"
+)
+
+
+def symbol_from_row(row: tuple[object, ...]) -> SymbolFact:
+    sid, kind, name, qualname, parent, start, end, sig, doc, chash, is_test, size = row
+    return SymbolFact(
+        id=str(sid),
+        kind=str(kind),
+        name=str(name),
+        qualname=str(qualname),
+        parent=None if parent is None else str(parent),
+        start_line=int(start),  # type: ignore[call-overload]
+        end_line=int(end),
+        signature=str(sig),
+        docstring=str(doc),
+        content_hash=str(chash),  # type: ignore[call-overload]
+        is_test=bool(is_test),
+        size_bytes=int(size),  # type: ignore[call-overload]
+    )
+
+
+def load_facts(conn: sqlite3.Connection, path: str) -> FileFacts | None:
+    row = conn.execute(f"SELECT {FACT_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return None
+    symbols = [
+        symbol_from_row(r)
+        for r in conn.execute(
+            f"SELECT {SYMBOL_COLUMNS} FROM symbols WHERE path = ? ORDER BY start_line, id", (path,)
+        )
+    ]
+    return decode_facts(row, symbols)
+
+
+def write_file(conn: sqlite3.Connection, facts: FileFacts, mtime_ns: int) -> None:
+    conn.execute("DELETE FROM symbols WHERE path = ?", (facts.path,))
+    conn.execute(
+        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            facts.path,
+            facts.language,
+            facts.content_hash,
+            facts.size,
+            facts.lines,
+            mtime_ns,
+            int(facts.is_test),
+            int(facts.is_generated),
+            int(facts.is_vendored),
+            int(facts.parse_error),
+            int(facts.decode_replaced),
+            encode_facts(facts),
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO symbols VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                s.id,
+                facts.path,
+                s.kind,
+                s.name,
+                s.qualname,
+                s.parent,
+                s.start_line,
+                s.end_line,
+                s.signature,
+                s.docstring,
+                s.content_hash,
+                int(s.is_test),
+                s.size_bytes,
+            )
+            for s in facts.symbols
+        ],
+    )
+
+
+def delete_file(conn: sqlite3.Connection, path: str) -> None:
+    for table in ("files", "symbols", "unresolved", "uses"):
+        conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    conn.execute("DELETE FROM edges WHERE origin = ?", (path,))
+
+
+def replace_uses(conn: sqlite3.Connection, path: str, names: Iterable[str]) -> None:
+    conn.execute("DELETE FROM uses WHERE path = ?", (path,))
+    conn.executemany(
+        "INSERT INTO uses(name, path) VALUES (?, ?)", [(n, path) for n in sorted(names)]
+    )
+
+
+def get_meta(conn: sqlite3.Connection, key: str, default: str = "") -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(row[0]) if row else default
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))

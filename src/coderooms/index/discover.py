@@ -1,0 +1,165 @@
+"""Which files make up the repository: ``git ls-files`` when there is git, else a walk
+that honours ``.gitignore``. Symlinks are never followed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+import pathspec
+
+from coderooms.index.errors import WorkspaceUnreadable
+from coderooms.index.facts import Skipped
+
+INDEX_DIR = ".coderooms"
+GIT_TIMEOUT_SECONDS = 120
+# Never indexed, with or without git: tool caches and environments.
+ALWAYS_IGNORED_DIRS = frozenset({".git", ".hg", ".svn", INDEX_DIR})
+WALK_IGNORED_DIRS = frozenset(
+    {
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        "node_modules",
+        ".eggs",
+        ".idea",
+        ".vscode",
+    }
+)
+
+
+@dataclass(slots=True)
+class Listing:
+    """The candidate files with their (size, mtime_ns), and what was skipped on the way."""
+
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    git: bool = False
+
+
+def run_git(root: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", "-c", "core.quotepath=off", *args],
+        cwd=root,
+        capture_output=True,
+        timeout=GIT_TIMEOUT_SECONDS,
+        check=False,
+    )
+
+
+def is_git_worktree(root: str) -> bool:
+    try:
+        done = run_git(root, "rev-parse", "--is-inside-work-tree")
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == b"true"
+
+
+def list_files(root: str) -> Listing:
+    listing = Listing()
+    if is_git_worktree(root):
+        listing.git = True
+        done = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        if done.returncode != 0:
+            reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise WorkspaceUnreadable(root, reason[0] if reason else "git ls-files failed")
+        paths = sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+    else:
+        paths = _walk(root, listing)
+    real_root = os.path.realpath(root)
+    for rel in paths:
+        first = rel.split("/", 1)[0]
+        if first in ALWAYS_IGNORED_DIRS:
+            continue
+        full = os.path.join(root, rel)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue  # tracked but deleted from the working tree
+        if _is_symlink(st.st_mode):
+            listing.skipped.append(Skipped(rel, _symlink_reason(full, real_root)))
+            continue
+        if not _is_regular(st.st_mode):
+            continue  # a submodule directory or a special file
+        listing.files[rel] = (st.st_size, st.st_mtime_ns)
+    listing.skipped.sort(key=lambda s: s.path)
+    return listing
+
+
+def _is_symlink(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISLNK(mode)
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def _symlink_reason(full: str, real_root: str) -> str:
+    try:
+        target = os.path.realpath(full, strict=False)
+    except (OSError, RuntimeError):
+        return "symlink_loop"
+    if target != real_root and not target.startswith(real_root + os.sep):
+        return "symlink_outside_root"
+    if not os.path.exists(target):
+        return "symlink_broken"
+    return "symlink"
+
+
+def _walk(root: str, listing: Listing) -> list[str]:
+    """All files under ``root``, honouring every ``.gitignore`` on the way down."""
+    found: list[str] = []
+    real_root = os.path.realpath(root)
+    specs: list[tuple[str, pathspec.PathSpec]] = []  # (directory prefix, its .gitignore)
+
+    def ignored(rel: str, is_dir: bool) -> bool:
+        for prefix, spec in specs:
+            if prefix and not rel.startswith(prefix + "/"):
+                continue
+            sub = rel[len(prefix) + 1 :] if prefix else rel
+            if spec.match_file(sub + "/" if is_dir else sub):
+                return True
+        return False
+
+    for dirpath, dirnames, filenames in os.walk(
+        root, topdown=True, followlinks=False, onerror=None
+    ):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        if ".gitignore" in filenames:
+            try:
+                with open(
+                    os.path.join(dirpath, ".gitignore"), encoding="utf-8", errors="replace"
+                ) as fh:
+                    specs.append(
+                        (rel_dir, pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines()))
+                    )
+            except OSError:
+                pass
+        keep = []
+        for d in sorted(dirnames):
+            rel = f"{rel_dir}/{d}" if rel_dir else d
+            full = os.path.join(dirpath, d)
+            if d in ALWAYS_IGNORED_DIRS or d in WALK_IGNORED_DIRS or ignored(rel, True):
+                continue
+            if os.path.islink(full):
+                listing.skipped.append(Skipped(rel, _symlink_reason(full, real_root)))
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for f in sorted(filenames):
+            rel = f"{rel_dir}/{f}" if rel_dir else f
+            if not ignored(rel, False):
+                found.append(rel)
+    return sorted(found)

@@ -1,0 +1,74 @@
+"""Errors of the code index.
+
+::
+
+    HostError
+    └── CodeIndexError                 anything the indexer refuses to do
+        ├── WorkspaceNotFound          the path does not exist
+        ├── WorkspaceNotADirectory     the path is a file, not a directory
+        ├── WorkspaceUnreadable        the directory (or its git repository) cannot be read
+        ├── IndexDatabaseError         .coderooms/index.db cannot be opened or is damaged
+        ├── IndexTooNew                index.db was written by a newer coderooms
+        ├── NotIndexed                 a graph was asked for before the first index run
+        └── UnknownNode                no file or symbol has that id
+"""
+
+from __future__ import annotations
+
+from coderooms.errors import HostError
+
+__all__ = [
+    "CodeIndexError",
+    "WorkspaceNotFound",
+    "WorkspaceNotADirectory",
+    "WorkspaceUnreadable",
+    "IndexDatabaseError",
+    "IndexTooNew",
+    "NotIndexed",
+    "UnknownNode",
+]
+
+
+class CodeIndexError(HostError):
+    """Base of the code index's errors."""
+
+
+class WorkspaceNotFound(CodeIndexError):
+    fields = ("path",)
+    template = "no such directory: {path}"
+
+
+class WorkspaceNotADirectory(CodeIndexError):
+    fields = ("path",)
+    template = "not a directory: {path} (give the root of a repository)"
+
+
+class WorkspaceUnreadable(CodeIndexError):
+    fields = ("path", "reason")
+    template = "cannot read {path}: {reason}"
+
+
+class IndexDatabaseError(CodeIndexError):
+    fields = ("path", "reason")
+    template = (
+        "cannot use the index database {path}: {reason} (delete it and run `coderooms index` again)"
+    )
+
+
+class IndexTooNew(CodeIndexError):
+    fields = ("path", "found", "known")
+    template = (
+        "{path} has schema version {found}, this coderooms knows up to {known}: upgrade coderooms"
+    )
+
+
+class NotIndexed(CodeIndexError):
+    fields = ("path",)
+    template = "{path} has no code index yet: run `coderooms index {path}` first"
+
+
+class UnknownNode(CodeIndexError):
+    fields = ("node",)
+    template = (
+        "no file or symbol with id {node!r} in the index (ids look like pkg/mod.py::Class.method)"
+    )

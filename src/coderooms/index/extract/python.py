@@ -1,0 +1,243 @@
+"""Python: symbols, imports, calls, references, bases and tests from one parse."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+from coderooms.index.extract.common import (
+    DOCSTRING_MAX_CHARS,
+    DefSite,
+    build_symbols,
+    node_text,
+    one_line,
+)
+from coderooms.index.facts import FileFacts, ImportFact, dedupe_calls
+
+# Names that are never worth a reference edge: the receiver conventions of methods.
+IGNORED_REFERENCES = frozenset({"self", "cls"})
+
+_QUERY = """
+(function_definition) @def.function
+(class_definition) @def.class
+(import_statement) @import
+(import_from_statement) @import
+(call function: (identifier) @call.name)
+(call function: (attribute) @call.attr)
+(identifier) @ref
+(attribute object: (identifier) attribute: (identifier)) @ref.attr
+(attribute attribute: (identifier) @nofree)
+(keyword_argument name: (identifier) @nofree)
+(function_definition name: (identifier) @nofree)
+(class_definition name: (identifier) @nofree)
+(class_definition superclasses: (argument_list (identifier) @nofree))
+(parameters (identifier) @nofree)
+(lambda_parameters (identifier) @nofree)
+(default_parameter name: (identifier) @nofree)
+(typed_parameter (identifier) @nofree)
+(typed_default_parameter name: (identifier) @nofree)
+(dotted_name (identifier) @nofree)
+(aliased_import alias: (identifier) @nofree)
+"""
+
+
+@cache
+def language() -> Language:
+    return Language(tree_sitter_python.language())
+
+
+@cache
+def _query() -> Query:
+    return Query(language(), _QUERY)
+
+
+@cache
+def parser() -> Parser:
+    return Parser(language())
+
+
+def is_test_path(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
+        return True
+    parts = path.split("/")[:-1]
+    return any(p in ("test", "tests", "testing") for p in parts)
+
+
+def _docstring(source: bytes, d: DefSite) -> str:
+    body = d.node.child_by_field_name("body")
+    if body is None or body.named_child_count == 0:
+        return ""
+    first = body.named_children[0]
+    if first.type != "expression_statement" or first.named_child_count == 0:
+        return ""
+    string = first.named_children[0]
+    if string.type != "string":
+        return ""
+    parts = [node_text(source, c) for c in string.named_children if c.type == "string_content"]
+    return one_line(" ".join(parts), DOCSTRING_MAX_CHARS)
+
+
+def _dotted(node: Node | None, source: bytes) -> str:
+    return node_text(source, node) if node is not None else ""
+
+
+def _imports(node: Node, source: bytes) -> ImportFact | list[ImportFact]:
+    line = node.start_point[0] + 1
+    if node.type == "import_statement":
+        facts = []
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                module = _dotted(child.child_by_field_name("name"), source)
+                alias = _dotted(child.child_by_field_name("alias"), source)
+            else:
+                module = _dotted(child, source)
+                alias = module.split(".", 1)[0]
+            facts.append(ImportFact(module=module, alias=alias, line=line))
+        return facts
+    module_node = node.child_by_field_name("module_name")
+    level = 0
+    module = ""
+    if module_node is not None and module_node.type == "relative_import":
+        for c in module_node.children:
+            if c.type == "import_prefix":
+                level = c.end_byte - c.start_byte
+            elif c.type == "dotted_name":
+                module = _dotted(c, source)
+    else:
+        module = _dotted(module_node, source)
+    names: list[tuple[str, str]] = []
+    for child in node.children_by_field_name("name"):
+        if child.type == "aliased_import":
+            name = _dotted(child.child_by_field_name("name"), source)
+            names.append((name, _dotted(child.child_by_field_name("alias"), source)))
+        else:
+            name = _dotted(child, source)
+            names.append((name, name))
+    if any(c.type == "wildcard_import" for c in node.children):
+        names.append(("*", "*"))
+    return ImportFact(module=module, names=tuple(names), level=level, line=line)
+
+
+def _receiver(obj: Node | None, source: bytes) -> str:
+    if obj is None:
+        return "?"
+    if obj.type in ("identifier", "attribute"):
+        text = node_text(source, obj)
+        return text if "\n" not in text and "(" not in text else "?"
+    if obj.type == "call":
+        fn = obj.child_by_field_name("function")
+        if fn is not None and fn.type == "identifier" and node_text(source, fn) == "super":
+            return "super()"
+    return "?"
+
+
+def extract(facts: FileFacts, source: bytes) -> None:
+    """Fill ``facts`` with what one Python file defines and uses."""
+    tree = parser().parse(source)
+    root = tree.root_node
+    facts.parse_error = root.has_error
+    caps = QueryCursor(_query()).captures(root)
+    path = facts.path
+    file_is_test = facts.is_test
+
+    defs: list[DefSite] = []
+    for node in caps.get("def.function", ()):
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name is not None:
+            defs.append(
+                DefSite(
+                    node,
+                    "function",
+                    node_text(source, name),
+                    signature_end=body.start_byte if body else -1,
+                )
+            )
+    class_nodes = caps.get("def.class", ())
+    for node in class_nodes:
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name is not None:
+            defs.append(
+                DefSite(
+                    node,
+                    "class",
+                    node_text(source, name),
+                    signature_end=body.start_byte if body else -1,
+                )
+            )
+
+    def is_test(d: DefSite, qualname: str, parent_qualname: str | None) -> bool:
+        if not file_is_test:
+            return False
+        if d.kind == "class":
+            return d.name.startswith("Test")
+        if not d.name.startswith("test"):
+            return False
+        return parent_qualname is None or parent_qualname.split(".")[-1].startswith("Test")
+
+    symbols, owners = build_symbols(
+        path, source, defs, docstring=lambda d: _docstring(source, d), is_test=is_test
+    )
+    facts.symbols = symbols
+    owner_at = owners.at
+
+    for node in class_nodes:
+        supers = node.child_by_field_name("superclasses")
+        if supers is None:
+            continue
+        owner = owner_at(node.start_byte + 1)
+        for base in supers.named_children:
+            if base.type in ("identifier", "attribute"):
+                facts.bases.append((owner, node_text(source, base)))
+
+    imports: list[ImportFact] = []
+    for node in caps.get("import", ()):
+        got = _imports(node, source)
+        if isinstance(got, list):
+            imports.extend(got)
+        else:
+            imports.append(got)
+    imports.sort(key=lambda f: f.line)
+    facts.imports = imports
+
+    raw_calls: list[tuple[str, str, str]] = []
+    call_name_starts: set[int] = set()
+    for node in caps.get("call.name", ()):
+        start = node.start_byte
+        call_name_starts.add(start)
+        raw_calls.append(
+            (owner_at(start), "", source[start : node.end_byte].decode("utf-8", "replace"))
+        )
+    for node in caps.get("call.attr", ()):
+        attr = node.child_by_field_name("attribute")
+        if attr is None:
+            continue
+        call_name_starts.add(attr.start_byte)
+        receiver = _receiver(node.child_by_field_name("object"), source)
+        raw_calls.append((owner_at(node.start_byte), receiver, node_text(source, attr)))
+    facts.calls = dedupe_calls(raw_calls)
+
+    refs: set[tuple[str, str, str]] = set()
+    # Definition names, parameters, import paths, attribute tails and keywords are not
+    # uses of a name; a.b is taken by ref.attr.
+    not_free = call_name_starts | {n.start_byte for n in caps.get("nofree", ())}
+    spans = [(n.start_byte, n.end_byte) for n in caps.get("ref", ())]
+    spans = sorted((a, b) for a, b in spans if a not in not_free)
+    for owner, (a, b) in zip(owners.sweep([a for a, _ in spans]), spans, strict=True):
+        name = source[a:b].decode("utf-8", "replace")
+        if name not in IGNORED_REFERENCES:
+            refs.add((owner, "", name))
+    for node in caps.get("ref.attr", ()):
+        attr = node.child_by_field_name("attribute")
+        obj = node.child_by_field_name("object")
+        if attr is None or obj is None or attr.start_byte in call_name_starts:
+            continue
+        receiver = node_text(source, obj)
+        if receiver in IGNORED_REFERENCES:
+            continue
+        refs.add((owner_at(node.start_byte), receiver, node_text(source, attr)))
+    facts.refs = sorted(refs)

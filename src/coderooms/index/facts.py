@@ -1,0 +1,82 @@
+"""What extraction learns from one file, before any cross-file resolution.
+
+Facts are per file and depend only on the file's path and bytes, so they can be
+computed in a worker process, stored, and resolved again later without re-parsing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SymbolKind = str  # "module" | "class" | "function" | "method"
+
+
+@dataclass(slots=True)
+class SymbolFact:
+    id: str
+    kind: SymbolKind
+    name: str
+    qualname: str
+    parent: str | None  # id of the enclosing symbol, None at file level
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    signature: str
+    docstring: str
+    content_hash: str
+    is_test: bool = False
+    size_bytes: int = 0
+
+
+@dataclass(slots=True)
+class ImportFact:
+    """One imported module, as written.
+
+    ``names`` holds ``(name, bound_as)`` pairs for ``from m import name as bound_as``
+    (``("*", "*")`` for a star import); ``alias`` is the name a whole-module import binds
+    (``import a.b`` binds ``a``; ``import a.b as c`` binds ``c``); ``level`` counts the
+    leading dots of a relative Python import.
+    """
+
+    module: str
+    names: tuple[tuple[str, str], ...] = ()
+    alias: str = ""
+    level: int = 0
+    line: int = 0
+
+
+@dataclass(slots=True)
+class FileFacts:
+    path: str
+    language: str
+    content_hash: str
+    size: int
+    lines: int
+    is_test: bool = False
+    parse_error: bool = False
+    decode_replaced: bool = False
+    is_generated: bool = False
+    is_vendored: bool = False
+    symbols: list[SymbolFact] = field(default_factory=list)
+    imports: list[ImportFact] = field(default_factory=list)
+    # (owner id, receiver text, called name, count); receiver "" for a bare call,
+    # "?" when the receiver is an expression the resolver cannot name.
+    calls: list[tuple[str, str, str, int]] = field(default_factory=list)
+    # (owner id, receiver text, name) for identifiers used as values or types.
+    refs: list[tuple[str, str, str]] = field(default_factory=list)
+    # (class id, base expression text)
+    bases: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Skipped:
+    path: str
+    reason: str
+    size: int = 0
+
+
+def dedupe_calls(raw: list[tuple[str, str, str]]) -> list[tuple[str, str, str, int]]:
+    """Count repeated call sites so each (owner, receiver, name) appears once."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for key in raw:
+        counts[key] = counts.get(key, 0) + 1
+    return [(o, r, n, c) for (o, r, n), c in counts.items()]

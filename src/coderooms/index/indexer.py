@@ -1,0 +1,351 @@
+"""One index run: list, parse what changed (on every core), resolve what it affects,
+read git signals, and store it all in index.db in one transaction."""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.pool
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+
+from coderooms.index import db
+from coderooms.index.discover import list_files
+from coderooms.index.extract import Outcome, Unchanged, process_file, skip_reason
+from coderooms.index.facts import FileFacts, Skipped
+from coderooms.index.gitlog import GitLogPass, head_commit
+from coderooms.index.languages import PARSED_LANGUAGES
+from coderooms.index.resolve import UNRESOLVED_REASONS, Resolver, SymbolRow, SymbolTable
+from coderooms.index.summary import IndexSummary
+
+PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
+CHUNK_FILES = 8  # files per task sent to a worker
+MAX_WORKERS = 8
+
+Progress = Callable[[int, int], None]  # (files done, files to parse)
+
+
+def worker_count() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
+def _process_chunk(root: str, chunk: list[tuple[str, str | None]]) -> list[Outcome]:
+    return [process_file(root, path, old) for path, old in chunk]
+
+
+def open_pool(files: int, workers: int) -> multiprocessing.pool.Pool | None:
+    """Worker processes for parsing, or None when in-process is cheaper."""
+    if workers <= 1 or files < PARALLEL_MIN_FILES:
+        return None
+    # fork is fastest; with other threads alive it is unsafe, so use forkserver then.
+    method = "fork" if threading.active_count() == 1 else "forkserver"
+    return multiprocessing.get_context(method).Pool(workers)
+
+
+def process_files(
+    root: str, todo: list[tuple[str, str | None]], pool: multiprocessing.pool.Pool | None
+) -> Iterator[Outcome]:
+    """Parse files, on the pool's processes when there is one."""
+    if pool is None:
+        for path, old in todo:
+            yield process_file(root, path, old)
+        return
+    chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
+    for outcomes in pool.imap_unordered(partial(_process_chunk, root), chunks):
+        yield from outcomes
+
+
+def run(
+    root: str,
+    conn: sqlite3.Connection,
+    *,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> IndexSummary:
+    started = time.perf_counter()
+    workers = worker_count() if workers is None else workers
+    listing = list_files(root)
+    head = head_commit(root) if listing.git else ""
+
+    known = {
+        p: (h, s, m)
+        for p, h, s, m in conn.execute("SELECT path, content_hash, size, mtime_ns FROM files")
+    }
+    known_skipped = {
+        p: (r, s, m)
+        for p, r, s, m in conn.execute("SELECT path, reason, size, mtime_ns FROM skipped")
+    }
+    cold = not known
+    todo: list[tuple[str, str | None]] = []
+    for path, (size, mtime) in listing.files.items():
+        old = known.get(path)
+        if old is not None and old[1] == size and old[2] == mtime:
+            continue
+        skipped = known_skipped.get(path)
+        if old is None and skipped is not None and skipped[1] == size and skipped[2] == mtime:
+            continue
+        todo.append((path, old[0] if old else None))
+    symlinks = {s.path for s in listing.skipped}
+    listed = set(listing.files) | symlinks
+    deleted = sorted(p for p in known if p not in listed)
+    gone_skips = sorted(p for p in known_skipped if p not in listed)
+
+    # Fork the workers before any thread exists, then start git log beside them.
+    pool = open_pool(len(todo), workers)
+    git_proc = None
+    if listing.git and head and head != db.get_meta(conn, "head"):
+        git_proc = GitLogPass(root)
+    changed: list[FileFacts] = []
+    old_symbols: dict[str, set[tuple[str, str]]] = {}
+    old_imports: dict[str, str] = {}
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for path in deleted:
+            old_symbols[path] = _symbol_keys(conn, path)
+            old_imports[path] = _imports_blob(conn, path)
+            db.delete_file(conn, path)
+        for path in gone_skips:
+            conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
+        for s in listing.skipped:
+            conn.execute(
+                "INSERT OR REPLACE INTO skipped VALUES (?, ?, ?, ?)", (s.path, s.reason, 0, 0)
+            )
+            if s.path in known:
+                old_symbols[s.path] = _symbol_keys(conn, s.path)
+                db.delete_file(conn, s.path)
+                deleted.append(s.path)
+        done = 0
+        for outcome in process_files(root, todo, pool):
+            done += 1
+            if progress is not None:
+                progress(done, len(todo))
+            path = outcome.path
+            size, mtime = listing.files[path]
+            if isinstance(outcome, Unchanged):
+                conn.execute(
+                    "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime, size, path)
+                )
+            elif isinstance(outcome, Skipped):
+                if path in known:
+                    old_symbols[path] = _symbol_keys(conn, path)
+                    db.delete_file(conn, path)
+                    deleted.append(path)
+                conn.execute(
+                    "INSERT OR REPLACE INTO skipped VALUES (?, ?, ?, ?)",
+                    (path, outcome.reason, size, mtime),
+                )
+            else:
+                if path in known:
+                    old_symbols[path] = _symbol_keys(conn, path)
+                    old_imports[path] = _imports_blob(conn, path)
+                conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
+                db.write_file(conn, outcome, mtime)
+                changed.append(outcome)
+
+        if pool is not None:
+            pool.close()
+            pool = None
+        resolved = _resolve(conn, cold, changed, deleted, old_symbols, old_imports)
+
+        if listing.git and git_proc is not None:
+            indexed = {p for (p,) in conn.execute("SELECT path FROM files")}
+            signals = git_proc.result(indexed)
+            conn.execute("DELETE FROM signals")
+            conn.execute("DELETE FROM co_changes")
+            conn.executemany(
+                "INSERT INTO signals VALUES (?, ?, ?)",
+                [
+                    (p, n, signals.last_change.get(p, 0))
+                    for p, n in sorted(signals.commit_counts.items())
+                ],
+            )
+            conn.executemany("INSERT INTO co_changes VALUES (?, ?, ?)", signals.co_changes)
+            db.set_meta(conn, "head", head)
+            db.set_meta(conn, "head_time", str(signals.head_time))
+        elif not listing.git and db.get_meta(conn, "head"):
+            conn.execute("DELETE FROM signals")
+            conn.execute("DELETE FROM co_changes")
+            db.set_meta(conn, "head", "")
+            db.set_meta(conn, "head_time", "0")
+        if deleted:
+            conn.execute("DELETE FROM signals WHERE path NOT IN (SELECT path FROM files)")
+            conn.execute(
+                "DELETE FROM co_changes WHERE a NOT IN (SELECT path FROM files) "
+                "OR b NOT IN (SELECT path FROM files)"
+            )
+        if changed or deleted or git_proc is not None or cold:
+            generation = int(db.get_meta(conn, "generation", "0")) + 1
+            db.set_meta(conn, "generation", str(generation))
+        db.set_meta(conn, "root", os.path.abspath(root))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        if pool is not None:
+            pool.terminate()
+        if git_proc is not None:
+            git_proc.cancel()
+        raise
+    (n_files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
+    stats = {
+        "parsed": len(changed),
+        "unchanged": n_files - len(changed),
+        "deleted": len(deleted),
+        "re_resolved": resolved,
+    }
+    return summarize(conn, root, listing.git, time.perf_counter() - started, stats)
+
+
+def _symbol_keys(conn: sqlite3.Connection, path: str) -> set[tuple[str, str]]:
+    return {(i, n) for i, n in conn.execute("SELECT id, name FROM symbols WHERE path = ?", (path,))}
+
+
+def _imports_blob(conn: sqlite3.Connection, path: str) -> str:
+    row = conn.execute("SELECT facts FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return ""
+    text = str(row[0])
+    return text[: text.find(',"c":')]
+
+
+def _file_names(path: str) -> set[str]:
+    """Names under which other files may import ``path``: its stem and its directory."""
+    parts = path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    names = {stem}
+    if len(parts) > 1:
+        names.add(parts[-2])
+    return names
+
+
+def _resolve(
+    conn: sqlite3.Connection,
+    cold: bool,
+    changed: list[FileFacts],
+    deleted: list[str],
+    old_symbols: dict[str, set[tuple[str, str]]],
+    old_imports: dict[str, str],
+) -> int:
+    """Re-resolve every file whose edges the changes can affect; returns how many."""
+    files = {p: lang for p, lang in conn.execute("SELECT path, language FROM files ORDER BY path")}
+    if cold:
+        affected = {p for p, lang in files.items() if lang in PARSED_LANGUAGES}
+    else:
+        if not changed and not deleted:
+            return 0
+        delta: set[str] = set()
+        affected = {f.path for f in changed if f.language in PARSED_LANGUAGES}
+        importers_of: set[str] = set()
+        for f in changed:
+            new = {(s.id, s.name) for s in f.symbols}
+            old = old_symbols.get(f.path)
+            if old is None:  # a new file
+                delta.update(_file_names(f.path))
+                delta.update(n for _, n in new)
+                continue
+            delta.update(n for _, n in new ^ old)
+            encoded = db.encode_facts(f)
+            if old_imports.get(f.path) != encoded[: encoded.find(',"c":')]:
+                importers_of.add(f.path)  # its re-exports may have changed
+        for path in deleted:
+            delta.update(_file_names(path))
+            delta.update(n for _, n in old_symbols.get(path, ()))
+            importers_of.add(path)
+        for name in sorted(delta):
+            affected.update(
+                p for (p,) in conn.execute("SELECT path FROM uses WHERE name = ?", (name,))
+            )
+        for path in sorted(importers_of):
+            affected.update(
+                p
+                for (p,) in conn.execute(
+                    "SELECT origin FROM edges WHERE dst = ? AND kind = 'imports'", (path,)
+                )
+            )
+        affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
+    rows = conn.execute(
+        "SELECT id, path, kind, name, parent, is_test FROM symbols ORDER BY path, start_line, id"
+    )
+    table = SymbolTable(files, (SymbolRow(i, p, k, n, par, bool(t)) for i, p, k, n, par, t in rows))
+    resolver = Resolver(table, partial(db.load_facts, conn))
+    for f in changed:
+        resolver.prime(f)
+    for path in sorted(affected):
+        res = resolver.resolve_file(path)
+        facts = resolver.facts(path)
+        conn.execute("DELETE FROM edges WHERE origin = ?", (path,))
+        conn.executemany(
+            "INSERT INTO edges VALUES (?, ?, ?, ?, ?)",
+            [(s, d, k, w, path) for (s, d, k), w in sorted(res.edges.items())],
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO unresolved VALUES (?, ?, ?, ?, ?)",
+            (path, *(res.unresolved[r] for r in UNRESOLVED_REASONS)),
+        )
+        if facts is not None:
+            db.replace_uses(conn, path, resolver.names_used(facts))
+    return len(affected)
+
+
+def summarize(
+    conn: sqlite3.Connection, root: str, git: bool, seconds: float, changed: dict[str, int]
+) -> IndexSummary:
+    languages = dict(
+        conn.execute("SELECT language, COUNT(*) FROM files GROUP BY language ORDER BY language")
+    )
+    skipped: dict[str, int] = dict(
+        conn.execute("SELECT reason, COUNT(*) FROM skipped GROUP BY reason")
+    )
+    parsed = 0
+    for path, language, is_generated, is_vendored, size, lines in conn.execute(
+        "SELECT path, language, is_generated, is_vendored, size, lines FROM files"
+    ):
+        probe = FileFacts(
+            path=path,
+            language=language,
+            content_hash="",
+            size=size,
+            lines=lines,
+            is_generated=bool(is_generated),
+            is_vendored=bool(is_vendored),
+        )
+        reason = skip_reason(probe)
+        if reason is not None:
+            skipped[reason] = skipped.get(reason, 0) + 1
+        elif language in PARSED_LANGUAGES:
+            parsed += 1
+    (n_files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
+    (n_symbols,) = conn.execute("SELECT COUNT(*) FROM symbols").fetchone()
+    edges = dict(conn.execute("SELECT kind, COUNT(*) FROM edges GROUP BY kind ORDER BY kind"))
+    (co,) = conn.execute("SELECT COUNT(*) FROM co_changes").fetchone()
+    if co:
+        edges["co_change"] = co
+    errors, replaced = conn.execute(
+        "SELECT COALESCE(SUM(parse_error), 0), COALESCE(SUM(decode_replaced), 0) FROM files"
+    ).fetchone()
+    unresolved_row = conn.execute(
+        "SELECT "
+        + ", ".join(f"COALESCE(SUM({r}), 0)" for r in UNRESOLVED_REASONS)
+        + " FROM unresolved"
+    ).fetchone()
+    return IndexSummary(
+        root=os.path.abspath(root),
+        files=n_files,
+        parsed_files=parsed,
+        symbols=n_symbols,
+        edges=edges,
+        languages=languages,
+        skipped=dict(sorted(skipped.items())),
+        parse_errors=errors,
+        decode_replaced=replaced,
+        unresolved=dict(zip(UNRESOLVED_REASONS, unresolved_row, strict=True)),
+        changed=changed,
+        git=git,
+        seconds=seconds,
+    )

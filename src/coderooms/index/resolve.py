@@ -1,0 +1,787 @@
+"""Cross-file resolution: turn per-file facts into edges of the code graph.
+
+Calls and references are resolved from the enclosing symbol, in this order: the same
+scope, the same file, imported names, the same directory, a name unique across the
+repository. Whatever does not resolve is counted by why (builtin, external,
+ambiguous, unknown) and never guessed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import posixpath
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from coderooms.index.facts import FileFacts, ImportFact
+
+MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
+MAX_BASE_DEPTH = 6  # how many inheritance levels a method lookup climbs
+PYTHON_BUILTINS = frozenset(dir(builtins))
+JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
+SELF_RECEIVERS = frozenset({"self", "cls", "this", "Self"})
+CLASS_SCOPE_LANGUAGES = frozenset({"java", "javascript", "typescript", "tsx"})
+UNRESOLVED_REASONS = ("builtin", "external", "ambiguous", "unknown")
+
+
+@dataclass(slots=True)
+class SymbolRow:
+    id: str
+    path: str
+    kind: str
+    name: str
+    parent: str | None
+    is_test: bool
+
+
+@dataclass(slots=True)
+class Resolution:
+    """Edges produced by resolving one file, and what it could not resolve."""
+
+    path: str
+    edges: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    unresolved: dict[str, int] = field(default_factory=lambda: dict.fromkeys(UNRESOLVED_REASONS, 0))
+
+    def add(self, src: str, dst: str, kind: str, weight: float = 1.0) -> None:
+        if src == dst:
+            return
+        key = (src, dst, kind)
+        self.edges[key] = self.edges.get(key, 0.0) + weight
+
+
+# A binding target: ("sym", id) | ("file", path) | ("pkg", dotted) | ("dir", path)
+# | ("ext", module) | ("from", path, name)
+Target = tuple[str, ...]
+
+
+class SymbolTable:
+    """Every file and symbol of the repository, indexed for name lookups."""
+
+    def __init__(self, files: dict[str, str], symbols: Iterable[SymbolRow]) -> None:
+        self.files = files  # path -> language
+        self.sym: dict[str, SymbolRow] = {}
+        self.children: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        self.file_top: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.dir_top: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for s in symbols:
+            self.sym[s.id] = s
+            self.by_name[s.name].append(s.id)
+            if s.parent is None:
+                self.file_top[s.path][s.name].append(s.id)
+                self.dir_top[posixpath.dirname(s.path)][s.name].append(s.id)
+            else:
+                self.children[s.parent][s.name].append(s.id)
+        self.dirs: set[str] = {posixpath.dirname(p) for p in files}
+        self.py_modules: dict[str, list[str]] = defaultdict(list)
+        self.py_packages: set[str] = set()  # dotted prefixes (namespace packages too)
+        self.py_local: dict[tuple[str, str], str] = {}  # (dir, stem) of a script outside packages
+        self.stems: dict[str, list[str]] = defaultdict(list)
+        for path, lang in files.items():
+            self.stems[_stem(path)].append(path)
+            if lang == "python":
+                local = _python_local_name(path, files)
+                if local is not None:
+                    self.py_local[local] = path
+                for dotted in python_module_names(path, files):
+                    self.py_modules[dotted].append(path)
+                    head, _, _ = dotted.rpartition(".")
+                    while head:
+                        self.py_packages.add(head)
+                        head, _, _ = head.rpartition(".")
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.split(".", 1)[0]
+
+
+def _is_package(d: str, files: dict[str, str]) -> bool:
+    return bool(d) and (f"{d}/__init__.py" in files or f"{d}/__init__.pyi" in files)
+
+
+def python_module_names(path: str, files: dict[str, str]) -> list[str]:
+    """The dotted names under which ``path`` is importable: from the repository root,
+    and from the top of its package chain (which covers ``src/`` layouts)."""
+    base = path.rsplit(".", 1)[0]
+    parts = base.split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return []
+    names = [".".join(parts)]
+    # Climb while the enclosing directory is a package.
+    i = len(parts) - 1
+    while i > 0 and _is_package("/".join(parts[:i]), files):
+        i -= 1
+    if 0 < i < len(parts) - 1:
+        names.append(".".join(parts[i:]))
+    return names
+
+
+def _python_local_name(path: str, files: dict[str, str]) -> tuple[str, str] | None:
+    """A module outside any package is importable by its stem from its own directory."""
+    d = posixpath.dirname(path)
+    if _is_package(d, files) or path.endswith(("__init__.py", "__init__.pyi")):
+        return None
+    return d, _stem(path)
+
+
+class Resolver:
+    """Resolves files against a :class:`SymbolTable`; facts of other files load lazily."""
+
+    def __init__(self, table: SymbolTable, load_facts: Callable[[str], FileFacts | None]) -> None:
+        self.t = table
+        self._load = load_facts
+        self._facts: dict[str, FileFacts | None] = {}
+        self._bindings: dict[str, dict[str, Target]] = {}
+        self._stars: dict[str, list[Target]] = {}
+        self._imported_files: dict[str, list[str]] = {}
+        self._bases: dict[str, list[str]] = {}
+
+    # --- facts and bindings ---------------------------------------------------------
+
+    def facts(self, path: str) -> FileFacts | None:
+        if path not in self._facts:
+            self._facts[path] = self._load(path)
+        return self._facts[path]
+
+    def prime(self, facts: FileFacts) -> None:
+        self._facts[facts.path] = facts
+
+    def bindings(self, path: str) -> dict[str, Target]:
+        got = self._bindings.get(path)
+        if got is None:
+            got = self._bind(path)
+        return got
+
+    def _bind(self, path: str) -> dict[str, Target]:
+        bindings: dict[str, Target] = {}
+        stars: list[Target] = []
+        imported: list[str] = []
+        self._bindings[path] = bindings  # guards against import cycles
+        self._stars[path] = stars
+        self._imported_files[path] = imported
+        facts = self.facts(path)
+        if facts is None:
+            return bindings
+        lang = facts.language
+        for imp in facts.imports:
+            if lang == "python":
+                self._bind_python(path, imp, bindings, stars, imported)
+            else:
+                self._bind_other(lang, path, imp, bindings, stars, imported)
+        return bindings
+
+    def imported_files(self, path: str) -> list[str]:
+        self.bindings(path)
+        return self._imported_files.get(path, [])
+
+    def _py_module(self, dotted: str, importer: str) -> str | None:
+        cands = self.t.py_modules.get(dotted)
+        if not cands:
+            return self.t.py_local.get((posixpath.dirname(importer), dotted))
+        if len(cands) == 1:
+            return cands[0]
+        # Several source roots offer this name: prefer the longest shared directory.
+        here = posixpath.dirname(importer)
+        return max(
+            sorted(cands),
+            key=lambda c: (
+                len(posixpath.commonpath([here, posixpath.dirname(c)]))
+                if here and posixpath.dirname(c)
+                else 0
+            ),
+        )
+
+    def _py_relative(self, path: str, level: int, module: str) -> tuple[str | None, str]:
+        base = posixpath.dirname(path)
+        for _ in range(level - 1):
+            base = posixpath.dirname(base)
+        rel = module.replace(".", "/") if module else ""
+        target = posixpath.join(base, rel) if rel else base
+        return self._py_file_at(target), target
+
+    def _py_file_at(self, target: str) -> str | None:
+        for cand in (
+            target + ".py",
+            target + "/__init__.py",
+            target + ".pyi",
+            target + "/__init__.pyi",
+        ):
+            cand = cand.lstrip("/")
+            if cand in self.t.files:
+                return cand
+        return None
+
+    def _bind_python(
+        self,
+        path: str,
+        imp: ImportFact,
+        bindings: dict[str, Target],
+        stars: list[Target],
+        imported: list[str],
+    ) -> None:
+        if imp.level:
+            mod_file, mod_dir = self._py_relative(path, imp.level, imp.module)
+            external = False
+        else:
+            mod_file = self._py_module(imp.module, path) if imp.module else None
+            mod_dir = (
+                mod_file.rsplit("/", 1)[0]
+                if mod_file and mod_file.endswith(("__init__.py", "__init__.pyi"))
+                else ""
+            )
+            external = mod_file is None and imp.module not in self.t.py_packages
+        if not imp.names:
+            # import a.b.c [as x]
+            if mod_file is not None:
+                imported.append(mod_file)
+            if imp.alias and "." not in imp.alias and imp.alias != imp.module.split(".", 1)[0]:
+                bindings[imp.alias] = ("file", mod_file) if mod_file else ("ext", imp.module)
+            else:
+                head = imp.module.split(".", 1)[0]
+                head_file = self._py_module(head, path)
+                if head_file is not None or mod_file is not None:
+                    bindings.setdefault(imp.alias or head, ("pkg", head))
+                else:
+                    bindings.setdefault(imp.alias or head, ("ext", head))
+            return
+        binds_module = False  # only submodules imported: the package itself is no edge
+        for name, alias in imp.names:
+            if name == "*":
+                if mod_file is not None:
+                    stars.append(("file", mod_file))
+                    binds_module = True
+                continue
+            sub = None
+            if imp.level:
+                sub = self._py_file_at(posixpath.join(mod_dir, name.replace(".", "/")))
+            elif imp.module:
+                sub = self._py_module(f"{imp.module}.{name}", path)
+            if sub is not None:
+                bindings[alias] = ("file", sub)
+                if sub not in imported:
+                    imported.append(sub)
+            elif mod_file is not None:
+                bindings[alias] = ("from", mod_file, name)
+                binds_module = True
+            elif external or not imp.level:
+                bindings[alias] = ("ext", imp.module)
+        if binds_module and mod_file is not None and mod_file not in imported:
+            imported.append(mod_file)
+
+    def _bind_other(
+        self,
+        lang: str,
+        path: str,
+        imp: ImportFact,
+        bindings: dict[str, Target],
+        stars: list[Target],
+        imported: list[str],
+    ) -> None:
+        target: Target | None = None
+        if lang in ("javascript", "typescript", "tsx"):
+            f = self._js_file(path, imp.module)
+            target = ("file", f) if f else ("ext", imp.module)
+        elif lang == "go":
+            d = self._dir_for_import_path(imp.module)
+            target = ("dir", d) if d is not None else ("ext", imp.module)
+        elif lang == "rust":
+            target = self._rust_target(path, imp.module, imp.level)
+        elif lang == "java":
+            target = self._java_target(imp.module)
+        if target is None:
+            target = ("ext", imp.module)
+        if target[0] == "file" and target[1] not in imported:
+            imported.append(target[1])
+        elif target[0] == "dir":
+            for f in sorted(p for p in self.t.files if posixpath.dirname(p) == target[1]):
+                if f != path and f not in imported:
+                    imported.append(f)
+        elif target[0] == "sym":
+            owner_file = self.t.sym[target[1]].path
+            if owner_file not in imported:
+                imported.append(owner_file)
+        if imp.alias:
+            bindings[imp.alias] = target
+        for name, alias in imp.names:
+            if name == "*":
+                stars.append(target)
+            elif target[0] == "ext":
+                bindings[alias] = target
+            elif name == "default":
+                bindings[alias] = self._js_default(target, alias)
+            else:
+                found = self._member(target, name, 0)
+                bindings[alias] = found if found is not None else ("ext", imp.module)
+
+    def _js_file(self, path: str, spec: str) -> str | None:
+        if not spec.startswith("."):
+            return None
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+        if base in self.t.files:
+            return base
+        stripped = (
+            base.rsplit(".", 1)[0] if base.endswith((".js", ".jsx", ".mjs", ".cjs")) else base
+        )
+        for root in (stripped, base):
+            for ext in JS_EXTENSIONS:
+                if root + ext in self.t.files:
+                    return root + ext
+            for ext in JS_EXTENSIONS:
+                if f"{root}/index{ext}" in self.t.files:
+                    return f"{root}/index{ext}"
+        return None
+
+    def _js_default(self, target: Target, alias: str) -> Target:
+        if target[0] != "file":
+            return target
+        tops = self.t.file_top.get(target[1], {})
+        if alias in tops:
+            return ("sym", tops[alias][0])
+        only = [ids[0] for ids in tops.values()]
+        return ("sym", only[0]) if len(only) == 1 else target
+
+    def _dir_for_import_path(self, module: str) -> str | None:
+        parts = module.split("/")
+        for i in range(len(parts)):
+            cand = "/".join(parts[i:])
+            if cand in self.t.dirs:
+                return cand
+        return None
+
+    def _java_target(self, module: str) -> Target | None:
+        rel = module.replace(".", "/")
+        for path in self.t.files:
+            if path.endswith(rel + ".java") and (
+                path == rel + ".java" or path.endswith("/" + rel + ".java")
+            ):
+                tops = self.t.file_top.get(path, {})
+                name = module.rsplit(".", 1)[-1]
+                return ("sym", tops[name][0]) if name in tops else ("file", path)
+        for d in self.t.dirs:
+            if d == rel or d.endswith("/" + rel):
+                return ("dir", d)
+        return None
+
+    def _rust_crate_root(self, path: str) -> str:
+        d = posixpath.dirname(path)
+        while True:
+            for root in ("lib.rs", "main.rs"):
+                if posixpath.join(d, root).lstrip("/") in self.t.files:
+                    return d
+            if not d:
+                return posixpath.dirname(path)
+            d = posixpath.dirname(d)
+
+    def _rust_module_dir(self, path: str) -> str:
+        """The directory where the children of the module ``path`` live."""
+        name = path.rsplit("/", 1)[-1]
+        d = posixpath.dirname(path)
+        if name in ("mod.rs", "lib.rs", "main.rs"):
+            return d
+        return posixpath.join(d, name[:-3])
+
+    def _rust_parent_module(self, path: str) -> str | None:
+        """The file of the module that declares the module ``path`` (``super``)."""
+        d = posixpath.dirname(path)
+        if path.rsplit("/", 1)[-1] == "mod.rs":
+            d = posixpath.dirname(d)
+        for cand in (
+            posixpath.join(d, "mod.rs"),
+            posixpath.join(d, "lib.rs"),
+            posixpath.join(d, "main.rs"),
+            d + ".rs",
+        ):
+            if cand in self.t.files and cand != path:
+                return cand
+        return None
+
+    def _rust_file_at(self, d: str, name: str) -> str | None:
+        for cand in (posixpath.join(d, name + ".rs"), posixpath.join(d, name, "mod.rs")):
+            if cand in self.t.files:
+                return cand
+        return None
+
+    def _rust_target(self, path: str, module: str, level: int) -> Target | None:
+        if level:  # `mod name;`
+            f = self._rust_file_at(self._rust_module_dir(path), module)
+            return ("file", f) if f else None
+        parts = [p for p in module.split("::") if p]
+        if not parts:
+            return ("file", path)
+        if parts[0] == "crate":
+            root = self._rust_crate_root(path)
+            cur: Target = ("dir", root)
+            parts = parts[1:]
+            for main in ("lib.rs", "main.rs"):
+                if posixpath.join(root, main).lstrip("/") in self.t.files:
+                    cur = ("file", posixpath.join(root, main).lstrip("/"))
+                    break
+        elif parts[0] in ("self", "super"):
+            cur = ("file", path)
+            while parts and parts[0] in ("self", "super"):
+                if parts[0] == "super":
+                    parent = self._rust_parent_module(cur[1]) if cur[0] == "file" else None
+                    if parent is None:
+                        return None
+                    cur = ("file", parent)
+                parts = parts[1:]
+        else:
+            return ("ext", module)
+        for part in parts:
+            nxt = self._member(cur, part, 0)
+            if nxt is None:
+                return None
+            cur = nxt
+        return cur
+
+    # --- lookups ----------------------------------------------------------------------
+
+    def _member(self, cur: Target, part: str, depth: int) -> Target | None:
+        """``part`` looked up inside a module, package, directory or class."""
+        if depth > MAX_REEXPORT_DEPTH:
+            return None
+        kind = cur[0]
+        t = self.t
+        if kind == "pkg":
+            dotted = f"{cur[1]}.{part}"
+            f = t.py_modules.get(dotted)
+            if f:
+                return ("file", f[0])
+            return ("pkg", dotted) if dotted in t.py_packages else None
+        if kind == "file":
+            path = cur[1]
+            lang = t.files.get(path)
+            tops = t.file_top.get(path, {})
+            if part in tops:
+                return ("sym", tops[part][0])
+            if lang == "python":
+                if path.endswith(("__init__.py", "__init__.pyi")):
+                    sub = self._py_file_at(posixpath.join(posixpath.dirname(path), part))
+                    if sub:
+                        return ("file", sub)
+                b = self.bindings(path).get(part)
+                if b is not None:
+                    return self._follow(b, depth + 1)
+                return None
+            if lang == "rust":
+                sub = self._rust_file_at(self._rust_module_dir(path), part)
+                if sub:
+                    return ("file", sub)
+            b = self.bindings(path).get(part)
+            return self._follow(b, depth + 1) if b is not None else None
+        if kind == "dir":
+            tops = t.dir_top.get(cur[1], {})
+            if part in tops:
+                return ("sym", tops[part][0])
+            sub = self._rust_file_at(cur[1], part)
+            return ("file", sub) if sub else None
+        if kind == "sym":
+            found = self._class_member(cur[1], part)
+            return ("sym", found) if found else None
+        if kind == "from":
+            return self._member(self._follow(cur, depth + 1) or ("ext", ""), part, depth + 1)
+        if kind == "ext":
+            return cur
+        return None
+
+    def _follow(self, target: Target, depth: int) -> Target | None:
+        if target[0] == "from":
+            return self._member(("file", target[1]), target[2], depth)
+        return target
+
+    def class_bases(self, class_id: str) -> list[str]:
+        got = self._bases.get(class_id)
+        if got is not None:
+            return got
+        self._bases[class_id] = []
+        row = self.t.sym.get(class_id)
+        facts = self.facts(row.path) if row else None
+        found: list[str] = []
+        if facts is not None:
+            for owner, text in facts.bases:
+                if owner == class_id:
+                    target = self.resolve_base(facts, owner, text)
+                    if target is not None and target not in found:
+                        found.append(target)
+        self._bases[class_id] = found
+        return found
+
+    def _class_member(self, class_id: str, name: str) -> str | None:
+        seen: set[str] = set()
+        frontier = [class_id]
+        for _ in range(MAX_BASE_DEPTH):
+            nxt: list[str] = []
+            for cid in frontier:
+                if cid in seen:
+                    continue
+                seen.add(cid)
+                ids = self.t.children.get(cid, {}).get(name)
+                if ids:
+                    return ids[0]
+                nxt.extend(self.class_bases(cid))
+            if not nxt:
+                return None
+            frontier = nxt
+        return None
+
+    def _enclosing_class(self, owner: str) -> str | None:
+        cur = self.t.sym.get(owner)
+        while cur is not None:
+            if cur.kind == "class":
+                return cur.id
+            cur = self.t.sym.get(cur.parent) if cur.parent else None
+        return None
+
+    def _scoped(self, facts: FileFacts, owner: str, name: str) -> Target | None:
+        """Steps 1-3: the enclosing scopes, the file, the file's imports."""
+        t = self.t
+        cur = t.sym.get(owner)
+        class_scope = facts.language in CLASS_SCOPE_LANGUAGES
+        first = True
+        while cur is not None:
+            if cur.kind != "class" or first or class_scope:
+                ids = t.children.get(cur.id, {}).get(name)
+                if ids:
+                    return ("sym", ids[0])
+            if cur.kind == "class" and class_scope:
+                found = self._class_member(cur.id, name)
+                if found:
+                    return ("sym", found)
+            first = False
+            cur = t.sym.get(cur.parent) if cur.parent else None
+        tops = t.file_top.get(facts.path, {})
+        if name in tops:
+            return ("sym", tops[name][0])
+        b = self.bindings(facts.path).get(name)
+        if b is not None:
+            return self._follow(b, 0) or (b if b[0] == "from" else None)
+        for star in self._stars.get(facts.path, ()):
+            found = self._member(star, name, 1)
+            if found is not None and found[0] != "ext":
+                return found
+        return None
+
+    def _wide(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> tuple[str | None, str]:
+        """Steps 4-5: the same directory, then a unique name across the repository."""
+        t = self.t
+        here = posixpath.dirname(facts.path)
+        same_dir = [i for i in t.dir_top.get(here, {}).get(name, ()) if t.sym[i].kind in kinds]
+        if len(same_dir) == 1:
+            return same_dir[0], ""
+        everywhere = [i for i in t.by_name.get(name, ()) if t.sym[i].kind in kinds]
+        if len(everywhere) == 1:
+            return everywhere[0], ""
+        if len(everywhere) > 1 or len(same_dir) > 1:
+            return None, "ambiguous"
+        if facts.language == "python" and name in PYTHON_BUILTINS:
+            return None, "builtin"
+        return None, "unknown"
+
+    def resolve_base(self, facts: FileFacts, owner: str, text: str) -> str | None:
+        parts = text.split(".")
+        if len(parts) == 1:
+            got = self._scoped(facts, owner, text)
+            if got is not None and got[0] == "sym":
+                return got[1]
+            if got is None:
+                sid, _ = self._wide(facts, text, CLASS_KINDS)
+                return sid
+            return None
+        got = self._receiver(facts, owner, ".".join(parts[:-1]))
+        if got is None or got[0] == "ext":
+            return None
+        found = self._member(got, parts[-1], 0)
+        return found[1] if found is not None and found[0] == "sym" else None
+
+    def _receiver(self, facts: FileFacts, owner: str, text: str) -> Target | None:
+        sep = "::" if "::" in text else "."
+        parts = text.split(sep)
+        head = parts[0]
+        if head in SELF_RECEIVERS:
+            cls = self._enclosing_class(owner)
+            cur: Target | None = ("sym", cls) if cls else None
+        else:
+            cur = self._scoped(facts, owner, head)
+            if cur is not None and cur[0] == "from":
+                cur = self._follow(cur, 0)
+        for part in parts[1:]:
+            if cur is None or cur[0] == "ext":
+                return cur
+            cur = self._member(cur, part, 0)
+        return cur
+
+    def resolve_call(
+        self, facts: FileFacts, owner: str, receiver: str, name: str
+    ) -> tuple[str | None, str]:
+        if receiver == "":
+            got = self._scoped(facts, owner, name)
+            if got is not None:
+                if got[0] == "sym":
+                    return got[1], ""
+                if got[0] == "ext":
+                    return None, "external"
+                return None, "unknown"
+            return self._wide(facts, name, CALLABLE_KINDS)
+        if receiver == "super()":
+            cls = self._enclosing_class(owner)
+            for base in self.class_bases(cls) if cls else ():
+                found = self._class_member(base, name)
+                if found:
+                    return found, ""
+            return None, "unknown"
+        if receiver != "?":
+            got = self._receiver(facts, owner, receiver)
+            if got is not None:
+                if got[0] == "ext":
+                    return None, "external"
+                found = self._member(got, name, 0)
+                if found is not None and found[0] == "sym":
+                    return found[1], ""
+                if found is not None and found[0] == "ext":
+                    return None, "external"
+                if got[0] != "sym" or self.t.sym[got[1]].kind != "class":
+                    return None, "unknown"
+        # An object the resolver cannot name: only a repository-unique method will do.
+        everywhere = [
+            i for i in self.t.by_name.get(name, ()) if self.t.sym[i].kind in CALLABLE_KINDS
+        ]
+        if len(everywhere) == 1:
+            return everywhere[0], ""
+        if len(everywhere) > 1:
+            return None, "ambiguous"
+        return None, "unknown"
+
+    def resolve_ref(self, facts: FileFacts, owner: str, receiver: str, name: str) -> str | None:
+        if receiver == "":
+            got = self._scoped(facts, owner, name)
+        else:
+            head = self._receiver(facts, owner, receiver)
+            if head is None or head[0] in ("ext",):
+                return None
+            got = self._member(head, name, 0)
+        if got is not None and got[0] == "from":
+            got = self._follow(got, 0)
+        return got[1] if got is not None and got[0] == "sym" else None
+
+    # --- one file -----------------------------------------------------------------
+
+    def resolve_file(self, path: str) -> Resolution:
+        res = Resolution(path)
+        facts = self.facts(path)
+        if facts is None:
+            return res
+        t = self.t
+        for sym in facts.symbols:
+            res.add(sym.parent or path, sym.id, "contains")
+        for f in self.imported_files(path):
+            res.add(path, f, "imports")
+        for owner, text in facts.bases:
+            base = self.resolve_base(facts, owner, text)
+            if base is not None:
+                res.add(owner, base, "inherits")
+        call_targets: dict[str, set[str]] = defaultdict(set)
+        for owner, receiver, name, count in facts.calls:
+            target, why = self.resolve_call(facts, owner, receiver, name)
+            if target is None:
+                res.unresolved[why] += count
+                continue
+            if target == owner:
+                continue
+            res.add(owner, target, "calls", float(count))
+            call_targets[owner].add(target)
+        for owner, receiver, name in facts.refs:
+            target = self.resolve_ref(facts, owner, receiver, name)
+            if target is None or target == owner or target in call_targets.get(owner, ()):
+                continue
+            if _is_ancestor(t, target, owner) or (owner, target, "inherits") in res.edges:
+                continue
+            res.add(owner, target, "references")
+        if facts.is_test:
+            self._tests_edges(facts, res)
+        return res
+
+    def _tests_edges(self, facts: FileFacts, res: Resolution) -> None:
+        t = self.t
+        path = facts.path
+        test_symbols = {s.id for s in facts.symbols if s.is_test}
+        for (src, dst, kind), weight in list(res.edges.items()):
+            if kind not in ("calls", "references") or src not in test_symbols:
+                continue
+            row = t.sym.get(dst)
+            if row is not None and not row.is_test and not _is_test_file(t, row.path, self):
+                res.add(src, dst, "tests", weight)
+        for f in self.imported_files(path):
+            if not _is_test_file(t, f, self):
+                res.add(path, f, "tests")
+        target = _tested_by_name(t, path)
+        if target is not None:
+            res.add(path, target, "tests")
+
+    def names_used(self, facts: FileFacts) -> set[str]:
+        """Every name whose definitions can change how this file resolves."""
+        names: set[str] = set()
+        for _, receiver, name, _ in facts.calls:
+            names.add(name)
+            if receiver and receiver != "?":
+                names.update(receiver.replace("::", ".").split("."))
+        for _, receiver, name in facts.refs:
+            names.add(name)
+            if receiver:
+                names.update(receiver.split("."))
+        for imp in facts.imports:
+            names.update(p for p in imp.module.replace("::", ".").replace("/", ".").split(".") if p)
+            names.update(n for n, _ in imp.names)
+        for _, text in facts.bases:
+            names.update(text.split("."))
+        if facts.is_test:
+            names.add(_tested_stem(facts.path))
+        names.discard("")
+        return names
+
+
+CALLABLE_KINDS = frozenset({"function", "method", "class"})
+CLASS_KINDS = frozenset({"class"})
+
+
+def _is_ancestor(t: SymbolTable, candidate: str, owner: str) -> bool:
+    cur = t.sym.get(owner)
+    while cur is not None and cur.parent:
+        if cur.parent == candidate:
+            return True
+        cur = t.sym.get(cur.parent)
+    return False
+
+
+def _is_test_file(t: SymbolTable, path: str, resolver: Resolver) -> bool:
+    facts = resolver.facts(path)
+    return bool(facts and facts.is_test)
+
+
+def _tested_stem(path: str) -> str:
+    stem = _stem(path)
+    for prefix in ("test_",):
+        if stem.startswith(prefix):
+            return stem[len(prefix) :]
+    for suffix in ("_test", "Tests", "Test", "IT"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[: -len(suffix)]
+    return stem
+
+
+def _tested_by_name(t: SymbolTable, path: str) -> str | None:
+    """test_foo.py / foo_test.go / foo.test.ts / FooTest.java -> the file it is named after."""
+    stem = _tested_stem(path)
+    if stem == _stem(path):
+        return None
+    cands = [p for p in t.stems.get(stem, ()) if p != path and t.files.get(p) == t.files.get(path)]
+    if not cands:
+        return None
+    here = posixpath.dirname(path)
+    same = [p for p in cands if posixpath.dirname(p) == here]
+    if len(same) == 1:
+        return same[0]
+    return cands[0] if len(cands) == 1 else None

@@ -1,0 +1,283 @@
+"""A repository on disk with its code index: the Python face of ``coderooms index``.
+
+``Workspace.open(path)`` checks the directory; ``.index()`` brings
+``.coderooms/index.db`` up to date; ``.graph()`` hands the focus runtime the whole
+code graph (cached until the index changes).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import threading
+from dataclasses import dataclass
+
+from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, FileSignals
+from coderooms.index import db, indexer
+from coderooms.index.discover import INDEX_DIR
+from coderooms.index.errors import (
+    IndexDatabaseError,
+    NotIndexed,
+    UnknownNode,
+    WorkspaceNotADirectory,
+    WorkspaceNotFound,
+    WorkspaceUnreadable,
+)
+from coderooms.index.summary import IndexSummary
+
+INDEX_FILE = "index.db"
+PROGRESS_BAR_WIDTH = 30
+
+__all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEdges:
+    node: CodeNode
+    outgoing: tuple[CodeEdge, ...]
+    incoming: tuple[CodeEdge, ...]
+
+
+def _terminal_progress(done: int, total: int) -> None:
+    filled = PROGRESS_BAR_WIDTH * done // max(total, 1)
+    bar = "#" * filled + "-" * (PROGRESS_BAR_WIDTH - filled)
+    end = "\n" if done >= total else ""
+    sys.stderr.write(f"\rindexing [{bar}] {done}/{total}{end}")
+    sys.stderr.flush()
+
+
+class Workspace:
+    """One repository root and its index database."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.db_path = os.path.join(root, INDEX_DIR, INDEX_FILE)
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._graph: tuple[str, CodeGraph] | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Workspace:
+        root = os.path.abspath(os.fspath(path))
+        if not os.path.exists(root):
+            raise WorkspaceNotFound(root)
+        if not os.path.isdir(root):
+            raise WorkspaceNotADirectory(root)
+        if not os.access(root, os.R_OK | os.X_OK):
+            raise WorkspaceUnreadable(root, "permission denied")
+        return cls(root)
+
+    # --- database ---------------------------------------------------------------------
+
+    def _connection(self, create: bool) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        if not os.path.exists(self.db_path):
+            if not create:
+                raise NotIndexed(self.root)
+            try:
+                os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
+            except OSError as exc:
+                raise IndexDatabaseError(self.db_path, exc.strerror or str(exc)) from exc
+        self._conn = db.connect(self.db_path)
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- indexing ---------------------------------------------------------------------
+
+    def index(self, progress: bool = False, workers: int | None = None) -> IndexSummary:
+        """Bring the index up to date; only changed files are parsed again."""
+        show = _terminal_progress if progress and sys.stderr.isatty() else None
+        with self._lock:
+            conn = self._connection(create=True)
+            try:
+                return indexer.run(self.root, conn, progress=show, workers=workers)
+            except sqlite3.DatabaseError as exc:
+                raise IndexDatabaseError(self.db_path, str(exc)) from exc
+
+    def summary(self) -> IndexSummary:
+        """The state of the index as last written, without running the indexer."""
+        with self._lock:
+            conn = self._connection(create=False)
+            return indexer.summarize(conn, self.root, bool(db.get_meta(conn, "head")), 0.0, {})
+
+    def generation(self) -> str:
+        with self._lock:
+            return db.get_meta(self._connection(create=False), "generation", "0")
+
+    # --- the graph --------------------------------------------------------------------
+
+    def graph(self) -> CodeGraph:
+        """The whole code graph; the same object until the index changes."""
+        with self._lock:
+            conn = self._connection(create=False)
+            generation = db.get_meta(conn, "generation", "")
+            if not generation:
+                raise NotIndexed(self.root)
+            if self._graph is not None and self._graph[0] == generation:
+                return self._graph[1]
+            graph = _load_graph(conn)
+            self._graph = (generation, graph)
+            return graph
+
+    def node(self, node_id: str) -> CodeNode:
+        found = self.graph().node(node_id)
+        if found is None:
+            raise UnknownNode(node_id)
+        return found
+
+    def edges_of(self, node_id: str) -> NodeEdges:
+        """A node with its edges in and out (read from the database, not the graph)."""
+        node = self.node(node_id)
+        with self._lock:
+            conn = self._connection(create=False)
+            out = tuple(
+                CodeEdge(s, d, k, w)
+                for s, d, k, w in conn.execute(  # type: ignore[arg-type]
+                    "SELECT src, dst, kind, weight FROM edges WHERE src = ? ORDER BY kind, dst",
+                    (node_id,),
+                )
+            )
+            inc = tuple(
+                CodeEdge(s, d, k, w)
+                for s, d, k, w in conn.execute(  # type: ignore[arg-type]
+                    "SELECT src, dst, kind, weight FROM edges WHERE dst = ? ORDER BY kind, src",
+                    (node_id,),
+                )
+            )
+            if node.kind == "file":
+                co = conn.execute(
+                    "SELECT a, b, count FROM co_changes WHERE a = ? OR b = ? ORDER BY count DESC, a, b",
+                    (node_id, node_id),
+                ).fetchall()
+                out += tuple(
+                    CodeEdge(node_id, b if a == node_id else a, "co_change", float(n))
+                    for a, b, n in co
+                )
+        return NodeEdges(node, out, inc)
+
+    # --- source text ------------------------------------------------------------------
+
+    def read_text(self, path: str) -> str:
+        """A file's text, decoded as the indexer decodes it (invalid UTF-8 replaced)."""
+        full = self._inside(path)
+        try:
+            with open(full, "rb") as fh:
+                return fh.read().decode("utf-8", "replace")
+        except OSError as exc:
+            raise WorkspaceUnreadable(full, exc.strerror or str(exc)) from exc
+
+    def source_of(self, node_id: str) -> str:
+        """The lines of a symbol (or the whole file for a file id)."""
+        node = self.node(node_id)
+        text = self.read_text(node.path)
+        if node.kind == "file":
+            return text
+        lines = text.splitlines(keepends=True)
+        return "".join(lines[node.start_line - 1 : node.end_line])
+
+    def _inside(self, path: str) -> str:
+        rel = path.replace(os.sep, "/").lstrip("/")
+        full = os.path.normpath(os.path.join(self.root, rel))
+        if full != self.root and not full.startswith(self.root + os.sep):
+            raise UnknownNode(path)
+        if os.path.islink(full) or not os.path.isfile(full):
+            raise UnknownNode(path)
+        return full
+
+
+def _load_graph(conn: sqlite3.Connection) -> CodeGraph:
+    nodes: list[CodeNode] = []
+    file_meta: dict[str, tuple[str, bool, bool]] = {}
+    for path, language, lines, chash, size, is_test, is_gen, is_vend in conn.execute(
+        "SELECT path, language, lines, content_hash, size, is_test, is_generated, is_vendored "
+        "FROM files ORDER BY path"
+    ):
+        file_meta[path] = (language, bool(is_gen), bool(is_vend))
+        nodes.append(
+            CodeNode(
+                id=path,
+                kind="file",
+                path=path,
+                name=path.rsplit("/", 1)[-1],
+                qualname=path,
+                language=language,
+                start_line=1,
+                end_line=max(lines, 1),
+                content_hash=chash,
+                size_bytes=size,
+                is_test=bool(is_test),
+                is_generated=bool(is_gen),
+                is_vendored=bool(is_vend),
+            )
+        )
+    for (
+        sid,
+        path,
+        kind,
+        name,
+        qualname,
+        parent,
+        start,
+        end,
+        sig,
+        doc,
+        chash,
+        is_test,
+        size,
+    ) in conn.execute(
+        "SELECT id, path, kind, name, qualname, parent, start_line, end_line, signature, docstring, "
+        "content_hash, is_test, size_bytes FROM symbols ORDER BY path, start_line, id"
+    ):
+        language, is_gen, is_vend = file_meta.get(path, ("", False, False))
+        nodes.append(
+            CodeNode(
+                id=sid,
+                kind=kind,
+                path=path,
+                name=name,
+                qualname=qualname,
+                language=language,
+                start_line=start,
+                end_line=end,
+                signature=sig,
+                docstring=doc,
+                content_hash=chash,
+                parent=parent if parent is not None else path,
+                size_bytes=size,
+                is_test=bool(is_test),
+                is_generated=is_gen,
+                is_vendored=is_vend,
+            )
+        )
+    edges = tuple(
+        CodeEdge(src, dst, kind, weight)
+        for src, dst, kind, weight in conn.execute(
+            "SELECT src, dst, kind, weight FROM edges ORDER BY src, kind, dst"
+        )
+    )
+    signals = tuple(
+        FileSignals(path, count, last)
+        for path, count, last in conn.execute(
+            "SELECT path, commit_count, last_change FROM signals ORDER BY path"
+        )
+    )
+    co_changes = tuple(
+        (a, b, n) for a, b, n in conn.execute("SELECT a, b, count FROM co_changes ORDER BY a, b")
+    )
+    head_time = int(db.get_meta(conn, "head_time", "0") or 0)
+    return CodeGraph(
+        nodes=tuple(nodes), edges=edges, signals=signals, co_changes=co_changes, head_time=head_time
+    )
