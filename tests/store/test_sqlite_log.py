@@ -33,6 +33,7 @@ from coderooms.store import (
     UnknownAuthor,
     UnknownParent,
 )
+from coderooms.store.sqlite import VIEW_PAGE_ROWS
 
 ENG = Conversation("eng", "Engineering")
 ADA = Agent("ada", "Ada")
@@ -249,6 +250,22 @@ async def test_thread_view_holds_the_root_and_its_direct_replies_in_the_desk() -
     assert [m.sequence for m in (await view.read_before(6, 1)).messages] == [2]
     missing = store.conversation_log(Conversation("eng", "Engineering", thread_root=2**70))
     assert await missing.read_before(None, 10) == SessionPage(())
+
+
+async def test_views_answer_short_pages_and_still_project_what_the_whole_log_does() -> None:
+    rows = [
+        row(i, "eng" if i % 3 else "ops", parent=(i - 3 if i % 5 == 0 and i > 3 else None))
+        for i in range(1, 400)
+    ]
+    store = SQLiteStore(":memory:")
+    store.import_messages(rows)
+    view = store.conversation_log(ENG)
+    page = await view.read_before(None, 512)
+    assert len(page.messages) == VIEW_PAGE_ROWS
+    assert page.next_before == page.messages[-1].sequence
+    for window in (30, 100, 300):
+        query = SessionQuery(ENG, None, window)
+        assert await project_session(view, query) == await project_session(MemoryLog(rows), query)
 
 
 def _plan(store: SQLiteStore, sql: str, params: tuple[object, ...]) -> str:
