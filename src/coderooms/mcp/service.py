@@ -47,12 +47,10 @@ from coderooms.mcp.schemas import (
 )
 from coderooms.rooms.briefing import (
     BrevityPolicy,
-    SessionInitialization,
     TeamBriefing,
-    initialize_session,
 )
 from coderooms.rooms.chat import in_desk, is_general_chat
-from coderooms.rooms.context import Pin, SessionContext, ThreadLine
+from coderooms.rooms.context import Pin, ThreadLine, initialize_session_with_context
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
 from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
 from coderooms.rooms.mentions import AgentTarget, DeskTarget, EveryoneTarget, resolve_mentions
@@ -87,7 +85,7 @@ from coderooms.rooms.search import (
     compile_regex,
     search_messages,
 )
-from coderooms.rooms.session import SessionLog, walk_log
+from coderooms.rooms.session import walk_log
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT, read_thread_index, search_threads
 from coderooms.store.base import Store
 
@@ -237,7 +235,7 @@ class RoomService:
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
         query = SessionQuery(conversation, before=before, window=window)
-        init = await _initialize_with_context(
+        init = await initialize_session_with_context(
             self.store.conversation_log(conversation), query, briefing
         )
         dispatch = MentionDispatchContext(self.dispatch, 0)
@@ -504,16 +502,3 @@ class RoomService:
         await self._caller(agent_id)
         data = await self._in_workspace(lambda ws: ws.impact(target, depth=depth))
         return ImpactOut.model_validate(data)
-
-
-async def _initialize_with_context(
-    log: SessionLog, query: SessionQuery, briefing: TeamBriefing
-) -> SessionInitialization:
-    # TODO(recall): replace with rooms.context.initialize_session_with_context once it lands.
-    init = await initialize_session(log, query, briefing)
-    conversation = query.conversation
-    threads = await read_thread_index(log, conversation, THREAD_INDEX_LIMIT)
-    pins = await read_pinboard(log, conversation, before=query.before)
-    return SessionInitialization(
-        init.briefing, SessionContext(tuple(threads), tuple(pins)), init.history
-    )

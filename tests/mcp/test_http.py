@@ -1,0 +1,206 @@
+"""End to end over streamable HTTP: `coderooms up` in a subprocess, the SDK's client with
+per-agent bearer tokens from `coderooms agent token`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, ok
+from mcp_repo import write_fixture_repo
+
+from coderooms.store import open_store
+from mcp import Client
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _token(url: str, agent: str) -> str:
+    done = subprocess.run(
+        [CODEROOMS, "--db", url, "agent", "token", agent],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=CALL_TIMEOUT_S,
+    )
+    return done.stdout.strip()
+
+
+def _http(url: str, token: str) -> Client:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    return Client(streamable_http_client(url, http_client=http))
+
+
+class Server:
+    def __init__(self, process: subprocess.Popen[str], url: str, banner: str) -> None:
+        self.process = process
+        self.url = url
+        self.banner = banner
+
+
+@pytest.fixture(scope="module")
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Server, dict[str, str], str]]:
+    base = tmp_path_factory.mktemp("http")
+    repo = write_fixture_repo(base / "repo")
+    db = f"sqlite:///{base / 'rooms.db'}"
+
+    async def setup() -> None:
+        store = open_store(db)
+        try:
+            for agent in ("alice", "bob", "erin"):
+                await store.add_agent(agent)
+        finally:
+            store.close()
+
+    asyncio.run(setup())
+    tokens = {agent: _token(db, agent) for agent in ("alice", "bob", "erin")}
+    process = subprocess.Popen(
+        [CODEROOMS, "--db", db, "up", "--port", "0", "--repo", str(repo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=base,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        found = re.search(r"serving MCP at (http://127\.0\.0\.1:\d+/mcp)", first)
+        assert found, first
+        banner = first
+        while True:  # the configuration block ends with the token hint
+            line = process.stdout.readline()
+            banner += line
+            if not line or line.startswith("Get a token with"):
+                break
+        yield Server(process, found.group(1), banner), tokens, db
+    finally:
+        process.terminate()
+        process.wait(CALL_TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def sessions(served: tuple[Server, dict[str, str], str]) -> Iterator[Sessions]:
+    server, tokens, _ = served
+    factories = {
+        agent: (lambda agent=agent: _http(server.url, tokens[agent])) for agent in ("alice", "bob")
+    }
+    with Sessions(factories) as opened:
+        yield opened
+
+
+def test_up_prints_a_client_configuration_to_paste(
+    served: tuple[Server, dict[str, str], str],
+) -> None:
+    server, _, _ = served
+    start = server.banner.index("{")
+    end = server.banner.rindex("}") + 1
+    config = json.loads(server.banner[start:end])
+    entry = config["mcpServers"]["coderooms"]
+    assert entry["url"] == server.url
+    assert entry["headers"] == {"Authorization": "Bearer <TOKEN>"}
+    assert "coderooms agent token AGENT_ID" in server.banner
+
+
+def test_the_tool_list_is_served_over_http(sessions: Sessions) -> None:
+    names = {tool.name for tool in sessions.tools("alice").tools}
+    assert {"room_read", "room_post", "room_inbox", "focus", "seek", "impact"} <= names
+
+
+def test_each_token_acts_as_its_own_agent(sessions: Sessions) -> None:
+    posted = ok(sessions.call("alice", "room_post", {"content": "over http from alice"}))
+    assert posted["author"]["id"] == "alice"
+    reply = ok(
+        sessions.call(
+            "bob", "room_post", {"content": "@alice heard you", "reply_to": posted["sequence"]}
+        )
+    )
+    assert reply["author"]["id"] == "bob"
+    read = ok(sessions.call("alice", "room_read", {}))
+    roles = {row["sequence"]: (row["author"]["id"], row["role"]) for row in read["history"]}
+    assert roles[posted["sequence"]] == ("alice", "assistant")
+    assert roles[reply["sequence"]] == ("bob", "user")
+    inbox = ok(sessions.call("alice", "room_inbox", {}))
+    assert [m["sequence"] for m in inbox["mentions"]] == [reply["sequence"]]
+
+
+def _initialize(url: str, headers: dict[str, str]) -> httpx2.Response:
+    return httpx2.post(url, json=INITIALIZE, headers=ACCEPT | headers, timeout=CALL_TIMEOUT_S)
+
+
+def test_no_token_no_access(served: tuple[Server, dict[str, str], str]) -> None:
+    server, tokens, _ = served
+    for headers in (
+        {},
+        {"Authorization": "Bearer crt_not-a-real-token"},
+        {"Authorization": "Basic " + tokens["alice"]},
+    ):
+        response = _initialize(server.url, headers)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"].startswith("Bearer ")
+    allowed = _initialize(server.url, {"Authorization": f"Bearer {tokens['alice']}"})
+    assert allowed.status_code == 200
+
+
+def test_a_reissued_token_replaces_the_old_one(served: tuple[Server, dict[str, str], str]) -> None:
+    server, tokens, db = served
+    old = tokens["erin"]
+    assert _initialize(server.url, {"Authorization": f"Bearer {old}"}).status_code == 200
+    new = _token(db, "erin")
+    assert _initialize(server.url, {"Authorization": f"Bearer {old}"}).status_code == 401
+    assert _initialize(server.url, {"Authorization": f"Bearer {new}"}).status_code == 200
+    tokens["erin"] = new
+
+
+def test_a_retired_agents_token_is_refused(served: tuple[Server, dict[str, str], str]) -> None:
+    server, tokens, db = served
+    done = subprocess.run(
+        [CODEROOMS, "--db", db, "agent", "retire", "erin"],
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr
+    response = _initialize(server.url, {"Authorization": f"Bearer {tokens['erin']}"})
+    assert response.status_code == 401
+    refused = subprocess.run(
+        [CODEROOMS, "--db", db, "agent", "token", "erin"],
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT_S,
+    )
+    assert refused.returncode == 1
+    assert refused.stderr == "error: agent 'erin' is retired and can no longer use the room\n"
+
+
+def test_up_refuses_a_port_in_use(served: tuple[Server, dict[str, str], str]) -> None:
+    server, _, db = served
+    port = server.url.split(":")[2].split("/")[0]
+    done = subprocess.run(
+        [CODEROOMS, "--db", db, "up", "--port", port],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=CALL_TIMEOUT_S,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port}")
