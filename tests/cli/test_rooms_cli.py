@@ -78,9 +78,10 @@ def test_post_prints_the_new_sequence_and_read_shows_briefing_then_history(room:
     assert ok(room, "post", "--as", "agent:bo", "--desk", "eng", "--reply-to", "1", "hi") == "3\n"
     ok(room, "post", "--as", "operator", "elsewhere")
     out = ok(room, "read", "--as", "ada", "--desk", "Engineering")
-    briefing, history = out.split("\n\n", 1)
+    briefing, threads, history = out.split("\n\n", 2)
     assert briefing.startswith("You are @ada")
     assert "- @bo — bo" in briefing
+    assert threads.startswith("Threads in this desk:")  # the recall context (issue 3)
     assert history == "[1] @ada: hello team\n[2] Pat Doe: from stdin\n[3] @bo: hi\n"
 
 

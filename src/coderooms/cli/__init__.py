@@ -4,10 +4,11 @@
 itself here.
 """
 
-from coderooms.cli import mcp_cmds, rooms_cmds
+from coderooms.cli import mcp_cmds, recall_cmds, rooms_cmds
 from coderooms.cli.app import main
 
 rooms_cmds.register(main)
+recall_cmds.register(main)
 mcp_cmds.register(main)
 
 __all__ = ["main"]

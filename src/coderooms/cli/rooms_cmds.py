@@ -12,8 +12,9 @@ import sys
 import click
 
 from coderooms.cli.app import fail, run, store_of
-from coderooms.rooms.briefing import SessionInitialization, TeamBriefing, initialize_session
+from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
 from coderooms.rooms.chat import in_desk
+from coderooms.rooms.context import initialize_session_with_context
 from coderooms.rooms.desks import Desk, DeskSet
 from coderooms.rooms.records import SESSION_WINDOW, Conversation, SessionQuery
 from coderooms.rooms.render import transcript_line
@@ -211,7 +212,8 @@ def read(
     window: int,
     as_json: bool,
 ) -> None:
-    """Print the team briefing and the attributed history a turn would read."""
+    """Print what a turn would read: the team briefing, the desk's live threads and
+    pinboard, and the attributed history."""
     store = store_of(ctx)
     initialization = run(_initialize(store, viewer, desk_ref, thread, window))
     if as_json:
@@ -219,6 +221,10 @@ def read(
         return
     click.echo(initialization.briefing.system_text())
     click.echo()
+    context = initialization.context.system_text()
+    if context is not None:
+        click.echo(context)
+        click.echo()
     for message in initialization.history:
         click.echo(transcript_line(message))
 
@@ -238,7 +244,8 @@ async def _initialize(
     briefing = TeamBriefing.from_snapshots(viewer_id, target.id, roster, desks)
     conversation = Conversation(target.id, target.name, thread)
     query = SessionQuery(conversation, None, window)
-    return await initialize_session(store.conversation_log(conversation), query, briefing)
+    log = store.conversation_log(conversation)
+    return await initialize_session_with_context(log, query, briefing)
 
 
 def _viewer_id(viewer: str) -> str:
