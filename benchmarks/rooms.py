@@ -44,6 +44,8 @@ REPLY_SHARE = 0.35
 """Share of rows that reply to a recent root of their desk."""
 OPEN_THREADS = 8
 """Recent roots per desk a reply may pick from."""
+TEXTS = 4_096
+"""Distinct message texts the generator draws from."""
 WINDOW = 30
 SAMPLES = 200
 POSTS_ONE_PROCESS = 5_000
@@ -61,26 +63,31 @@ WORDS = (
 ).split()
 
 
+DESK_IDS = tuple(f"desk-{index:02d}" for index in range(DESKS))
+
+
 def desk_id(index: int) -> str:
-    return f"desk-{index:02d}"
+    return DESK_IDS[index]
 
 
 def generate(rows: int, seed: int = SEED) -> Iterator[LogMessage]:
     """A deterministic log: roots and replies spread over every desk."""
     rng = random.Random(seed)
     authors = [Agent(f"agent-{i}", f"Agent {i}") for i in range(AGENTS)]
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 18))) for _ in range(TEXTS)]
     open_roots: list[list[int]] = [[] for _ in range(DESKS)]
+    draw = rng.random
     for sequence in range(1, rows + 1):
-        desk = rng.randrange(DESKS)
+        desk = int(draw() * DESKS)
         roots = open_roots[desk]
-        parent = rng.choice(roots) if roots and rng.random() < REPLY_SHARE else None
+        parent = roots[int(draw() * len(roots))] if roots and draw() < REPLY_SHARE else None
         if parent is None:
             roots.append(sequence)
             if len(roots) > OPEN_THREADS:
-                roots.pop(0)
-        words = rng.randint(6, 18)
-        content = " ".join(rng.choice(WORDS) for _ in range(words))
-        yield LogMessage(sequence, rng.choice(authors), content, desk_id(desk), parent)
+                del roots[0]
+        author = authors[int(draw() * AGENTS)]
+        content = texts[int(draw() * TEXTS)]
+        yield LogMessage(sequence, author, content, desk_id(desk), parent)
 
 
 def build(path: Path, rows: int) -> tuple[SQLiteStore, float]:

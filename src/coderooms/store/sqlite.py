@@ -18,7 +18,8 @@ process but may lose the last commits on power loss.
 
 The async methods run their (short, indexed) statements directly on the caller's
 thread: ``benchmarks/rooms.py`` measures that against ``asyncio.to_thread``, whose hop to
-a worker thread made a desk page about a third slower (0.20 vs 0.27 ms median).
+a worker thread made a desk page slower in every run (median 0.20-0.23 ms direct,
+0.27-0.35 ms via a thread).
 """
 
 from __future__ import annotations
