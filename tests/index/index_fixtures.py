@@ -71,3 +71,36 @@ def index(root: Path, workers: int = 1) -> tuple[Workspace, CodeGraph]:
     ws = Workspace.open(root)
     ws.index(workers=workers)
     return ws, ws.graph()
+
+
+def dump(root: Path) -> dict[str, object]:
+    """Everything an index holds that must not depend on how it was built."""
+    import sqlite3
+
+    conn = sqlite3.connect(root / ".coderooms" / "index.db")
+    try:
+        return {
+            "files": sorted(
+                conn.execute(
+                    "SELECT path, language, content_hash, size, lines, is_test, is_generated, is_vendored, "
+                    "parse_error, decode_replaced, facts FROM files"
+                )
+            ),
+            "symbols": sorted(conn.execute("SELECT * FROM symbols")),
+            "edges": sorted(conn.execute("SELECT src, dst, kind, weight, origin FROM edges")),
+            "unresolved": sorted(conn.execute("SELECT * FROM unresolved")),
+            "uses": sorted(conn.execute("SELECT * FROM uses")),
+            "skipped": sorted(conn.execute("SELECT path, reason FROM skipped")),
+        }
+    finally:
+        conn.close()
+
+
+def cold_dump(root: Path, scratch: Path) -> dict[str, object]:
+    """Index a fresh copy of ``root`` from nothing and dump it."""
+    import shutil
+
+    copy = scratch / f"cold-{len(list(scratch.iterdir()))}"
+    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".coderooms"))
+    Workspace.open(copy).index(workers=1)
+    return dump(copy)

@@ -74,6 +74,7 @@ class SymbolTable:
             else:
                 self.children[s.parent][s.name].append(s.id)
         self.dirs: set[str] = {posixpath.dirname(p) for p in files}
+        self._dirs_by_language: dict[str, set[str]] = {}
         self.py_modules: dict[str, list[str]] = defaultdict(list)
         self.py_packages: set[str] = set()  # dotted prefixes (namespace packages too)
         self.py_local: dict[tuple[str, str], str] = {}  # (dir, stem) of a script outside packages
@@ -90,6 +91,14 @@ class SymbolTable:
                     while head:
                         self.py_packages.add(head)
                         head, _, _ = head.rpartition(".")
+
+    def dirs_of(self, language: str) -> set[str]:
+        """Directories holding at least one file of ``language``."""
+        got = self._dirs_by_language.get(language)
+        if got is None:
+            got = {posixpath.dirname(p) for p, lang in self.files.items() if lang == language}
+            self._dirs_by_language[language] = got
+        return got
 
 
 def _stem(path: str) -> str:
@@ -297,7 +306,8 @@ class Resolver:
         if target[0] == "file" and target[1] not in imported:
             imported.append(target[1])
         elif target[0] == "dir":
-            for f in sorted(p for p in self.t.files if posixpath.dirname(p) == target[1]):
+            members = (p for p in self.t.files if posixpath.dirname(p) == target[1])
+            for f in sorted(p for p in members if not p.endswith("_test.go")):
                 if f != path and f not in imported:
                     imported.append(f)
         elif target[0] == "sym":
@@ -345,11 +355,16 @@ class Resolver:
         return ("sym", only[0]) if len(only) == 1 else target
 
     def _dir_for_import_path(self, module: str) -> str | None:
+        """The Go package directory an import path names: the longest suffix match."""
         parts = module.split("/")
+        go_dirs = self.t.dirs_of("go")
         for i in range(len(parts)):
-            cand = "/".join(parts[i:])
-            if cand in self.t.dirs:
-                return cand
+            suffix = "/".join(parts[i:])
+            found = sorted(d for d in go_dirs if d == suffix or d.endswith("/" + suffix))
+            if len(found) == 1:
+                return found[0]
+            if found:
+                return None  # several directories fit equally well: do not guess
         return None
 
     def _java_target(self, module: str) -> Target | None:
@@ -361,7 +376,7 @@ class Resolver:
                 tops = self.t.file_top.get(path, {})
                 name = module.rsplit(".", 1)[-1]
                 return ("sym", tops[name][0]) if name in tops else ("file", path)
-        for d in self.t.dirs:
+        for d in sorted(self.t.dirs_of("java")):
             if d == rel or d.endswith("/" + rel):
                 return ("dir", d)
         return None
@@ -599,7 +614,7 @@ class Resolver:
 
     def _receiver(self, facts: FileFacts, owner: str, text: str) -> Target | None:
         sep = "::" if "::" in text else "."
-        parts = text.split(sep)
+        parts = text.removesuffix("::").split(sep)
         head = parts[0]
         if head in SELF_RECEIVERS:
             cls = self._enclosing_class(owner)
@@ -635,6 +650,8 @@ class Resolver:
             return None, "unknown"
         if receiver != "?":
             got = self._receiver(facts, owner, receiver)
+            if got is None and receiver.endswith("::"):
+                return None, "unknown"  # a path (type or module) outside the repository
             if got is not None:
                 if got[0] == "ext":
                     return None, "external"
@@ -707,7 +724,8 @@ class Resolver:
     def _tests_edges(self, facts: FileFacts, res: Resolution) -> None:
         t = self.t
         path = facts.path
-        test_symbols = {s.id for s in facts.symbols if s.is_test}
+        # Test functions, and the test file itself for code at its top level (JS/TS tests).
+        test_symbols = {s.id for s in facts.symbols if s.is_test} | {path}
         for (src, dst, kind), weight in list(res.edges.items()):
             if kind not in ("calls", "references") or src not in test_symbols:
                 continue

@@ -464,9 +464,19 @@ def extract(facts: FileFacts, source: bytes) -> None:
                 args = node.child_by_field_name("arguments")
                 first = args.named_children[0] if args is not None and args.named_children else None
                 if first is not None and first.type == "string":
+                    parent = node.parent
+                    bound = (
+                        parent.child_by_field_name("name")
+                        if parent is not None and parent.type == "variable_declarator"
+                        else None
+                    )
                     imports.append(
                         ImportFact(
-                            module=_string_value(source, first), line=node.start_point[0] + 1
+                            module=_string_value(source, first),
+                            alias=node_text(source, bound)
+                            if bound is not None and bound.type == "identifier"
+                            else "",
+                            line=node.start_point[0] + 1,
                         )
                     )
                 continue
@@ -508,7 +518,8 @@ def extract(facts: FileFacts, source: bytes) -> None:
                 raw_calls.append(
                     (
                         owner,
-                        node_text(source, path) if path is not None else "",
+                        # the trailing :: marks a path (a type or module, never a variable)
+                        node_text(source, path) + "::" if path is not None else "",
                         node_text(source, name_node),
                     )
                 )

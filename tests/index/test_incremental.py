@@ -1,0 +1,194 @@
+"""Re-runs parse only what changed, and end in the same index a cold run builds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from index_fixtures import cold_dump, dump, edge_set, write_files
+
+from coderooms.workspace import Workspace
+
+BASE = {
+    "app/__init__.py": "",
+    "app/models.py": "class User:\n    def save(self):\n        return store(self)\n\n\ndef store(obj):\n    return obj\n",
+    "app/views.py": "from app.models import User\n\n\ndef show():\n    return User().save()\n",
+    "app/helpers.py": "def fmt(x):\n    return str(x)\n",
+    "tests/test_models.py": "from app.models import store\n\n\ndef test_store():\n    assert store(1) == 1\n",
+}
+
+
+@pytest.fixture
+def repo(make_repo: Callable[..., Path]) -> Path:
+    return make_repo(BASE)
+
+
+def run(root: Path) -> dict[str, int]:
+    return dict(Workspace.open(root).index(workers=1).changed)
+
+
+def test_no_change_parses_nothing(repo: Path) -> None:
+    assert run(repo)["parsed"] == len(BASE)
+    assert run(repo) == {"parsed": 0, "unchanged": len(BASE), "deleted": 0, "re_resolved": 0}
+
+
+def test_touch_without_content_change_parses_nothing(repo: Path) -> None:
+    run(repo)
+    target = repo / "app/helpers.py"
+    target.write_text(target.read_text())
+    import os
+
+    os.utime(target, ns=(1, 1))
+    assert run(repo)["parsed"] == 0
+
+
+def test_edit_reparses_one_file_and_matches_cold(repo: Path, tmp_path: Path) -> None:
+    run(repo)
+    (repo / "app/helpers.py").write_text(
+        "def fmt(x):\n    return repr(x)\n\n\ndef extra():\n    return fmt(1)\n"
+    )
+    changed = run(repo)
+    assert changed["parsed"] == 1
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_edit_that_removes_a_called_function_drops_its_edges(repo: Path, tmp_path: Path) -> None:
+    run(repo)
+    ws = Workspace.open(repo)
+    assert ("calls", "app/models.py::User.save", "app/models.py::store") in edge_set(ws.graph())
+    (repo / "app/models.py").write_text(
+        "class User:\n    def save(self):\n        return store(self)\n"
+    )
+    ws.index(workers=1)
+    graph = ws.graph()
+    assert "app/models.py::store" not in {n.id for n in graph.nodes}
+    assert not any(e.dst == "app/models.py::store" for e in graph.edges)
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_add_file_resolves_previously_unknown_calls(repo: Path, tmp_path: Path) -> None:
+    write_files(repo, {"app/report.py": "def render():\n    return summarize()\n"})
+    run(repo)
+    write_files(repo, {"lib/stats.py": "def summarize():\n    return 0\n"})
+    changed = run(repo)
+    assert changed["parsed"] == 1
+    graph = Workspace.open(repo).graph()
+    assert ("calls", "app/report.py::render", "lib/stats.py::summarize") in edge_set(graph)
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_add_file_makes_a_unique_name_ambiguous(repo: Path, tmp_path: Path) -> None:
+    write_files(
+        repo, {"lib/a.py": "def only():\n    pass\n", "app/use.py": "def go():\n    only()\n"}
+    )
+    run(repo)
+    assert ("calls", "app/use.py::go", "lib/a.py::only") in edge_set(Workspace.open(repo).graph())
+    write_files(repo, {"other/b.py": "def only():\n    pass\n"})
+    run(repo)
+    assert not any(
+        e.src == "app/use.py::go" for e in Workspace.open(repo).graph().edges if e.kind == "calls"
+    )
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_delete_file_removes_its_nodes_and_edges(repo: Path, tmp_path: Path) -> None:
+    run(repo)
+    (repo / "app/models.py").unlink()
+    changed = run(repo)
+    assert changed["deleted"] == 1
+    graph = Workspace.open(repo).graph()
+    assert not any(n.path == "app/models.py" for n in graph.nodes)
+    assert not any(
+        "app/models.py" in (e.src, e.dst) or e.dst.startswith("app/models.py::")
+        for e in graph.edges
+    )
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_rename_moves_nodes_and_reresolves_importers(repo: Path, tmp_path: Path) -> None:
+    run(repo)
+    (repo / "app/models.py").rename(repo / "app/entities.py")
+    (repo / "app/views.py").write_text(
+        "from app.entities import User\n\n\ndef show():\n    return User().save()\n"
+    )
+    (repo / "tests/test_models.py").write_text(
+        "from app.entities import store\n\n\ndef test_store():\n    assert store(1) == 1\n"
+    )
+    run(repo)
+    graph = Workspace.open(repo).graph()
+    assert ("calls", "app/views.py::show", "app/entities.py::User") in edge_set(graph)
+    assert ("imports", "app/views.py", "app/entities.py") in edge_set(graph)
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_reexport_change_reresolves_importers(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo(
+        {
+            "pkg/__init__.py": "from pkg.a import thing\n",
+            "pkg/a.py": "def thing():\n    pass\n",
+            "pkg/b.py": "def thing():\n    pass\n",
+            "main.py": "from pkg import thing\n\n\ndef go():\n    thing()\n",
+        }
+    )
+    run(root)
+    assert ("calls", "main.py::go", "pkg/a.py::thing") in edge_set(Workspace.open(root).graph())
+    (root / "pkg/__init__.py").write_text("from pkg.b import thing\n")
+    run(root)
+    assert ("calls", "main.py::go", "pkg/b.py::thing") in edge_set(Workspace.open(root).graph())
+    assert dump(root) == cold_dump(root, tmp_path)
+
+
+def test_file_turning_binary_leaves_the_graph(repo: Path, tmp_path: Path) -> None:
+    run(repo)
+    (repo / "app/helpers.py").write_bytes(b"\0\1\2binary")
+    run(repo)
+    ws = Workspace.open(repo)
+    assert "app/helpers.py" not in {n.id for n in ws.graph().nodes}
+    assert ws.summary().skipped.get("binary") == 1
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_graph_is_cached_until_the_index_changes(repo: Path) -> None:
+    ws = Workspace.open(repo)
+    ws.index(workers=1)
+    first = ws.graph()
+    assert ws.graph() is first
+    ws.index(workers=1)  # nothing changed
+    assert ws.graph() is first
+    (repo / "app/helpers.py").write_text("def fmt(x):\n    return x\n")
+    ws.index(workers=1)
+    assert ws.graph() is not first
+
+
+def test_a_sequence_of_changes_matches_a_cold_index(repo: Path, tmp_path: Path) -> None:
+    steps: list[dict[str, str | None]] = [
+        {"app/helpers.py": "from app.models import store\n\n\ndef fmt(x):\n    return store(x)\n"},
+        {"app/models.py": None},
+        {"app/models.py": "class User:\n    def save(self):\n        return 1\n"},
+        {
+            "app/views.py": "from app import helpers\n\n\ndef show():\n    return helpers.fmt(1)\n",
+            "app/helpers.py": None,
+        },
+        {"app/helpers.py": "def fmt(x):\n    return x\n\n\ndef fmt(x):\n    return x\n"},
+    ]
+    run(repo)
+    for step in steps:
+        for rel, content in step.items():
+            if content is None:
+                (repo / rel).unlink()
+            else:
+                write_files(repo, {rel: content})
+        run(repo)
+        assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_parallel_and_serial_runs_build_the_same_index(make_repo: Callable[..., Path]) -> None:
+    files = {f"m{i}/mod{i}.py": f"def f{i}():\n    return f{(i + 1) % 60}()\n" for i in range(60)}
+    serial = make_repo(files, name="serial")
+    parallel = make_repo(files, name="parallel")
+    Workspace.open(serial).index(workers=1)
+    Workspace.open(parallel).index(workers=2)
+    assert dump(serial) == dump(parallel)

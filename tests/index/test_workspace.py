@@ -1,0 +1,103 @@
+"""The Workspace surface: errors, the database and its migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from index_fixtures import index
+
+from coderooms.errors import CoderoomsError
+from coderooms.index import db
+from coderooms.index.errors import (
+    IndexDatabaseError,
+    IndexTooNew,
+    NotIndexed,
+    UnknownNode,
+    WorkspaceNotADirectory,
+    WorkspaceNotFound,
+)
+from coderooms.workspace import Workspace
+
+
+def test_missing_path_is_a_typed_error(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceNotFound) as err:
+        Workspace.open(tmp_path / "nope")
+    assert isinstance(err.value, CoderoomsError)
+    assert "no such directory" in str(err.value)
+
+
+def test_file_path_is_a_typed_error(tmp_path: Path) -> None:
+    f = tmp_path / "f.py"
+    f.write_text("")
+    with pytest.raises(WorkspaceNotADirectory):
+        Workspace.open(f)
+
+
+def test_graph_before_index_says_to_index(tmp_path: Path) -> None:
+    with pytest.raises(NotIndexed) as err:
+        Workspace.open(tmp_path).graph()
+    assert "coderooms index" in str(err.value)
+
+
+def test_unknown_node_and_path_outside_root(make_repo: Callable[..., Path]) -> None:
+    ws, _ = index(make_repo({"a.py": "def a():\n    pass\n"}))
+    with pytest.raises(UnknownNode):
+        ws.node("a.py::nope")
+    with pytest.raises(UnknownNode):
+        ws.read_text("../../etc/passwd")
+
+
+def test_migrations_are_recorded(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"a.py": ""})
+    index(root)
+    conn = sqlite3.connect(root / ".coderooms" / "index.db")
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    assert rows == [(v, n) for v, n, _ in db.MIGRATIONS]
+
+
+def test_newer_schema_is_refused(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"a.py": ""})
+    index(root)
+    conn = sqlite3.connect(root / ".coderooms" / "index.db")
+    conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(IndexTooNew):
+        Workspace.open(root).index()
+
+
+def test_damaged_database_is_a_typed_error(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"a.py": ""})
+    (root / ".coderooms").mkdir()
+    (root / ".coderooms" / "index.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(IndexDatabaseError) as err:
+        Workspace.open(root).index()
+    assert "delete it" in str(err.value)
+
+
+def test_index_dir_is_never_indexed(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"a.py": "def a():\n    pass\n"})
+    ws, graph = index(root)
+    ws.index()
+    assert {n.path for n in ws.graph().nodes} == {"a.py"}
+
+
+def test_summary_json_form(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"a.py": "def a():\n    b()\n\n\ndef b():\n    pass\n"})
+    summary = Workspace.open(root).index(workers=1)
+    data = summary.to_json()
+    assert data["files"] == 1 and data["symbols"] == 2
+    assert data["edges"] == {"calls": 1, "contains": 2}
+    assert data["languages"] == {"python": 1}
+    assert data["skipped"] == {}
+    assert set(data) >= {
+        "seconds",
+        "unresolved",
+        "parse_errors",
+        "decode_replaced",
+        "changed",
+        "git",
+    }
