@@ -10,7 +10,8 @@
         ├── IndexDatabaseError         .coderooms/index.db cannot be opened or is damaged
         ├── IndexTooNew                index.db was written by a newer coderooms
         ├── NotIndexed                 a graph was asked for before the first index run
-        └── UnknownNode                no file or symbol has that id
+        ├── UnknownNode                no file or symbol has that id
+        └── AmbiguousNode              a bare name that several symbols share
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "IndexTooNew",
     "NotIndexed",
     "UnknownNode",
+    "AmbiguousNode",
 ]
 
 
@@ -72,3 +74,8 @@ class UnknownNode(CodeIndexError):
     template = (
         "no file or symbol with id {node!r} in the index (ids look like pkg/mod.py::Class.method)"
     )
+
+
+class AmbiguousNode(CodeIndexError):
+    fields = ("node", "candidates")
+    template = "{node!r} names several symbols: {candidates} (give the full id)"
