@@ -14,7 +14,7 @@ sort in one list. The pickers rank the roster and desk snapshots a caller alread
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -311,26 +311,52 @@ def rank_matching(pattern: Pattern, candidates: Iterable[Candidate], limit: int)
     the same snapshot always ranks the same way. A blank pattern, a zero limit or no
     match gives an empty list.
     """
+    pool = list(candidates)
+    fields = ((c.id, c.label, c.detail) for c in pool)
+    return [
+        Hit(pool[position], field, match)
+        for position, field, match in _rank(pattern, fields, limit)
+    ]
+
+
+_Entry = tuple[str, str, str | None]
+"""(id, label, detail) of one candidate, before it is worth building a record for."""
+
+
+def _rank(
+    pattern: Pattern, entries: Iterable[_Entry], limit: int
+) -> list[tuple[int, MatchField, TextMatch]]:
+    """:func:`rank_matching` over plain entries: (input position, field, match) of the
+    winners, best first."""
     if limit <= 0 or pattern.is_blank:
         return []
-    matcher = pattern._matcher()
+    # one loop for both kinds: (rate, how, fold) rate a trimmed (and, for text, lowered) field
+    rate: Callable[[Any, str], Rated | None]
+    how: Any
+    if pattern.compiled is None:
+        rate, how, fold = rate_lowered, (pattern.query or "").strip().lower(), True
+    else:
+        rate, how, fold = rate_regex, pattern.compiled, False
     keyed: list[tuple[int, int, int, int, MatchField, MatchKind]] = []
-    kept: list[Candidate] = []
-    for candidate in candidates:
-        field, best = MatchField.LABEL, matcher(candidate.label)
-        by_id = matcher(candidate.id)
-        if by_id is not None and (best is None or by_id[0] > best[0]):
-            field, best = MatchField.ID, by_id
-        if candidate.detail is not None:
-            found = matcher(candidate.detail)
+    label_field, id_field, detail_field = MatchField.LABEL, MatchField.ID, MatchField.DETAIL
+    for position, (ident, label, detail) in enumerate(entries):
+        text = label.strip()
+        field, best = label_field, rate(how, text.lower() if fold else text)
+        if ident != label:  # the same text cannot beat the label it ties with
+            text = ident.strip()
+            by_id = rate(how, text.lower() if fold else text)
+            if by_id is not None and (best is None or by_id[0] > best[0]):
+                field, best = id_field, by_id
+        if detail is not None:
+            text = detail.strip()
+            found = rate(how, text.lower() if fold else text)
             if found is not None and (best is None or found[0] // 2 > best[0]):
-                field, best = MatchField.DETAIL, (found[0] // 2, found[1], found[2])
+                field, best = detail_field, (found[0] // 2, found[1], found[2])
         if best is not None:
-            keyed.append((-best[0], best[1], len(candidate.label), len(kept), field, best[2]))
-            kept.append(candidate)
+            keyed.append((-best[0], best[1], len(label), position, field, best[2]))
     keyed.sort(key=_sort_key)
     return [
-        Hit(kept[position], field, TextMatch(kind, -negated, offset))
+        (position, field, TextMatch(kind, -negated, offset))
         for negated, offset, _, position, field, kind in keyed[:limit]
     ]
 
@@ -344,38 +370,58 @@ def _sort_key(entry: tuple[int, int, int, int, MatchField, MatchKind]) -> tuple[
 
 def agent_candidates(roster: Roster) -> list[Candidate]:
     """The active agents in roster order; retired agents are never offered."""
-    return [Candidate(member.id, member.label) for member in roster.active()]
+    return [Candidate(*entry) for entry in _agent_entries(roster)]
 
 
 def person_candidates(roster: Roster) -> list[Candidate]:
-    return [Candidate(person.id, person.label) for person in roster.people]
+    return [Candidate(*entry) for entry in _person_entries(roster)]
 
 
 def desk_candidates(desks: DeskSet) -> list[Candidate]:
     """Declared then added desks, each id once; the description is detail, so a desk
     named for the query outranks one that only mentions it."""
-    return [Candidate(desk.id, desk.name, desk.description) for desk in desks.desks()]
+    return [Candidate(*entry) for entry in _desk_entries(desks)]
+
+
+def _agent_entries(roster: Roster) -> list[_Entry]:
+    return [(member.id, member.label, None) for member in roster.active()]
+
+
+def _person_entries(roster: Roster) -> list[_Entry]:
+    return [(person.id, person.label, None) for person in roster.people]
+
+
+def _desk_entries(desks: DeskSet) -> list[_Entry]:
+    return [(desk.id, desk.name, desk.description) for desk in desks.desks()]
+
+
+def _pick(pattern: Pattern, entries: list[_Entry], limit: int) -> list[Hit]:
+    # records are built for the winners only: a picker may see thousands of candidates
+    return [
+        Hit(Candidate(*entries[position]), field, match)
+        for position, field, match in _rank(pattern, entries, limit)
+    ]
 
 
 def pick_agents(query: str, roster: Roster, limit: int = SELECT_LIMIT) -> list[Hit]:
-    return rank_matching(Pattern.text(query), agent_candidates(roster), limit)
+    return _pick(Pattern.text(query), _agent_entries(roster), limit)
 
 
 def pick_agents_matching(pattern: Pattern, roster: Roster, limit: int = SELECT_LIMIT) -> list[Hit]:
-    return rank_matching(pattern, agent_candidates(roster), limit)
+    return _pick(pattern, _agent_entries(roster), limit)
 
 
 def pick_people(query: str, roster: Roster, limit: int = SELECT_LIMIT) -> list[Hit]:
-    return rank_matching(Pattern.text(query), person_candidates(roster), limit)
+    return _pick(Pattern.text(query), _person_entries(roster), limit)
 
 
 def pick_people_matching(pattern: Pattern, roster: Roster, limit: int = SELECT_LIMIT) -> list[Hit]:
-    return rank_matching(pattern, person_candidates(roster), limit)
+    return _pick(pattern, _person_entries(roster), limit)
 
 
 def pick_desks(query: str, desks: DeskSet, limit: int = SELECT_LIMIT) -> list[Hit]:
-    return rank_matching(Pattern.text(query), desk_candidates(desks), limit)
+    return _pick(Pattern.text(query), _desk_entries(desks), limit)
 
 
 def pick_desks_matching(pattern: Pattern, desks: DeskSet, limit: int = SELECT_LIMIT) -> list[Hit]:
-    return rank_matching(pattern, desk_candidates(desks), limit)
+    return _pick(pattern, _desk_entries(desks), limit)
