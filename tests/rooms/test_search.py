@@ -26,10 +26,12 @@ from coderooms.rooms.search import (
     SEARCH_LIMIT,
     SEARCH_SCAN,
     MessageHit,
+    Re2Regex,
     SearchPattern,
     SearchQuery,
     SearchRegex,
     SearchText,
+    compile_regex,
     excerpt_around,
     original_offset,
     search_messages,
@@ -353,3 +355,28 @@ async def test_excerpt_contains_the_match_and_stays_bounded(
     assert found is not None and found.score == hit.score
     if hit.kind is not MatchKind.SUBSEQUENCE:
         assert needle.lower() in hit.excerpt.lower()
+
+
+# --- the engine adapter --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_compiled_expressions_report_character_offsets(lean: bool) -> None:
+    compiled = compile_regex("né+dle")
+    assert isinstance(compiled, Re2Regex)
+    if not lean:  # the module's own search, as used when the direct entry point is absent
+        compiled = Re2Regex(
+            type("Plain", (), {"pattern": "né+dle", "search": compiled._compiled.search})()
+        )
+    found = compiled.search("İß ž néédle")
+    assert found is not None and found.span() == (5, 11)
+    assert compiled.search("nothing") is None
+    assert compiled.pattern == "né+dle"
+    assert compiled.search("x\udcffnéédle").span() == (2, 8)  # type: ignore[union-attr]
+
+
+async def test_regex_hits_on_non_ascii_rows_excerpt_at_the_match() -> None:
+    content = "ž" * 150 + " needle " + "z" * 150
+    log = MemoryLog([LogMessage(1, ADA, content)])
+    [hit] = await search_messages(log, regex("ne+dle"))
+    assert hit.excerpt == "…" + ("ž" * 23 + " needle " + "z" * 150)[:96] + "…"

@@ -43,6 +43,7 @@ __all__ = [
     "SEARCH_LIMIT",
     "SEARCH_SCAN",
     "MessageHit",
+    "Re2Regex",
     "SearchPattern",
     "SearchQuery",
     "SearchRegex",
@@ -138,6 +139,7 @@ def compile_regex(source: str) -> CompiledRegex:
 
     Raises :class:`RegexUnsupported` when ``google-re2`` is not installed and
     :class:`InvalidPattern` (with the engine's own message) when it does not compile.
+    Groups never capture: only the span of the whole match is ever read.
     """
     try:
         import re2
@@ -145,13 +147,64 @@ def compile_regex(source: str) -> CompiledRegex:
         raise RegexUnsupported(source) from None
     options = re2.Options()
     options.log_errors = False  # the message travels in the exception, not on stderr
+    options.never_capture = True
     try:
-        compiled: CompiledRegex = re2.compile(source, options)
+        compiled = re2.compile(source, options)
     except re2.error as err:
         raise InvalidPattern(source, _engine_message(err)) from None
     except (TypeError, ValueError) as err:  # e.g. a lone surrogate that cannot be encoded
         raise InvalidPattern(source, str(err)) from None
-    return compiled
+    return Re2Regex(compiled)
+
+
+class _Span:
+    __slots__ = ("_span",)
+
+    def __init__(self, start: int, end: int) -> None:
+        self._span = (start, end)
+
+    def span(self) -> tuple[int, int]:
+        return self._span
+
+
+class Re2Regex:
+    """A compiled RE2 expression with a lean ``search``.
+
+    The ``re2`` module's own ``search`` builds a full match object through several
+    layers of Python for every text; a search over thousands of rows only needs the
+    leftmost span, so this asks the engine for it directly (UTF-8 byte offsets mapped
+    back to characters) and falls back to the module's ``search`` if that entry point
+    is not there.
+    """
+
+    __slots__ = ("_compiled", "_match", "_unanchored")
+
+    def __init__(self, compiled: Any) -> None:
+        self._compiled = compiled
+        engine = getattr(compiled, "_regexp", None)
+        anchor = getattr(getattr(type(engine), "Anchor", None), "UNANCHORED", None)
+        self._match = getattr(engine, "Match", None) if anchor is not None else None
+        self._unanchored = anchor
+
+    @property
+    def pattern(self) -> str:
+        return str(self._compiled.pattern)
+
+    def search(self, text: str) -> _Span | None:
+        """The leftmost match of the expression in ``text`` (character offsets)."""
+        if self._match is None:
+            try:
+                found = self._compiled.search(text)
+            except UnicodeEncodeError:  # a lone surrogate: read it as '?', one for one
+                found = self._compiled.search(text.encode("utf-8", "replace").decode())
+            return None if found is None else _Span(*found.span())
+        encoded = text.encode("utf-8", "replace")
+        start, end = self._match(self._unanchored, encoded, 0, len(encoded))[0]
+        if start < 0:
+            return None
+        if len(encoded) != len(text):  # not ASCII: count characters, not bytes
+            start, end = len(encoded[:start].decode()), len(encoded[:end].decode())
+        return _Span(start, end)
 
 
 def _engine_message(err: Exception) -> str:
@@ -231,17 +284,6 @@ def original_offset(text: str, lowered_offset: int) -> int:
     return len(text)
 
 
-def _rate_line(compiled: CompiledRegex | None, lowered_query: str, line: str) -> Rated | None:
-    """Rate a collapsed line; the offset of the result indexes ``line`` itself."""
-    if compiled is not None:
-        return rate_regex(compiled, line)
-    lowered = line.lower()
-    found = rate_lowered(lowered_query, lowered)
-    if found is None or len(lowered) == len(line):
-        return found
-    return found[0], original_offset(line, found[1]), found[2]
-
-
 def _in_scope(row: LogMessage, scope: Conversation | None) -> bool:
     if scope is None:
         return True
@@ -272,14 +314,21 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     wanted_author = query.author_id
     found: list[tuple[int, int, LogMessage, str, Rated]] = []
     async for row in walk_log(log, query.before, SEARCH_SCAN):
-        if root is not None and row.sequence < root:
-            break  # a thread's rows are never older than its root
-        if not _in_scope(row, scope):
-            continue
+        if scope is not None:
+            if root is not None and row.sequence < root:
+                break  # a thread's rows are never older than its root
+            if not _in_scope(row, scope):
+                continue
         if wanted_author is not None and author_id(row.author) != wanted_author:
             continue
-        line = collapse_whitespace(row.content)
-        rated = _rate_line(compiled, lowered_query, line)
+        line = " ".join(row.content.split())
+        if compiled is not None:
+            rated = rate_regex(compiled, line)
+        else:
+            lowered = line.lower()
+            rated = rate_lowered(lowered_query, lowered)
+            if rated is not None and len(lowered) != len(line):
+                rated = rated[0], original_offset(line, rated[1]), rated[2]
         if rated is not None:
             # walk order breaks ties, so equal scores stay newest first
             found.append((-rated[0], len(found), row, line, rated))
