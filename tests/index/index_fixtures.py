@@ -83,13 +83,12 @@ def dump(root: Path) -> dict[str, object]:
             "files": sorted(
                 conn.execute(
                     "SELECT path, language, content_hash, size, lines, is_test, is_generated, is_vendored, "
-                    "parse_error, decode_replaced, facts FROM files"
+                    "parse_error, decode_replaced, facts, uses FROM files"
                 )
             ),
             "symbols": sorted(conn.execute("SELECT * FROM symbols")),
             "edges": sorted(conn.execute("SELECT src, dst, kind, weight, origin FROM edges")),
             "unresolved": sorted(conn.execute("SELECT * FROM unresolved")),
-            "uses": sorted(conn.execute("SELECT * FROM uses")),
             "skipped": sorted(conn.execute("SELECT path, reason FROM skipped")),
         }
     finally:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from coderooms.index.errors import IndexDatabaseError, IndexTooNew
-from coderooms.index.facts import FileFacts, ImportFact, SymbolFact
+from coderooms.index.facts import FileFacts, ImportFact, SymbolFact, encode_facts
 
 SQLITE_TIMEOUT_SECONDS = 30.0
 
@@ -31,7 +30,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             is_vendored INTEGER NOT NULL,
             parse_error INTEGER NOT NULL,
             decode_replaced INTEGER NOT NULL,
-            facts TEXT NOT NULL
+            facts TEXT NOT NULL,
+            uses TEXT NOT NULL
         );
         CREATE TABLE symbols (
             id TEXT PRIMARY KEY,
@@ -57,14 +57,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             origin TEXT NOT NULL
         );
         CREATE INDEX edges_by_origin ON edges(origin);
-        CREATE INDEX edges_by_src ON edges(src);
         CREATE INDEX edges_by_dst ON edges(dst);
-        CREATE TABLE uses (
-            name TEXT NOT NULL,
-            path TEXT NOT NULL,
-            PRIMARY KEY (name, path)
-        ) WITHOUT ROWID;
-        CREATE INDEX uses_by_path ON uses(path);
         CREATE TABLE unresolved (
             path TEXT PRIMARY KEY,
             builtin INTEGER NOT NULL,
@@ -142,21 +135,6 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
 
 
 # --- facts (de)serialisation --------------------------------------------------------
-
-
-def encode_facts(facts: FileFacts) -> str:
-    return json.dumps(
-        {
-            "i": [
-                [i.module, [list(n) for n in i.names], i.alias, i.level, i.line]
-                for i in facts.imports
-            ],
-            "c": facts.calls,
-            "r": facts.refs,
-            "b": facts.bases,
-        },
-        separators=(",", ":"),
-    )
 
 
 def decode_facts(row: sqlite3.Row | tuple[object, ...], symbols: list[SymbolFact]) -> FileFacts:
@@ -243,7 +221,7 @@ def load_facts(conn: sqlite3.Connection, path: str) -> FileFacts | None:
 def write_file(conn: sqlite3.Connection, facts: FileFacts, mtime_ns: int) -> None:
     conn.execute("DELETE FROM symbols WHERE path = ?", (facts.path,))
     conn.execute(
-        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             facts.path,
             facts.language,
@@ -256,7 +234,8 @@ def write_file(conn: sqlite3.Connection, facts: FileFacts, mtime_ns: int) -> Non
             int(facts.is_vendored),
             int(facts.parse_error),
             int(facts.decode_replaced),
-            encode_facts(facts),
+            facts.encoded or encode_facts(facts),
+            facts.uses,
         ),
     )
     conn.executemany(
@@ -283,16 +262,9 @@ def write_file(conn: sqlite3.Connection, facts: FileFacts, mtime_ns: int) -> Non
 
 
 def delete_file(conn: sqlite3.Connection, path: str) -> None:
-    for table in ("files", "symbols", "unresolved", "uses"):
+    for table in ("files", "symbols", "unresolved"):
         conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
     conn.execute("DELETE FROM edges WHERE origin = ?", (path,))
-
-
-def replace_uses(conn: sqlite3.Connection, path: str, names: Iterable[str]) -> None:
-    conn.execute("DELETE FROM uses WHERE path = ?", (path,))
-    conn.executemany(
-        "INSERT INTO uses(name, path) VALUES (?, ?)", [(n, path) for n in sorted(names)]
-    )
 
 
 def get_meta(conn: sqlite3.Connection, key: str, default: str = "") -> str:

@@ -6,6 +6,7 @@ computed in a worker process, stored, and resolved again later without re-parsin
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 SymbolKind = str  # "module" | "class" | "function" | "method"
@@ -65,6 +66,10 @@ class FileFacts:
     refs: list[tuple[str, str, str]] = field(default_factory=list)
     # (class id, base expression text)
     bases: list[tuple[str, str]] = field(default_factory=list)
+    # Filled by the worker so the main process only stores them: the JSON form of
+    # imports/calls/refs/bases, and the names whose definitions affect this file.
+    encoded: str = ""
+    uses: str = ""
 
 
 @dataclass(slots=True)
@@ -80,3 +85,19 @@ def dedupe_calls(raw: list[tuple[str, str, str]]) -> list[tuple[str, str, str, i
     for key in raw:
         counts[key] = counts.get(key, 0) + 1
     return [(o, r, n, c) for (o, r, n), c in counts.items()]
+
+
+def encode_facts(facts: FileFacts) -> str:
+    """The stored JSON form of a file's imports, calls, references and bases."""
+    return json.dumps(
+        {
+            "i": [
+                [i.module, [list(n) for n in i.names], i.alias, i.level, i.line]
+                for i in facts.imports
+            ],
+            "c": facts.calls,
+            "r": facts.refs,
+            "b": facts.bases,
+        },
+        separators=(",", ":"),
+    )

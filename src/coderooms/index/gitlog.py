@@ -31,22 +31,32 @@ class GitLogPass:
 
     def __init__(self, root: str) -> None:
         self._proc = _start(root)
-        self._out = b""
+        self._signals = GitSignals()
         self._thread = threading.Thread(target=self._drain, name="coderooms-git-log", daemon=True)
         self._thread.start()
 
     def _drain(self) -> None:
         try:
-            self._out, _ = self._proc.communicate(timeout=GIT_TIMEOUT_SECONDS)
+            out, _ = self._proc.communicate(timeout=GIT_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.communicate()
+            return
+        if self._proc.returncode == 0:  # not, e.g., in a repository without commits yet
+            self._signals = parse_git_log(out.decode("utf-8", "surrogateescape"), None)
 
     def result(self, indexed: set[str]) -> GitSignals:
+        """The signals of the files in ``indexed`` (the log is parsed in the thread)."""
         self._thread.join()
-        if self._proc.returncode != 0:
-            return GitSignals()  # e.g. a repository without commits yet
-        return parse_git_log(self._out.decode("utf-8", "surrogateescape"), indexed)
+        full = self._signals
+        return GitSignals(
+            head_time=full.head_time,
+            commit_counts={p: n for p, n in full.commit_counts.items() if p in indexed},
+            last_change={p: t for p, t in full.last_change.items() if p in indexed},
+            co_changes=[c for c in full.co_changes if c[0] in indexed and c[1] in indexed][
+                :CO_CHANGE_MAX_PAIRS
+            ],
+        )
 
     def cancel(self) -> None:
         if self._proc.poll() is None:
@@ -87,7 +97,8 @@ def head_commit(root: str) -> str:
     return done.stdout.decode().strip() if done.returncode == 0 else ""
 
 
-def parse_git_log(text: str, indexed: set[str]) -> GitSignals:
+def parse_git_log(text: str, indexed: set[str] | None) -> GitSignals:
+    """Fold the log; ``indexed`` (when given) limits it to those paths."""
     signals = GitSignals()
     pairs: Counter[tuple[str, str]] = Counter()
     counts = signals.commit_counts
@@ -99,7 +110,8 @@ def parse_git_log(text: str, indexed: set[str]) -> GitSignals:
         _, _, ts = header.partition(" ")
         when = int(ts) if ts.strip().isdigit() else 0
         signals.head_time = max(signals.head_time, when)
-        files = sorted({p.strip("\n") for p in body.split("\0") if p.strip("\n")} & indexed)
+        touched = {p.strip("\n") for p in body.split("\0") if p.strip("\n")}
+        files = sorted(touched & indexed if indexed is not None else touched)
         for path in files:
             counts[path] = counts.get(path, 0) + 1
             if when > last.get(path, 0):

@@ -3,6 +3,7 @@ read git signals, and store it all in index.db in one transaction."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import multiprocessing.pool
 import os
@@ -73,6 +74,7 @@ def run(
     workers = worker_count() if workers is None else workers
     listing = list_files(root)
     head = head_commit(root) if listing.git else ""
+    phases: dict[str, float] = {"list": time.perf_counter() - started}
 
     known = {
         p: (h, s, m)
@@ -122,6 +124,7 @@ def run(
                 db.delete_file(conn, s.path)
                 deleted.append(s.path)
         done = 0
+        mark = time.perf_counter()
         for outcome in process_files(root, todo, pool):
             done += 1
             if progress is not None:
@@ -151,8 +154,13 @@ def run(
 
         if pool is not None:
             pool.close()
+            pool.join()
             pool = None
+        phases["parse"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         resolved = _resolve(conn, cold, changed, deleted, old_symbols, old_imports)
+        phases["resolve"] = time.perf_counter() - mark
+        mark = time.perf_counter()
 
         if listing.git and git_proc is not None:
             indexed = {p for (p,) in conn.execute("SELECT path FROM files")}
@@ -185,6 +193,7 @@ def run(
             db.set_meta(conn, "generation", str(generation))
         db.set_meta(conn, "root", os.path.abspath(root))
         conn.execute("COMMIT")
+        phases["git_and_commit"] = time.perf_counter() - mark
     except BaseException:
         conn.execute("ROLLBACK")
         if pool is not None:
@@ -199,7 +208,8 @@ def run(
         "deleted": len(deleted),
         "re_resolved": resolved,
     }
-    return summarize(conn, root, listing.git, time.perf_counter() - started, stats)
+    summary = summarize(conn, root, listing.git, time.perf_counter() - started, stats)
+    return dataclasses.replace(summary, phases={k: round(v, 4) for k, v in phases.items()})
 
 
 def _symbol_keys(conn: sqlite3.Connection, path: str) -> set[tuple[str, str]]:
@@ -257,10 +267,10 @@ def _resolve(
             delta.update(_file_names(path))
             delta.update(n for _, n in old_symbols.get(path, ()))
             importers_of.add(path)
-        for name in sorted(delta):
-            affected.update(
-                p for (p,) in conn.execute("SELECT path FROM uses WHERE name = ?", (name,))
-            )
+        if delta:
+            for path, uses in conn.execute("SELECT path, uses FROM files WHERE uses != ''"):
+                if not delta.isdisjoint(uses.split("\n")):
+                    affected.add(path)
         for path in sorted(importers_of):
             affected.update(
                 p
@@ -278,7 +288,6 @@ def _resolve(
         resolver.prime(f)
     for path in sorted(affected):
         res = resolver.resolve_file(path)
-        facts = resolver.facts(path)
         conn.execute("DELETE FROM edges WHERE origin = ?", (path,))
         conn.executemany(
             "INSERT INTO edges VALUES (?, ?, ?, ?, ?)",
@@ -288,8 +297,6 @@ def _resolve(
             "INSERT OR REPLACE INTO unresolved VALUES (?, ?, ?, ?, ?)",
             (path, *(res.unresolved[r] for r in UNRESOLVED_REASONS)),
         )
-        if facts is not None:
-            db.replace_uses(conn, path, resolver.names_used(facts))
     return len(affected)
 
 

@@ -633,6 +633,10 @@ class Resolver:
         self, facts: FileFacts, owner: str, receiver: str, name: str
     ) -> tuple[str | None, str]:
         if receiver == "":
+            if name not in self.t.by_name and name not in self.bindings(facts.path):
+                # No symbol anywhere has this name and no import renames one to it.
+                builtin = facts.language == "python" and name in PYTHON_BUILTINS
+                return None, "builtin" if builtin else "unknown"
             got = self._scoped(facts, owner, name)
             if got is not None:
                 if got[0] == "sym":
@@ -674,6 +678,8 @@ class Resolver:
 
     def resolve_ref(self, facts: FileFacts, owner: str, receiver: str, name: str) -> str | None:
         if receiver == "":
+            if name not in self.t.by_name and name not in self.bindings(facts.path):
+                return None
             got = self._scoped(facts, owner, name)
         else:
             head = self._receiver(facts, owner, receiver)
@@ -739,26 +745,27 @@ class Resolver:
         if target is not None:
             res.add(path, target, "tests")
 
-    def names_used(self, facts: FileFacts) -> set[str]:
-        """Every name whose definitions can change how this file resolves."""
-        names: set[str] = set()
-        for _, receiver, name, _ in facts.calls:
-            names.add(name)
-            if receiver and receiver != "?":
-                names.update(receiver.replace("::", ".").split("."))
-        for _, receiver, name in facts.refs:
-            names.add(name)
-            if receiver:
-                names.update(receiver.split("."))
-        for imp in facts.imports:
-            names.update(p for p in imp.module.replace("::", ".").replace("/", ".").split(".") if p)
-            names.update(n for n, _ in imp.names)
-        for _, text in facts.bases:
-            names.update(text.split("."))
-        if facts.is_test:
-            names.add(_tested_stem(facts.path))
-        names.discard("")
-        return names
+
+def names_used(facts: FileFacts) -> set[str]:
+    """Every name whose definitions can change how this file resolves."""
+    names: set[str] = set()
+    for _, receiver, name, _ in facts.calls:
+        names.add(name)
+        if receiver and receiver != "?":
+            names.update(receiver.replace("::", ".").split("."))
+    for _, receiver, name in facts.refs:
+        names.add(name)
+        if receiver:
+            names.update(receiver.split("."))
+    for imp in facts.imports:
+        names.update(p for p in imp.module.replace("::", ".").replace("/", ".").split(".") if p)
+        names.update(n for n, _ in imp.names)
+    for _, text in facts.bases:
+        names.update(text.split("."))
+    if facts.is_test:
+        names.add(_tested_stem(facts.path))
+    names.discard("")
+    return names
 
 
 CALLABLE_KINDS = frozenset({"function", "method", "class"})

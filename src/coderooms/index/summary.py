@@ -23,6 +23,7 @@ class IndexSummary:
     )  # this run: parsed, unchanged, deleted, re-resolved
     git: bool = False
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per stage of this run
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +40,7 @@ class IndexSummary:
             "changed": dict(self.changed),
             "git": self.git,
             "seconds": round(self.seconds, 3),
+            "phases": dict(self.phases),
         }
 
     def lines(self) -> list[str]:

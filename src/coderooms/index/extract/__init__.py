@@ -9,8 +9,9 @@ import os
 
 from coderooms.index.extract import curly, python
 from coderooms.index.extract.common import content_hash
-from coderooms.index.facts import FileFacts, Skipped
+from coderooms.index.facts import FileFacts, Skipped, encode_facts
 from coderooms.index.languages import PARSED_LANGUAGES, language_of
+from coderooms.index.resolve import names_used
 
 MAX_FILE_BYTES = 1_000_000
 BINARY_SNIFF_BYTES = 8192
@@ -138,6 +139,8 @@ def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
         python.extract(facts, data)
     else:
         curly.extract(facts, data)
+    facts.encoded = encode_facts(facts)
+    facts.uses = "\n".join(sorted(names_used(facts)))
     return facts
 
 

@@ -26,20 +26,27 @@ _QUERY = """
 (import_from_statement) @import
 (call function: (identifier) @call.name)
 (call function: (attribute) @call.attr)
-(identifier) @ref
 (attribute object: (identifier) attribute: (identifier)) @ref.attr
-(attribute attribute: (identifier) @nofree)
-(keyword_argument name: (identifier) @nofree)
-(function_definition name: (identifier) @nofree)
-(class_definition name: (identifier) @nofree)
+(argument_list (identifier) @ref)
+(keyword_argument value: (identifier) @ref)
+(type (identifier) @ref)
+(type (_ (identifier) @ref))
+(type (_ (_ (identifier) @ref)))
+(decorator (identifier) @ref)
+(assignment right: (identifier) @ref)
+(return_statement (identifier) @ref)
+(expression_list (identifier) @ref)
+(list (identifier) @ref)
+(tuple (identifier) @ref)
+(set (identifier) @ref)
+(pair value: (identifier) @ref)
+(except_clause (identifier) @ref)
+(raise_statement (identifier) @ref)
+(default_parameter value: (identifier) @ref)
+(typed_default_parameter value: (identifier) @ref)
+(conditional_expression (identifier) @ref)
+(lambda body: (identifier) @ref)
 (class_definition superclasses: (argument_list (identifier) @nofree))
-(parameters (identifier) @nofree)
-(lambda_parameters (identifier) @nofree)
-(default_parameter name: (identifier) @nofree)
-(typed_parameter (identifier) @nofree)
-(typed_default_parameter name: (identifier) @nofree)
-(dotted_name (identifier) @nofree)
-(aliased_import alias: (identifier) @nofree)
 """
 
 
@@ -222,9 +229,10 @@ def extract(facts: FileFacts, source: bytes) -> None:
     facts.calls = dedupe_calls(raw_calls)
 
     refs: set[tuple[str, str, str]] = set()
-    # Definition names, parameters, import paths, attribute tails and keywords are not
-    # uses of a name; a.b is taken by ref.attr.
-    not_free = call_name_starts | {n.start_byte for n in caps.get("nofree", ())}
+    # Names are taken where they are used as values (arguments, annotations, decorators,
+    # returns, assignments …): local arithmetic on variables never names a symbol, and
+    # skipping it keeps extraction cheap. Base classes become inherits edges instead.
+    not_free = {n.start_byte for n in caps.get("nofree", ())}
     spans = [(n.start_byte, n.end_byte) for n in caps.get("ref", ())]
     spans = sorted((a, b) for a, b in spans if a not in not_free)
     for owner, (a, b) in zip(owners.sweep([a for a, _ in spans]), spans, strict=True):

@@ -1,0 +1,225 @@
+"""Benchmark the code index on a real repository.
+
+    .venv/bin/python benchmarks/index.py [--repo PATH] [--runs N] [--scale K]
+
+Default subject: pytest-dev/pytest at a fixed commit, cloned from the mirror the
+``fetch`` tool leaves under /work/.mirror (falls back to a large installed package
+when there is no mirror). Measures, in one run: tree-sitter parse alone (the baseline),
+serial extraction, a cold index on every core, a no-change re-run, a one-file change,
+the same two on a tree scaled to >= 2,000 files, and peak memory. Prints medians and
+ratios against the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from coderooms.index.extract import curly, process_file, python
+from coderooms.index.languages import PARSED_LANGUAGES, language_of
+from coderooms.workspace import Workspace
+
+PYTEST_MIRROR = Path("/work/.mirror/pytest-dev+pytest/repo")
+PYTEST_COMMIT = "df87db7b0462fb764ef73fa00561adf8ad047572"
+FALLBACK_PACKAGES = ("mypy", "hypothesis", "_pytest", "click")
+DEFAULT_RUNS = 3
+DEFAULT_SCALE_FILES = 2_000
+CHANGE_RUNS = 5
+TARGET_COLD_PY_FILES_PER_S = 300
+TARGET_EXTRACT_RATIO = 2.0
+TARGET_NO_CHANGE_S = 1.0
+TARGET_ONE_FILE_S = 0.3
+
+
+def median_time(fn: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def subject(scratch: Path, repo: str | None) -> tuple[Path, str]:
+    target = scratch / "subject"
+    if repo:
+        shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".coderooms"))
+        return target, f"{repo} (copied)"
+    if PYTEST_MIRROR.is_dir():
+        subprocess.run(
+            ["git", "clone", "-q", "--no-checkout", str(PYTEST_MIRROR), str(target)], check=True
+        )
+        subprocess.run(["git", "-C", str(target), "checkout", "-q", PYTEST_COMMIT], check=True)
+        return target, f"pytest-dev/pytest @ {PYTEST_COMMIT[:12]} (git clone)"
+    for name in FALLBACK_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec and spec.submodule_search_locations:
+            src = Path(next(iter(spec.submodule_search_locations)))
+            shutil.copytree(src, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+            return target, f"installed package {name} (no git)"
+    raise SystemExit("no benchmark subject: give --repo PATH")
+
+
+def parseable(root: Path) -> list[tuple[str, str, bytes]]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".coderooms")]
+        for f in filenames:
+            full = Path(dirpath) / f
+            rel = full.relative_to(root).as_posix()
+            lang = language_of(rel)
+            if lang in PARSED_LANGUAGES and not full.is_symlink():
+                out.append((rel, lang, full.read_bytes()))
+    return sorted(out)
+
+
+def parse_alone(files: list[tuple[str, str, bytes]]) -> None:
+    for _, lang, data in files:
+        parser = python.parser() if lang == "python" else curly.parser(lang)
+        parser.parse(data)
+
+
+def scaled_tree(src: Path, dst: Path, min_files: int) -> int:
+    """Copies of ``src`` side by side (no git) until there are ``min_files`` files."""
+    count = sum(1 for p in src.rglob("*") if p.is_file() and ".git" not in p.parts)
+    copies = max(1, -(-min_files // max(count, 1)))
+    for i in range(copies):
+        shutil.copytree(
+            src,
+            dst / f"copy{i}",
+            symlinks=True,
+            ignore=shutil.ignore_patterns(".git", ".coderooms"),
+        )
+    return copies
+
+
+def edit_one(path: Path, n: int) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(f"\n\ndef _bench_probe_{n}():\n    return {n}\n")
+
+
+def pick_file(root: Path) -> Path:
+    """A mid-sized non-test Python file, the usual thing an agent edits."""
+    pys = sorted(
+        (p for p in root.rglob("*.py") if "test" not in p.name and ".git" not in p.parts),
+        key=lambda p: p.stat().st_size,
+    )
+    return pys[len(pys) * 3 // 4]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repo", help="index this directory instead of pytest")
+    ap.add_argument("--runs", type=int, default=DEFAULT_RUNS)
+    ap.add_argument(
+        "--scale", type=int, default=DEFAULT_SCALE_FILES, help="files in the scaled tree"
+    )
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="coderooms-bench-") as tmp:
+        scratch = Path(tmp)
+        root, label = subject(scratch, args.repo)
+        files = parseable(root)
+        print(f"subject: {label}")
+        print(f"cores: {len(os.sched_getaffinity(0))}, load average: {os.getloadavg()[0]:.2f}")
+
+        t_parse = median_time(lambda: parse_alone(files), args.runs)
+        t_extract = median_time(
+            lambda: [process_file(str(root), rel) for rel, _, _ in files], args.runs
+        )
+
+        ws = Workspace.open(root)
+        colds = []
+        summary = None
+        for _ in range(args.runs):
+            shutil.rmtree(root / ".coderooms", ignore_errors=True)
+            ws.close()
+            start = time.perf_counter()
+            summary = ws.index()
+            colds.append((time.perf_counter() - start, summary))
+        colds.sort(key=lambda c: c[0])
+        t_cold, summary = colds[len(colds) // 2]
+        py_files = summary.languages.get("python", 0)
+        t_resolve = summary.phases.get("resolve", 0.0)
+
+        t_graph = median_time(lambda: Workspace.open(root).graph(), args.runs)
+        t_nochange = median_time(ws.index, CHANGE_RUNS)
+        target = pick_file(root)
+        original = target.read_text(encoding="utf-8")
+        counter = iter(range(10_000))
+        t_one = median_time(lambda: (edit_one(target, next(counter)), ws.index()), CHANGE_RUNS)
+        target.write_text(original, encoding="utf-8")
+        ws.index()
+
+        big = scratch / "scaled"
+        big.mkdir()
+        copies = scaled_tree(root, big, args.scale)
+        big_ws = Workspace.open(big)
+        start = time.perf_counter()
+        big_summary = big_ws.index()
+        t_big_cold = time.perf_counter() - start
+        t_big_nochange = median_time(big_ws.index, CHANGE_RUNS)
+        big_target = pick_file(big / "copy0")
+        t_big_one = median_time(
+            lambda: (edit_one(big_target, next(counter)), big_ws.index()), CHANGE_RUNS
+        )
+
+        self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+    extract_only = max(t_extract - t_parse, 0.0)
+    ratio_total = (t_extract + t_resolve) / t_parse
+    ratio_added = (extract_only + t_resolve) / t_parse
+    rows = [
+        (
+            "files indexed / parsed / python",
+            f"{summary.files} / {summary.parsed_files} / {py_files}",
+        ),
+        (
+            "symbols / edges",
+            f"{summary.symbols} / {sum(summary.edges.values())} {dict(sorted(summary.edges.items()))}",
+        ),
+        ("unresolved calls", str(summary.unresolved)),
+        ("baseline: tree-sitter parse alone (1 core)", f"{t_parse:.3f} s"),
+        ("serial read+hash+parse+extract (1 core)", f"{t_extract:.3f} s"),
+        ("resolution (cold)", f"{t_resolve:.3f} s"),
+        ("(parse+extract+resolve) / parse alone", f"{ratio_total:.2f}x"),
+        (
+            "(extract+resolve, parse excluded) / parse alone",
+            f"{ratio_added:.2f}x  (target <= {TARGET_EXTRACT_RATIO:g}x)",
+        ),
+        ("cold index, all cores (median)", f"{t_cold:.3f} s  phases {summary.phases}"),
+        (
+            "cold python files/s",
+            f"{py_files / t_cold:.0f}  (target >= {TARGET_COLD_PY_FILES_PER_S})",
+        ),
+        ("cold index / parse alone", f"{t_cold / t_parse:.2f}x"),
+        ("graph() load", f"{t_graph:.3f} s"),
+        ("no-change re-run", f"{t_nochange:.3f} s"),
+        ("one-file change", f"{t_one:.3f} s  (target <= {TARGET_ONE_FILE_S})"),
+        (f"scaled tree ({copies} copies): files", f"{big_summary.files}"),
+        ("scaled cold index", f"{t_big_cold:.3f} s"),
+        (
+            "scaled no-change re-run",
+            f"{t_big_nochange:.3f} s  (target <= {TARGET_NO_CHANGE_S} for 2,000 files)",
+        ),
+        ("scaled one-file change", f"{t_big_one:.3f} s  (target <= {TARGET_ONE_FILE_S})"),
+        ("peak RSS main / largest worker", f"{self_mb:.0f} MB / {child_mb:.0f} MB"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
