@@ -91,6 +91,43 @@ def test_density_never_promotes_a_tier(query: str, text: str) -> None:
     assert found.score != 1033
 
 
+def _naive_score(query: str, text: str) -> TextMatch | None:
+    """score written out directly from its definition, for comparison."""
+    q, t = query.strip().lower(), text.strip().lower()
+    if not q or len(q) > len(t):
+        return None
+
+    def scored(kind: MatchKind, offset: int) -> TextMatch:
+        return TextMatch(kind, kind.base + min(100, 100 * len(q) // len(t)), offset)
+
+    if q == t:
+        return scored(MatchKind.EXACT, 0)
+    if t.startswith(q):
+        return scored(MatchKind.PREFIX, 0)
+    occurrences = [i for i in range(len(t)) if t.startswith(q, i)]
+    at_words = [i for i in occurrences if not t[i - 1].isalnum()]
+    if at_words:
+        return scored(MatchKind.WORD_PREFIX, at_words[0])
+    if occurrences:
+        return scored(MatchKind.SUBSTRING, occurrences[0])
+    position, first = -1, None
+    for char in q:
+        position = t.find(char, position + 1)
+        if position < 0:
+            return None
+        first = position if first is None else first
+    assert first is not None
+    return scored(MatchKind.SUBSEQUENCE, first)
+
+
+_tricky = st.text(alphabet=st.sampled_from(list("ab]^[\\-.*? \nİ")), max_size=14)
+
+
+@given(_tricky, _tricky)
+def test_score_agrees_with_its_definition(query: str, text: str) -> None:
+    assert score(query, text) == _naive_score(query, text)
+
+
 # --- rank -------------------------------------------------------------------------------
 
 

@@ -14,6 +14,8 @@ sort in one list. The pickers rank the roster and desk snapshots a caller alread
 from __future__ import annotations
 
 import enum
+import functools
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -155,15 +157,24 @@ def rate_lowered(query: str, text: str) -> Rated | None:
         if at >= 0:
             return _scored(_WORD_PREFIX, MatchKind.WORD_PREFIX, size, length, at)
         return _scored(_SUBSTRING, MatchKind.SUBSTRING, size, length, first)
-    position = text.find(query[0])
-    if position < 0:
+    start = text.find(query[0])
+    if start < 0 or _subsequence(query).match(text, start) is None:
         return None
-    start = position
-    for char in query[1:]:
-        position = text.find(char, position + 1)
-        if position < 0:
-            return None
     return _scored(_SUBSEQUENCE, MatchKind.SUBSEQUENCE, size, length, start)
+
+
+@functools.lru_cache(maxsize=64)
+def _subsequence(query: str) -> re.Pattern[str]:
+    """The greedy in-order match of ``query``'s characters as one expression: each
+    character, then everything up to the next one (``a[^b]*b[^c]*c``). Every ``[^x]*x``
+    step has exactly one way to succeed, so matching is linear in the text; anchored at
+    the first occurrence of the first character it succeeds exactly when the greedy
+    character-by-character scan does."""
+    steps = [re.escape(query[0])]
+    for char in query[1:]:
+        escaped = re.escape(char)
+        steps.append(f"[^{escaped}]*{escaped}")
+    return re.compile("".join(steps))
 
 
 class _MatchSpan(Protocol):
