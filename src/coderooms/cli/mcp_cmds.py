@@ -112,13 +112,14 @@ def mcp_command(
 
     from coderooms.mcp.server import build_server, fixed_caller
     from coderooms.mcp.service import RoomService
+    from coderooms.mcp.stdio import serve_stdio
     from coderooms.mcp.tokens import check_token_holder
 
     store = store_of(ctx)
     run(check_token_holder(store, agent_id))
     service = RoomService(store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops))
     server = build_server(service, fixed_caller(agent_id))
-    anyio.run(server.run_stdio_async)
+    anyio.run(serve_stdio, server)
 
 
 def _bind(port: int) -> socket.socket:

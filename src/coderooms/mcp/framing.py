@@ -21,6 +21,7 @@ Nothing here performs I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -54,42 +55,33 @@ HEADING_MARK = "## "
 """Block headings are written at column 0 with this mark; content never starts a line."""
 
 # Characters that could start a new line, hide text or reorder it when displayed.
-_BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+# Every C0 control but tab, DEL and the C1 controls, bidi controls and line separators.
+_SPECIAL = "&<\x00-\x08\x0a-\x1f\x7f-\x9f" + _BIDI_CONTROLS + "\u2028\u2029"
+_NEEDS_ESCAPE = re.compile(f"[{_SPECIAL}]")
+_NEEDS_ESCAPE_QUOTED = re.compile(f'[{_SPECIAL}"]')
+_NAMED = {"&": "&amp;", "<": "&lt;"}
 
 
-def _needs_entity(ch: str) -> bool:
-    code = ord(ch)
-    if ch == "\t":
-        return False
-    return code < 0x20 or 0x7F <= code <= 0x9F or ch in _BIDI_CONTROLS or ch in _LINE_BREAKS
+def _entity(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _NAMED.get(ch) or f"&#x{ord(ch):x};"
 
 
-def _escape(text: str, extra: str) -> str:
-    out: list[str] = []
-    for ch in text:
-        if ch == "&":
-            out.append("&amp;")
-        elif ch == "<":
-            out.append("&lt;")
-        elif ch in extra or _needs_entity(ch):
-            out.append(f"&#x{ord(ch):x};")
-        else:
-            out.append(ch)
-    return "".join(out)
+def _escape(text: str, pattern: re.Pattern[str]) -> str:
+    return pattern.sub(_entity, text)
 
 
 def escape_text(text: str) -> str:
     """Escape ``&``, ``<``, controls, line breaks and bidi overrides as entities: the
     result is one line that can spell no tag."""
-    return _escape(text, "")
+    return _escape(text, _NEEDS_ESCAPE)
 
 
 def quote_inline(text: str) -> str:
     """A field written in double quotes: the quote mark itself is escaped too."""
-    return '"' + _escape(text, '"') + '"'
+    return '"' + _escape(text, _NEEDS_ESCAPE_QUOTED) + '"'
 
 
 def unescape(text: str) -> str:
@@ -124,7 +116,7 @@ def unescape(text: str) -> str:
 
 
 def _attribute(value: str) -> str:
-    return _escape(value, '">')
+    return _escape(value, _NEEDS_ESCAPE_QUOTED)
 
 
 @dataclass(frozen=True, slots=True)

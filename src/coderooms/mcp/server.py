@@ -8,11 +8,13 @@ library's own message, prefixed by the error's name.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -38,7 +40,7 @@ from coderooms.rooms.records import SESSION_WINDOW
 from coderooms.rooms.search import SEARCH_LIMIT
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT
 
-__all__ = ["SERVER_NAME", "Caller", "build_server", "fixed_caller", "token_caller"]
+__all__ = ["SERVER_NAME", "Caller", "build_server", "fixed_caller", "inline_refs", "token_caller"]
 
 SERVER_NAME = "coderooms"
 
@@ -53,6 +55,9 @@ Caller = Callable[[Context], str]
 """Who is calling: the agent id this request acts for."""
 
 M = TypeVar("M", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., Any])
+
+LOCAL_DEFS = "#/$defs/"
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -98,18 +103,22 @@ async def _answer(work: Callable[[], Awaitable[M]], text: Callable[[M], str]) ->
 
 def build_server(service: RoomService, caller: Caller, **settings: object) -> MCPServer:
     """An :class:`MCPServer` whose tools act for ``caller(ctx)`` through ``service``."""
-    server: MCPServer = MCPServer(
-        SERVER_NAME,
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        log_level="WARNING",
-        **settings,  # type: ignore[arg-type]
-    )
+    tools: list[Tool] = []
+
+    def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            made = Tool.from_function(fn, annotations=annotations)
+            if made.fn_metadata.output_schema is not None:
+                made.fn_metadata.output_schema = inline_refs(made.fn_metadata.output_schema)
+            tools.append(made)
+            return fn
+
+        return register
 
     def who(ctx: Context) -> str:
         return caller(ctx)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def room_read(
         ctx: Context,
         desk: Desk = "General",
@@ -127,7 +136,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             lambda: service.read(who(ctx), desk, thread, before, window), render.render_read
         )
 
-    @server.tool(annotations=WRITES)
+    @tool(WRITES)
     async def room_post(
         ctx: Context,
         content: Annotated[str, Field(description="The message. `!pin ^N` pins message N.")],
@@ -141,7 +150,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             lambda: service.post(who(ctx), content, desk, reply_to), render.render_post
         )
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def room_search(
         ctx: Context,
         query: Annotated[
@@ -163,7 +172,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             render.render_search,
         )
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def room_threads(
         ctx: Context,
         desk: Desk = "General",
@@ -177,14 +186,14 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             lambda: service.threads(who(ctx), desk, query, limit), render.render_threads
         )
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def room_pins(
         ctx: Context, desk: Desk = "General", thread: Thread = None
     ) -> Annotated[CallToolResult, PinsOut]:
         """The pinboard of a desk or thread, most recently pinned first."""
         return await _answer(lambda: service.pins(who(ctx), desk, thread), render.render_pins)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def room_pick(
         ctx: Context,
         kind: Annotated[
@@ -196,7 +205,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         """Find agents, people or desks by name, id or description."""
         return await _answer(lambda: service.pick(who(ctx), kind, query, limit), render.render_pick)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def room_inbox(
         ctx: Context,
         since: Annotated[
@@ -208,7 +217,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         cursor, oldest first, with the cursor to pass next time."""
         return await _answer(lambda: service.inbox(who(ctx), since), render.render_inbox)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def focus(
         ctx: Context,
         goal: Annotated[str, Field(description="What you are trying to do, in words.")],
@@ -224,7 +233,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             lambda: service.focus(who(ctx), goal, mode, budget), render.render_focus
         )
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def seek(
         ctx: Context,
         query: Annotated[str, Field(description="Names, words or a stack trace to look up.")],
@@ -233,7 +242,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         """Ranked code nodes for a query."""
         return await _answer(lambda: service.seek(who(ctx), query, limit), render.render_seek)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     async def impact(
         ctx: Context,
         target: Annotated[
@@ -244,4 +253,36 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         """What depends on a target: its blast radius over reverse dependencies."""
         return await _answer(lambda: service.impact(who(ctx), target, depth), render.render_impact)
 
-    return server
+    return MCPServer(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        tools=tools,
+        **settings,  # type: ignore[arg-type]
+    )
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every local ``$ref`` replaced by its definition and ``$defs``
+    dropped. Clients validate structured content against it on every call, and a
+    validator that does not chase references does about half the work."""
+    definitions = schema.get("$defs", {})
+
+    def expand(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(LOCAL_DEFS) and len(node) == 1:
+                name = ref.removeprefix(LOCAL_DEFS)
+                if name in seen:  # a recursive model keeps its reference
+                    return node
+                return expand(definitions[name], (*seen, name))
+            return {key: expand(value, seen) for key, value in node.items() if key != "$defs"}
+        if isinstance(node, list):
+            return [expand(value, seen) for value in node]
+        return node
+
+    expanded: dict[str, Any] = expand(schema, ())
+    if json.dumps(expanded).find(LOCAL_DEFS) != -1:
+        return schema  # recursion: keep the definitions the references need
+    return expanded

@@ -10,7 +10,8 @@ typed models of :mod:`coderooms.mcp.schemas`; refusals are
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -47,6 +48,7 @@ from coderooms.mcp.schemas import (
 )
 from coderooms.rooms.briefing import (
     BrevityPolicy,
+    SessionInitialization,
     TeamBriefing,
 )
 from coderooms.rooms.chat import in_desk, is_general_chat
@@ -85,7 +87,7 @@ from coderooms.rooms.search import (
     compile_regex,
     search_messages,
 )
-from coderooms.rooms.session import walk_log
+from coderooms.rooms.session import SessionLog, walk_log
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT, read_thread_index, search_threads
 from coderooms.store.base import Store
 
@@ -108,6 +110,8 @@ INBOX_LIMIT = 50
 """Mentions one room_inbox call returns at most; the cursor stops at the last one."""
 MAX_IMPACT_DEPTH = 6
 """Deepest blast radius an impact call may ask for."""
+TURN_CACHE_ENTRIES = 256
+"""Turn contexts (history, thread index, pinboard) kept per server, least recent dropped."""
 
 PickKind = Literal["agents", "people", "desks"]
 
@@ -163,6 +167,40 @@ def _check_range(name: str, value: int, low: int, high: int) -> int:
     return value
 
 
+class _TurnCache:
+    """Turn contexts by query and briefing, each valid while its conversation's newest row
+    is the same one.
+
+    The log is append-only, so a conversation whose newest row has not changed holds the
+    same rows, and ``initialize_session_with_context`` (a deterministic fold of those rows)
+    would return the same value: reusing it is exact, and checking costs one indexed read.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[Hashable, tuple[int | None, SessionInitialization]] = (
+            OrderedDict()
+        )
+
+    def get(self, key: Hashable, newest: int | None) -> SessionInitialization | None:
+        found = self._entries.get(key)
+        if found is None or found[0] != newest:
+            return None
+        self._entries.move_to_end(key)
+        return found[1]
+
+    def put(self, key: Hashable, newest: int | None, value: SessionInitialization) -> None:
+        self._entries[key] = (newest, value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+
+
+async def _newest(log: SessionLog) -> int | None:
+    page = await log.read_before(None, 1)
+    return page.messages[0].sequence if page.messages else None
+
+
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
     roster: Roster
@@ -188,6 +226,7 @@ class RoomService:
         self._workspace: WorkspaceLike | None = None
         self._workspace_lock = threading.Lock()
         self.dispatch = dispatch if dispatch is not None else MentionDispatchPolicy()
+        self._turns = _TurnCache(TURN_CACHE_ENTRIES)
 
     # --- who may do what ----------------------------------------------------------------
 
@@ -235,9 +274,7 @@ class RoomService:
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
         query = SessionQuery(conversation, before=before, window=window)
-        init = await initialize_session_with_context(
-            self.store.conversation_log(conversation), query, briefing
-        )
+        init = await self._turn(query, briefing)
         dispatch = MentionDispatchContext(self.dispatch, 0)
         offered = dispatch.may_dispatch
         text = init.briefing.system_text_with_dispatch(dispatch if offered else None)
@@ -263,6 +300,16 @@ class RoomService:
             history=history,
             latest=history[-1].sequence if history else None,
         )
+
+    async def _turn(self, query: SessionQuery, briefing: TeamBriefing) -> SessionInitialization:
+        log = self.store.conversation_log(query.conversation)
+        newest = await _newest(log)
+        key = (query, briefing)
+        init = self._turns.get(key, newest)
+        if init is None:
+            init = await initialize_session_with_context(log, query, briefing)
+            self._turns.put(key, newest, init)
+        return init
 
     async def post(
         self, agent_id: str, content: str, desk: str = GENERAL_DESK_ID, reply_to: int | None = None

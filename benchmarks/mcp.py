@@ -1,0 +1,198 @@
+"""MCP tool-call latency over stdio, against the same call made in-process.
+
+One command::
+
+    .venv/bin/python benchmarks/mcp.py [--rows 1000000] [--samples 200] [--repo PATH]
+
+Builds the rooms benchmark's log (``benchmarks/rooms.py``: 20 desks, threads) with one
+agent on every desk, starts ``coderooms mcp`` as a subprocess and drives it with the SDK's
+stdio client. Reports, in one run:
+
+* median ``room_read`` (window 30, desks in rotation) over stdio, and the same read made
+  in-process through ``RoomService`` plus its text rendering — once on unchanged desks
+  (the server reuses a turn whose conversation has no new row) and once with a new post
+  in the desk before every read (nothing reused);
+* median warm ``focus`` over stdio, and the same goals through ``Workspace.focus``
+  in-process, with the ratio. The repository is ``--repo`` (default: a copy of this
+  package's source, indexed in a temporary directory).
+
+Targets (issue 6): ``room_read`` ≤ 25 ms median at 1,000,000 rows; ``focus`` over stdio
+within 1.2× of in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+# This script is named like the SDK: take its own folder off the path before importing
+# the SDK, and put it back (last) for the rooms benchmark's builder.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
+
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+from coderooms.mcp.render import render_read  # noqa: E402
+from coderooms.mcp.service import RoomService  # noqa: E402
+from mcp import Client  # noqa: E402
+
+sys.path.append(str(_HERE))
+from rooms import DESKS, LARGE_ROWS, build, desk_id, staff  # noqa: E402
+
+SAMPLES = 200
+FOCUS_SAMPLES = 30
+WARMUP = 10
+AGENT = "agent-0"
+TARGET_READ_MS = 25.0
+TARGET_FOCUS_RATIO = 1.2
+GOALS = (
+    "search_messages returns hits in the wrong order for a regex",
+    "a pin posted in a thread does not show on the desk pinboard",
+    "TokenBook.issue should replace an agent's earlier token",
+    "the store refuses a reply whose parent is in another desk",
+    "focus budget exceeded when packing a class and its methods",
+)
+CODEROOMS = str(Path(sys.executable).parent / "coderooms")
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "coderooms"
+
+
+async def median_ms(
+    call: Callable[[int], Awaitable[object]],
+    samples: int,
+    warmup: int = WARMUP,
+    before: Callable[[int], Awaitable[object]] | None = None,
+) -> float:
+    for i in range(warmup):
+        await call(i)
+    timings: list[float] = []
+    for i in range(samples):
+        if before is not None:
+            await before(i)
+        started = time.perf_counter()
+        await call(i)
+        timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)
+
+
+def median_ms_sync(call: Callable[[int], object], samples: int, warmup: int = 2) -> float:
+    for i in range(warmup):
+        call(i)
+    timings: list[float] = []
+    for i in range(samples):
+        started = time.perf_counter()
+        call(i)
+        timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)
+
+
+def verdict(ok: bool) -> str:
+    return "meets target" if ok else "MISSES target"
+
+
+async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: int) -> bool:
+    service = RoomService(store)
+    posts = iter(range(10**9))
+
+    async def post_to(i: int) -> None:
+        # untimed: a new row in the desk the next read is about, so no turn is reused
+        await store.post(f"agent:{AGENT}", f"benchmark note {next(posts)}", desk=desk_id(i % DESKS))
+
+    async def read_in_process(i: int) -> None:
+        render_read(await service.read(AGENT, desk_id(i % DESKS)))
+
+    local_warm = await median_ms(read_in_process, samples)
+    local_fresh = await median_ms(read_in_process, samples, before=post_to)
+
+    params = StdioServerParameters(
+        command=CODEROOMS, args=["--db", db, "mcp", "--agent", AGENT, "--repo", str(repo)]
+    )
+    async with Client(params) as client:
+
+        async def read_over_stdio(i: int) -> None:
+            result = await client.call_tool("room_read", {"desk": desk_id(i % DESKS)})
+            assert not result.is_error, result.content
+
+        stdio_warm = await median_ms(read_over_stdio, samples)
+        stdio_fresh = await median_ms(read_over_stdio, samples, before=post_to)
+        read_ok = stdio_warm <= TARGET_READ_MS and stdio_fresh <= TARGET_READ_MS
+        print(f"\nroom_read, window 30, 20 desks in rotation, median of {samples} (ms)")
+        print(f"{'':34}{'unchanged desk':>16}{'after a post':>14}")
+        print(f"{'  in-process (service + render)':34}{local_warm:>16.3f}{local_fresh:>14.3f}")
+        print(f"{'  over stdio':34}{stdio_warm:>16.3f}{stdio_fresh:>14.3f}")
+        print(f"  both ≤ {TARGET_READ_MS} ms over stdio: {verdict(read_ok)}")
+
+        started = time.perf_counter()
+        first = await client.call_tool("focus", {"goal": GOALS[0]})
+        assert not first.is_error, first.content
+        print(
+            f"\nfirst focus over stdio (indexes, builds the engine): {time.perf_counter() - started:.1f} s"
+        )
+
+        async def focus_over_stdio(i: int) -> None:
+            result = await client.call_tool("focus", {"goal": GOALS[i % len(GOALS)]})
+            assert not result.is_error, result.content
+
+        focus_stdio = await median_ms(focus_over_stdio, focus_samples, warmup=len(GOALS))
+
+    from coderooms.workspace import Workspace
+
+    workspace = Workspace.open(repo)
+    workspace.index()
+
+    def focus_in_process(i: int) -> None:
+        workspace.focus(GOALS[i % len(GOALS)]).to_json()
+
+    focus_local = median_ms_sync(focus_in_process, focus_samples, warmup=len(GOALS))
+    ratio = focus_stdio / focus_local
+    focus_ok = ratio <= TARGET_FOCUS_RATIO
+    print(f"\nwarm focus, budget 8000, median of {focus_samples} (ms)")
+    print(f"  in-process (Workspace.focus)   {focus_local:8.3f}")
+    print(
+        f"  over stdio                     {focus_stdio:8.3f}  ratio {ratio:.2f} ≤ {TARGET_FOCUS_RATIO}: {verdict(focus_ok)}"
+    )
+    return read_ok and focus_ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=LARGE_ROWS, help="rows in the log")
+    parser.add_argument("--samples", type=int, default=SAMPLES, help="timed room_read calls")
+    parser.add_argument(
+        "--focus-samples", type=int, default=FOCUS_SAMPLES, help="timed focus calls"
+    )
+    parser.add_argument("--repo", type=Path, default=None, help="repository to focus on")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="coderooms-mcp-bench-") as tmp:
+        path = Path(tmp) / "rooms.db"
+        store, seconds = build(path, args.rows)
+        print(f"built {args.rows:,} rows in {seconds:.1f} s")
+
+        async def members() -> None:
+            await staff(store)
+            for d in range(DESKS):
+                await store.add_desk_member(desk_id(d), AGENT)
+
+        asyncio.run(members())
+        repo = args.repo
+        if repo is None:
+            repo = Path(tmp) / "repo"
+            shutil.copytree(
+                PACKAGE, repo / "coderooms", ignore=shutil.ignore_patterns("__pycache__")
+            )
+        passed = asyncio.run(
+            measure(f"sqlite:///{path}", repo, store, args.samples, args.focus_samples)
+        )
+        store.close()
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

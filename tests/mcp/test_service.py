@@ -1,0 +1,136 @@
+"""The tool layer in-process: turn reuse stays exact, schemas are self-contained, stdio
+falls back to the SDK transport when stdin is not a pipe."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from jsonschema.validators import validator_for
+from mcp_harness import CALL_TIMEOUT_S, CODEROOMS
+
+from coderooms.mcp.errors import ArgumentOutOfRange
+from coderooms.mcp.schemas import ReadOut
+from coderooms.mcp.server import build_server, fixed_caller, inline_refs
+from coderooms.mcp.service import MAX_WINDOW, RoomService
+from coderooms.store import open_store
+
+
+def test_a_reused_turn_is_the_same_as_a_fresh_one(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            await store.add_agent("bob")
+            await store.create_desk("eng")
+            await store.add_desk_member("eng", "alice")
+            service = RoomService(store)
+            await store.post("agent:bob", "first")
+            first = await service.read("alice")
+            assert await service.read("alice") == first
+
+            await store.post("agent:alice", "elsewhere", desk="eng")
+            assert await service.read("alice") == first  # another desk changed, not this one
+
+            posted = await store.post("agent:bob", "second")
+            second = await service.read("alice")
+            assert [m.content for m in second.history] == ["first", "second"]
+            assert second.latest == posted.sequence
+
+            await store.add_agent("carol")  # the briefing changes with the roster
+            third = await service.read("alice")
+            assert "@carol" in third.briefing and "@carol" not in second.briefing
+            assert third == await RoomService(store).read("alice")
+
+            older = await service.read("alice", before=posted.sequence)
+            assert [m.content for m in older.history] == ["first"]
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_numeric_arguments_out_of_range_are_refused(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            service = RoomService(store)
+            with pytest.raises(
+                ArgumentOutOfRange, match=f"window must be between 1 and {MAX_WINDOW}"
+            ):
+                await service.read("alice", window=0)
+            with pytest.raises(ArgumentOutOfRange):
+                await service.search("alice", "x", limit=10_000)
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_published_output_schemas_carry_no_references_and_still_validate() -> None:
+    server = build_server(RoomService(None), fixed_caller("alice"))  # type: ignore[arg-type]
+    tools = asyncio.run(server.list_tools())
+    for tool in tools:
+        assert tool.output_schema is not None
+        assert "$ref" not in json.dumps(tool.output_schema), tool.name
+    read = next(tool for tool in tools if tool.name == "room_read").output_schema
+    assert read is not None
+    sample = ReadOut.model_validate(
+        {
+            "agent_id": "alice",
+            "desk": {"id": "General", "name": "General"},
+            "thread": None,
+            "briefing": "You are @alice",
+            "dispatch_offered": False,
+            "threads": [],
+            "pins": [],
+            "history": [
+                {
+                    "sequence": 1,
+                    "author": {"type": "agent", "id": "bob", "label": "bob"},
+                    "role": "user",
+                    "content": "hi",
+                }
+            ],
+            "latest": 1,
+        }
+    ).model_dump(mode="json")
+    validator = validator_for(read)(read)
+    assert list(validator.iter_errors(sample)) == []
+    broken = dict(sample, history=[dict(sample["history"][0], role="system")])
+    assert list(validator.iter_errors(broken)) != []
+
+
+def test_inline_refs_keeps_a_recursive_schema_as_it_is() -> None:
+    recursive = {
+        "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+        "type": "object",
+        "properties": {"head": {"$ref": "#/$defs/Node"}},
+    }
+    assert inline_refs(recursive) == recursive
+
+
+def test_stdio_serves_from_a_file_when_stdin_is_not_a_pipe(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'rooms.db'}"
+
+    async def setup() -> None:
+        store = open_store(url)
+        await store.add_agent("alice")
+        store.close()
+
+    asyncio.run(setup())
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}) + "\n")
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [CODEROOMS, "--db", url, "mcp", "--agent", "alice"],
+            stdin=stdin,
+            capture_output=True,
+            timeout=CALL_TIMEOUT_S,
+        )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"jsonrpc": "2.0", "id": 7, "result": {}}
