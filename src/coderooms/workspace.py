@@ -7,11 +7,15 @@ code graph (cached until the index changes).
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import marshal
 import os
 import sqlite3
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, FileSignals
 from coderooms.index import db, indexer
@@ -27,6 +31,8 @@ from coderooms.index.errors import (
 from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
+GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
+GRAPH_CACHE_VERSION = 1
 PROGRESS_BAR_WIDTH = 30
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
@@ -128,7 +134,19 @@ class Workspace:
                 raise NotIndexed(self.root)
             if self._graph is not None and self._graph[0] == generation:
                 return self._graph[1]
-            graph = _load_graph(conn)
+            cache = os.path.join(os.path.dirname(self.db_path), GRAPH_CACHE_FILE)
+            # Tens of thousands of small objects: the cyclic collector only slows this down.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                rows = _read_cache(cache, generation)
+                if rows is None:
+                    rows = _graph_rows(conn)
+                    _write_cache(cache, generation, rows)
+                graph = _build_graph(rows)
+            finally:
+                if collecting:
+                    gc.enable()
             self._graph = (generation, graph)
             return graph
 
@@ -198,86 +216,131 @@ class Workspace:
         return full
 
 
-def _load_graph(conn: sqlite3.Connection) -> CodeGraph:
+GraphRows = tuple[
+    list[tuple[Any, ...]],
+    list[tuple[Any, ...]],
+    list[tuple[Any, ...]],
+    list[tuple[Any, ...]],
+    list[tuple[Any, ...]],
+    int,
+]
+
+
+def _graph_rows(conn: sqlite3.Connection) -> GraphRows:
+    """Everything the graph needs, as plain sorted tuples (sorted here: cheaper than SQL)."""
+    files = sorted(
+        conn.execute(
+            "SELECT path, language, lines, content_hash, size, is_test, is_generated, is_vendored FROM files"
+        )
+    )
+    symbols = conn.execute(
+        "SELECT path, start_line, id, kind, name, qualname, parent, end_line, signature, docstring, "
+        "content_hash, is_test, size_bytes FROM symbols"
+    ).fetchall()
+    symbols.sort()
+    edges = conn.execute("SELECT src, kind, dst, weight FROM edges").fetchall()
+    edges.sort()
+    signals = sorted(conn.execute("SELECT path, commit_count, last_change FROM signals"))
+    co_changes = sorted(conn.execute("SELECT a, b, count FROM co_changes"))
+    head_time = int(db.get_meta(conn, "head_time", "0") or 0)
+    return files, symbols, edges, signals, co_changes, head_time
+
+
+def _build_graph(rows: GraphRows) -> CodeGraph:
+    files, symbols, edges, signals, co_changes, head_time = rows
     nodes: list[CodeNode] = []
     file_meta: dict[str, tuple[str, bool, bool]] = {}
-    for path, language, lines, chash, size, is_test, is_gen, is_vend in conn.execute(
-        "SELECT path, language, lines, content_hash, size, is_test, is_generated, is_vendored "
-        "FROM files ORDER BY path"
-    ):
+    for path, language, lines, chash, size, is_test, is_gen, is_vend in files:
         file_meta[path] = (language, bool(is_gen), bool(is_vend))
         nodes.append(
             CodeNode(
-                id=path,
-                kind="file",
-                path=path,
-                name=path.rsplit("/", 1)[-1],
-                qualname=path,
-                language=language,
-                start_line=1,
-                end_line=max(lines, 1),
-                content_hash=chash,
-                size_bytes=size,
-                is_test=bool(is_test),
-                is_generated=bool(is_gen),
-                is_vendored=bool(is_vend),
+                path,
+                "file",
+                path,
+                path.rsplit("/", 1)[-1],
+                path,
+                language,
+                1,
+                max(lines, 1),
+                "",
+                "",
+                chash,
+                None,
+                size,
+                bool(is_test),
+                bool(is_gen),
+                bool(is_vend),
             )
         )
     for (
-        sid,
         path,
+        start,
+        sid,
         kind,
         name,
         qualname,
         parent,
-        start,
         end,
         sig,
         doc,
         chash,
         is_test,
         size,
-    ) in conn.execute(
-        "SELECT id, path, kind, name, qualname, parent, start_line, end_line, signature, docstring, "
-        "content_hash, is_test, size_bytes FROM symbols ORDER BY path, start_line, id"
-    ):
+    ) in symbols:
         language, is_gen, is_vend = file_meta.get(path, ("", False, False))
         nodes.append(
             CodeNode(
-                id=sid,
-                kind=kind,
-                path=path,
-                name=name,
-                qualname=qualname,
-                language=language,
-                start_line=start,
-                end_line=end,
-                signature=sig,
-                docstring=doc,
-                content_hash=chash,
-                parent=parent if parent is not None else path,
-                size_bytes=size,
-                is_test=bool(is_test),
-                is_generated=is_gen,
-                is_vendored=is_vend,
+                sid,
+                kind,
+                path,
+                name,
+                qualname,
+                language,
+                start,
+                end,
+                sig,
+                doc,
+                chash,
+                parent if parent is not None else path,
+                size,
+                bool(is_test),
+                is_gen,
+                is_vend,
             )
         )
-    edges = tuple(
-        CodeEdge(src, dst, kind, weight)
-        for src, dst, kind, weight in conn.execute(
-            "SELECT src, dst, kind, weight FROM edges ORDER BY src, kind, dst"
-        )
-    )
-    signals = tuple(
-        FileSignals(path, count, last)
-        for path, count, last in conn.execute(
-            "SELECT path, commit_count, last_change FROM signals ORDER BY path"
-        )
-    )
-    co_changes = tuple(
-        (a, b, n) for a, b, n in conn.execute("SELECT a, b, count FROM co_changes ORDER BY a, b")
-    )
-    head_time = int(db.get_meta(conn, "head_time", "0") or 0)
     return CodeGraph(
-        nodes=tuple(nodes), edges=edges, signals=signals, co_changes=co_changes, head_time=head_time
+        nodes=tuple(nodes),
+        edges=tuple(CodeEdge(src, dst, kind, weight) for src, kind, dst, weight in edges),
+        signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
+        co_changes=tuple((a, b, n) for a, b, n in co_changes),
+        head_time=head_time,
     )
+
+
+def _read_cache(path: str, generation: str) -> GraphRows | None:
+    """The graph rows cached for ``generation``, or None (a cache never decides anything)."""
+    try:
+        with open(path, "rb") as fh:
+            data = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(data, tuple) or len(data) != 3 or data[:2] != (_cache_key(), generation):
+        return None
+    rows = data[2]
+    return rows if isinstance(rows, tuple) and len(rows) == 6 else None
+
+
+def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            marshal.dump((_cache_key(), generation, rows), fh)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _cache_key() -> str:
+    # marshal's format belongs to one Python version; the layout to one cache version.
+    return f"coderooms-graph-{GRAPH_CACHE_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"

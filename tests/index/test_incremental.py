@@ -192,3 +192,23 @@ def test_parallel_and_serial_runs_build_the_same_index(make_repo: Callable[..., 
     Workspace.open(serial).index(workers=1)
     Workspace.open(parallel).index(workers=2)
     assert dump(serial) == dump(parallel)
+
+
+def test_graph_cache_file_follows_the_index(repo: Path) -> None:
+    Workspace.open(repo).index(workers=1)
+    before = Workspace.open(repo).graph()
+    assert (repo / ".coderooms" / "graph.cache").is_file()
+    (repo / "app/helpers.py").write_text(
+        "def fmt(x):\n    return x\n\n\ndef more():\n    return 2\n"
+    )
+    Workspace.open(repo).index(workers=1)
+    after = Workspace.open(repo).graph()  # a new process would read the cache file too
+    assert "app/helpers.py::more" in {n.id for n in after.nodes}
+    assert "app/helpers.py::more" not in {n.id for n in before.nodes}
+
+
+def test_damaged_graph_cache_is_ignored(repo: Path) -> None:
+    Workspace.open(repo).index(workers=1)
+    expected = Workspace.open(repo).graph()
+    (repo / ".coderooms" / "graph.cache").write_bytes(b"\x00garbage")
+    assert Workspace.open(repo).graph() == expected

@@ -4,9 +4,11 @@ read git signals, and store it all in index.db in one transaction."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import multiprocessing
 import multiprocessing.pool
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -25,6 +27,7 @@ from coderooms.index.summary import IndexSummary
 PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 CHUNK_FILES = 8  # files per task sent to a worker
 MAX_WORKERS = 8
+GENERATION_TOKEN_BYTES = 8
 
 Progress = Callable[[int, int], None]  # (files done, files to parse)
 
@@ -47,7 +50,7 @@ def open_pool(files: int, workers: int) -> multiprocessing.pool.Pool | None:
         return None
     # fork is fastest; with other threads alive it is unsafe, so use forkserver then.
     method = "fork" if threading.active_count() == 1 else "forkserver"
-    return multiprocessing.get_context(method).Pool(workers)
+    return multiprocessing.get_context(method).Pool(workers, initializer=gc.disable)
 
 
 def process_files(
@@ -64,6 +67,24 @@ def process_files(
 
 
 def run(
+    root: str,
+    conn: sqlite3.Connection,
+    *,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> IndexSummary:
+    """Bring the index of ``root`` in ``conn`` up to date."""
+    # Many small, acyclic objects: the cyclic collector would only add pauses.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(root, conn, progress=progress, workers=workers)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(
     root: str,
     conn: sqlite3.Connection,
     *,
@@ -189,8 +210,8 @@ def run(
                 "OR b NOT IN (SELECT path FROM files)"
             )
         if changed or deleted or git_proc is not None or cold:
-            generation = int(db.get_meta(conn, "generation", "0")) + 1
-            db.set_meta(conn, "generation", str(generation))
+            # A fresh random token, so a cache keyed on it can never match a rebuilt index.
+            db.set_meta(conn, "generation", secrets.token_hex(GENERATION_TOKEN_BYTES))
         db.set_meta(conn, "root", os.path.abspath(root))
         conn.execute("COMMIT")
         phases["git_and_commit"] = time.perf_counter() - mark

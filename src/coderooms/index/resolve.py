@@ -23,6 +23,7 @@ JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", "
 SELF_RECEIVERS = frozenset({"self", "cls", "this", "Self"})
 CLASS_SCOPE_LANGUAGES = frozenset({"java", "javascript", "typescript", "tsx"})
 UNRESOLVED_REASONS = ("builtin", "external", "ambiguous", "unknown")
+_EMPTY: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -75,6 +76,10 @@ class SymbolTable:
                 self.children[s.parent][s.name].append(s.id)
         self.dirs: set[str] = {posixpath.dirname(p) for p in files}
         self._dirs_by_language: dict[str, set[str]] = {}
+        self._nested: dict[str, set[str]] = defaultdict(set)  # path -> names of nested symbols
+        for s in self.sym.values():
+            if s.parent is not None:
+                self._nested[s.path].add(s.name)
         self.py_modules: dict[str, list[str]] = defaultdict(list)
         self.py_packages: set[str] = set()  # dotted prefixes (namespace packages too)
         self.py_local: dict[tuple[str, str], str] = {}  # (dir, stem) of a script outside packages
@@ -91,6 +96,9 @@ class SymbolTable:
                     while head:
                         self.py_packages.add(head)
                         head, _, _ = head.rpartition(".")
+
+    def nested_names(self, path: str) -> set[str] | frozenset[str]:
+        return self._nested.get(path, _EMPTY)
 
     def dirs_of(self, language: str) -> set[str]:
         """Directories holding at least one file of ``language``."""
@@ -148,6 +156,7 @@ class Resolver:
         self._stars: dict[str, list[Target]] = {}
         self._imported_files: dict[str, list[str]] = {}
         self._bases: dict[str, list[str]] = {}
+        self._classes: dict[str, str | None] = {}
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -544,18 +553,24 @@ class Resolver:
         return None
 
     def _enclosing_class(self, owner: str) -> str | None:
+        if owner in self._classes:
+            return self._classes[owner]
+        found = None
         cur = self.t.sym.get(owner)
         while cur is not None:
             if cur.kind == "class":
-                return cur.id
+                found = cur.id
+                break
             cur = self.t.sym.get(cur.parent) if cur.parent else None
-        return None
+        self._classes[owner] = found
+        return found
 
     def _scoped(self, facts: FileFacts, owner: str, name: str) -> Target | None:
         """Steps 1-3: the enclosing scopes, the file, the file's imports."""
         t = self.t
-        cur = t.sym.get(owner)
         class_scope = facts.language in CLASS_SCOPE_LANGUAGES
+        # Only names some nested definition of this file carries can be found in a scope.
+        cur = t.sym.get(owner) if class_scope or name in t.nested_names(facts.path) else None
         first = True
         while cur is not None:
             if cur.kind != "class" or first or class_scope:
