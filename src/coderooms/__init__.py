@@ -19,6 +19,8 @@ __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "open_store": "coderooms.store",
+    "Store": "coderooms.store",
+    "SQLiteStore": "coderooms.store",
     "Workspace": "coderooms.workspace",
 }
 
