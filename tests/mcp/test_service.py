@@ -16,6 +16,8 @@ from coderooms.mcp.errors import ArgumentOutOfRange
 from coderooms.mcp.schemas import ReadOut
 from coderooms.mcp.server import build_server, fixed_caller, inline_refs
 from coderooms.mcp.service import MAX_WINDOW, RoomService
+from coderooms.rooms.briefing import TeamBriefing
+from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
 from coderooms.store import open_store
 
 
@@ -134,3 +136,30 @@ def test_stdio_serves_from_a_file_when_stdin_is_not_a_pipe(tmp_path: Path) -> No
         )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
+def test_the_dispatch_offer_appears_only_when_the_policy_allows_it(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            await store.add_agent("bob")
+            roster, desks = await store.roster(), await store.desks()
+            briefing = TeamBriefing.from_snapshots("alice", "General", roster, desks)
+            plain = briefing.system_text()
+            allowed = MentionDispatchPolicy(enabled=True, max_hops=2)
+            offered = briefing.system_text_with_dispatch(MentionDispatchContext(allowed, 0))
+            assert offered != plain
+
+            default = await RoomService(store).read("alice")
+            assert default.briefing == plain and default.dispatch_offered is False
+            spent = MentionDispatchPolicy(enabled=True, max_hops=0)
+            assert (await RoomService(store, dispatch=spent).read("alice")).briefing == plain
+            disabled = MentionDispatchPolicy(enabled=False, max_hops=3)
+            assert (await RoomService(store, dispatch=disabled).read("alice")).briefing == plain
+            on = await RoomService(store, dispatch=allowed).read("alice")
+            assert on.briefing == offered and on.dispatch_offered is True
+        finally:
+            store.close()
+
+    asyncio.run(scenario())

@@ -46,6 +46,7 @@ from coderooms.mcp.schemas import (
     ThreadOut,
     ThreadsOut,
 )
+from coderooms.mcp.tail import ConversationTail, TailCache
 from coderooms.rooms.briefing import (
     BrevityPolicy,
     SessionInitialization,
@@ -56,7 +57,7 @@ from coderooms.rooms.context import Pin, ThreadLine, initialize_session_with_con
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
 from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
 from coderooms.rooms.mentions import AgentTarget, DeskTarget, EveryoneTarget, resolve_mentions
-from coderooms.rooms.pins import read_pinboard
+from coderooms.rooms.pins import PIN_SCAN, read_pinboard
 from coderooms.rooms.ranking import (
     SELECT_LIMIT,
     Hit,
@@ -70,6 +71,7 @@ from coderooms.rooms.ranking import (
     regex_source,
 )
 from coderooms.rooms.records import (
+    SCAN_LIMIT,
     SESSION_WINDOW,
     Agent,
     Conversation,
@@ -82,13 +84,19 @@ from coderooms.rooms.records import (
 from coderooms.rooms.roster import Roster
 from coderooms.rooms.search import (
     SEARCH_LIMIT,
+    SEARCH_SCAN,
     SearchPattern,
     SearchQuery,
     compile_regex,
     search_messages,
 )
-from coderooms.rooms.session import SessionLog, walk_log
-from coderooms.rooms.threads import THREAD_INDEX_LIMIT, read_thread_index, search_threads
+from coderooms.rooms.session import walk_log
+from coderooms.rooms.threads import (
+    THREAD_INDEX_LIMIT,
+    THREAD_INDEX_SCAN,
+    read_thread_index,
+    search_threads,
+)
 from coderooms.store.base import Store
 
 __all__ = [
@@ -112,6 +120,10 @@ MAX_IMPACT_DEPTH = 6
 """Deepest blast radius an impact call may ask for."""
 TURN_CACHE_ENTRIES = 256
 """Turn contexts (history, thread index, pinboard) kept per server, least recent dropped."""
+TAIL_CONVERSATIONS = 64
+"""Conversations whose newest rows a server keeps in memory, least recent dropped."""
+TAIL_ROWS = max(SCAN_LIMIT, PIN_SCAN, THREAD_INDEX_SCAN, SEARCH_SCAN)
+"""Rows kept per conversation: as many as the longest walk a tool makes reads."""
 
 PickKind = Literal["agents", "people", "desks"]
 
@@ -196,11 +208,6 @@ class _TurnCache:
             self._entries.popitem(last=False)
 
 
-async def _newest(log: SessionLog) -> int | None:
-    page = await log.read_before(None, 1)
-    return page.messages[0].sequence if page.messages else None
-
-
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
     roster: Roster
@@ -227,6 +234,7 @@ class RoomService:
         self._workspace_lock = threading.Lock()
         self.dispatch = dispatch if dispatch is not None else MentionDispatchPolicy()
         self._turns = _TurnCache(TURN_CACHE_ENTRIES)
+        self._tails = TailCache(TAIL_CONVERSATIONS, TAIL_ROWS)
 
     # --- who may do what ----------------------------------------------------------------
 
@@ -301,9 +309,15 @@ class RoomService:
             latest=history[-1].sequence if history else None,
         )
 
+    async def _log(self, conversation: Conversation) -> ConversationTail:
+        """The conversation's rows, topped up with everything posted since the last call."""
+        tail = self._tails.tail(conversation, self.store.conversation_log(conversation))
+        await tail.refresh()
+        return tail
+
     async def _turn(self, query: SessionQuery, briefing: TeamBriefing) -> SessionInitialization:
-        log = self.store.conversation_log(query.conversation)
-        newest = await _newest(log)
+        log = await self._log(query.conversation)
+        newest = log.newest
         key = (query, briefing)
         init = self._turns.get(key, newest)
         if init is None:
@@ -340,7 +354,7 @@ class RoomService:
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         pattern = SearchPattern.parse(query)
         hits = await search_messages(
-            self.store.conversation_log(conversation),
+            await self._log(conversation),
             SearchQuery(pattern, conversation, author, before, limit),
         )
         return SearchOut(
@@ -372,7 +386,7 @@ class RoomService:
         _check_range("limit", limit, 1, MAX_HITS)
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, None, snap)
-        log = self.store.conversation_log(conversation)
+        log = await self._log(conversation)
         if query is None or not query.strip():
             lines = await read_thread_index(log, conversation, limit)
             return ThreadsOut(
@@ -391,7 +405,7 @@ class RoomService:
     ) -> PinsOut:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        board = await read_pinboard(self.store.conversation_log(conversation), conversation)
+        board = await read_pinboard(await self._log(conversation), conversation)
         return PinsOut(desk=desk_out(found), thread=thread, pins=[pin_out(p) for p in board])
 
     async def pick(

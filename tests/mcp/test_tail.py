@@ -1,0 +1,88 @@
+"""A conversation tail yields exactly the rows of the view it wraps, however it was
+topped up."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coderooms.mcp.tail import ConversationTail, TailCache
+from coderooms.rooms.memory import MemoryLog
+from coderooms.rooms.records import Agent, LogMessage
+from coderooms.rooms.session import SessionLog, walk_log
+
+BOB = Agent("bob", "bob")
+
+
+class CountingLog:
+    """A view that counts the reads that reach it."""
+
+    def __init__(self, log: MemoryLog) -> None:
+        self.log = log
+        self.reads = 0
+
+    async def read_before(self, before: int | None, limit: int):  # type: ignore[no-untyped-def]
+        self.reads += 1
+        return await self.log.read_before(before, limit)
+
+
+async def _walk(log: SessionLog, before: int | None, scan: int) -> list[int]:
+    return [row.sequence async for row in walk_log(log, before, scan)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    batches=st.lists(st.lists(st.integers(1, 3), max_size=40), min_size=1, max_size=6),
+    capacity=st.integers(1, 50),
+    probes=st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(0, 400)), st.integers(1, 120)), max_size=6
+    ),
+)
+def test_a_tail_walks_exactly_like_its_view(
+    batches: list[list[int]], capacity: int, probes: list[tuple[int | None, int]]
+) -> None:
+    async def scenario() -> None:
+        log = MemoryLog()
+        tail = ConversationTail(log, capacity)
+        sequence = 0
+        for batch in batches:
+            for gap in batch:
+                sequence += gap
+                log.append(LogMessage(sequence, BOB, f"row {sequence}"))
+            assert await tail.refresh() == (log.rows[-1].sequence if len(log) else None)
+            for before, scan in probes or [(None, 200)]:
+                assert await _walk(tail, before, scan) == await _walk(log, before, scan)
+
+    asyncio.run(scenario())
+
+
+def test_a_topped_up_tail_reads_only_the_new_rows_and_answers_from_memory() -> None:
+    async def scenario() -> None:
+        memory = MemoryLog([LogMessage(i, BOB, f"row {i}") for i in range(1, 101)])
+        view = CountingLog(memory)
+        tail = ConversationTail(view, 50)
+        await tail.refresh()
+        view.reads = 0
+        assert await _walk(tail, None, 50) == list(range(100, 50, -1))
+        assert view.reads == 0
+        memory.append(LogMessage(101, BOB, "row 101"))
+        assert await tail.refresh() == 101
+        assert view.reads == 1
+        view.reads = 0
+        assert await _walk(tail, None, 80) == list(range(101, 21, -1))
+        assert view.reads >= 1  # past the held rows, the walk goes back to the view
+
+    asyncio.run(scenario())
+
+
+def test_the_cache_drops_the_least_recently_used_tail() -> None:
+    cache = TailCache(entries=2, capacity=10)
+    log = MemoryLog()
+    first = cache.tail("a", log)
+    second = cache.tail("b", log)
+    assert cache.tail("a", log) is first
+    cache.tail("c", log)  # "b" is now the least recently used
+    assert cache.tail("a", log) is first
+    assert cache.tail("b", log) is not second
