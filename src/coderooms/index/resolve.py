@@ -13,6 +13,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from coderooms.index.facts import FileFacts, ImportFact
 
@@ -26,14 +27,15 @@ UNRESOLVED_REASONS = ("builtin", "external", "ambiguous", "unknown")
 _EMPTY: frozenset[str] = frozenset()
 
 
-@dataclass(slots=True)
-class SymbolRow:
+class SymbolRow(NamedTuple):
+    """One symbol as resolution needs it (a tuple: tables of these are built in bulk)."""
+
     id: str
     path: str
     kind: str
     name: str
     parent: str | None
-    is_test: bool
+    is_test: int
 
 
 @dataclass(slots=True)
@@ -66,20 +68,22 @@ class SymbolTable:
         self.file_top: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.dir_top: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for s in symbols:
-            self.sym[s.id] = s
-            self.by_name[s.name].append(s.id)
-            if s.parent is None:
-                self.file_top[s.path][s.name].append(s.id)
-                self.dir_top[posixpath.dirname(s.path)][s.name].append(s.id)
-            else:
-                self.children[s.parent][s.name].append(s.id)
-        self.dirs: set[str] = {posixpath.dirname(p) for p in files}
-        self._dirs_by_language: dict[str, set[str]] = {}
         self._nested: dict[str, set[str]] = defaultdict(set)  # path -> names of nested symbols
-        for s in self.sym.values():
-            if s.parent is not None:
-                self._nested[s.path].add(s.name)
+        dir_of = {p: p.rpartition("/")[0] for p in files}
+        sym, by_name, file_top, dir_top = self.sym, self.by_name, self.file_top, self.dir_top
+        children, nested = self.children, self._nested
+        for s in symbols:
+            sid, path, _, name, parent, _ = s
+            sym[sid] = s
+            by_name[name].append(sid)
+            if parent is None:
+                file_top[path][name].append(sid)
+                dir_top[dir_of.get(path) or path.rpartition("/")[0]][name].append(sid)
+            else:
+                children[parent][name].append(sid)
+                nested[path].add(name)
+        self.dirs: set[str] = set(dir_of.values())
+        self._dirs_by_language: dict[str, set[str]] = {}
         self.py_modules: dict[str, list[str]] = defaultdict(list)
         self.py_packages: set[str] = set()  # dotted prefixes (namespace packages too)
         self.py_local: dict[tuple[str, str], str] = {}  # (dir, stem) of a script outside packages
