@@ -300,10 +300,12 @@ def _resolve(
                 )
             )
         affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
+    # Sorted in Python (cheaper than ORDER BY): first-defined symbols win name lookups.
     rows = conn.execute(
-        "SELECT id, path, kind, name, parent, is_test FROM symbols ORDER BY path, start_line, id"
-    )
-    table = SymbolTable(files, (SymbolRow(i, p, k, n, par, bool(t)) for i, p, k, n, par, t in rows))
+        "SELECT path, start_line, id, kind, name, parent, is_test FROM symbols"
+    ).fetchall()
+    rows.sort()
+    table = SymbolTable(files, (SymbolRow(i, p, k, n, par, t) for p, _, i, k, n, par, t in rows))
     resolver = Resolver(table, partial(db.load_facts, conn))
     for f in changed:
         resolver.prime(f)
