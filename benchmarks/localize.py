@@ -139,7 +139,7 @@ def _is_test_path(path: str) -> bool:
 def build_engine(root: Path, repo: str, commit: str, embed: bool) -> Any:
     from coderooms.focus.runtime import FocusEngine
 
-    cache = CACHE_DIR / f"{repo.replace('/', '+')}-{commit[:12]}.pkl"
+    cache = CACHE_DIR / f"ws-{repo.replace('/', '+')}-{commit[:12]}.pkl"
     graph = texts = None
     if cache.exists():
         graph, texts = pickle.loads(cache.read_bytes())

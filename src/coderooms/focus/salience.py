@@ -35,6 +35,8 @@ EMBED_TEXT_CAP_CHARS = 600
 SEED_LIST_LIMIT = 50
 MAX_NAME_DEFINITIONS = 8  # a name defined more often than this is too common to seed
 MAX_STEM_FILES = 6
+MAX_LITERALS = 12
+MAX_OPTIONS = 8
 MIN_STEM_LENGTH = 4
 PAGERANK_ITERATIONS = 30
 PAGERANK_TOLERANCE = 1e-9
@@ -54,6 +56,7 @@ class SalienceConfig:
     w_path: float = 2.0
     w_frame: float = 1.5
     w_literal: float = 1.5
+    w_option: float = 1.5
     w_stem: float = 0.7
     w_semantic: float = 0.6
     restart: float = 0.6  # PageRank restart probability: how strongly seeds stay put
@@ -72,6 +75,14 @@ class SalienceConfig:
     test_penalty: float = 0.3
     vendored_penalty: float = 0.2
     generated_penalty: float = 0.2
+    auxiliary_penalty: float = 0.3  # documentation, examples and benchmarks
+    auxiliary_dirs: frozenset[str] = frozenset(
+        {"doc", "docs", "example", "examples", "bench", "benchmark", "benchmarks"}
+    )
+    document_penalty: float = 0.3  # prose and configuration files (no parsed code)
+    code_languages: frozenset[str] = frozenset(
+        {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp"}
+    )
     recency_weight: float = 0.05
     recency_half_life_days: float = 180.0
     frequency_weight: float = 0.05
@@ -239,6 +250,10 @@ class SalienceIndex:
                 prior[i] *= config.vendored_penalty
             if node.is_generated:
                 prior[i] *= config.generated_penalty
+            if self._is_auxiliary(node):
+                prior[i] *= config.auxiliary_penalty
+            if node.language and node.language not in config.code_languages:
+                prior[i] *= config.document_penalty
             signal = signals.get(node.path)
             if signal is not None and head and signal.last_change:
                 age_days = max(head - signal.last_change, 0) / 86_400
@@ -249,9 +264,17 @@ class SalienceIndex:
                 prior[i] *= 1.0 + config.frequency_weight * frequency
         return prior
 
+    def _is_auxiliary(self, node: CodeNode) -> bool:
+        dirs = self.config.auxiliary_dirs
+        return any(part in dirs for part in node.path.split("/")[:-1])
+
     def penalty_notes(self, row: int) -> list[str]:
         node = self.nodes[row]
         notes = []
+        if self._is_auxiliary(node):
+            notes.append(f"documentation/example code ×{self.config.auxiliary_penalty:g}")
+        if node.language and node.language not in self.config.code_languages:
+            notes.append(f"not code ({node.language}) ×{self.config.document_penalty:g}")
         if node.is_test:
             notes.append(f"test code ×{self.config.test_penalty:g}")
         if node.is_vendored:
@@ -382,23 +405,52 @@ def _path_matches(index: SalienceIndex, path: str) -> list[int]:
     return []
 
 
+def _innermost_symbol(index: SalienceIndex, row: int, offset: int) -> list[int]:
+    text = index.texts[index.nodes[row].path]
+    line = text.count("\n", 0, offset) + 1
+    inner = [
+        s
+        for s in index.symbols_by_file.get(row, [])
+        if index.nodes[s].start_line <= line <= index.nodes[s].end_line
+    ]
+    inner.sort(key=lambda s: (index.nodes[s].end_line - index.nodes[s].start_line, s))
+    return inner[:1]
+
+
 def _literal_list(index: SalienceIndex, cues: GoalCues) -> list[tuple[int, str]]:
+    """Files (and the function around the spot) holding a goal's message verbatim."""
     found: list[tuple[int, str]] = []
-    for literal in cues.literals:
+    for literal in cues.literals[:MAX_LITERALS]:
         hits = [i for i in index.file_rows if literal in index.texts.get(index.nodes[i].path, "")]
         if not hits or len(hits) > MAX_STEM_FILES:
             continue
+        reason = f"contains the message “{literal[:40]}”"
         for row in hits:
-            text = index.texts[index.nodes[row].path]
-            line = text.count("\n", 0, text.find(literal)) + 1
-            inner = [
-                s
-                for s in index.symbols_by_file.get(row, [])
-                if index.nodes[s].start_line <= line <= index.nodes[s].end_line
-            ]
-            inner.sort(key=lambda s: (index.nodes[s].end_line - index.nodes[s].start_line, s))
-            reason = f"contains the message “{literal[:40]}”"
-            found.extend((s, reason) for s in inner[:1])
+            offset = index.texts[index.nodes[row].path].find(literal)
+            found.extend((s, reason) for s in _innermost_symbol(index, row, offset))
+            found.append((row, reason))
+    return found
+
+
+def _option_list(index: SalienceIndex, cues: GoalCues) -> list[tuple[int, str]]:
+    """Files that spell an option the goal names as a string literal (``"--co"``)."""
+    found: list[tuple[int, str]] = []
+    for option in cues.options[:MAX_OPTIONS]:
+        forms = [f'"{option}"', f"'{option}'", f'"--{option}"', f"'--{option}'"]
+        hits: list[tuple[int, int]] = []
+        for row in index.file_rows:
+            text = index.texts.get(index.nodes[row].path, "")
+            if option not in text:
+                continue
+            offsets = [text.find(form) for form in forms]
+            offsets = [o for o in offsets if o >= 0]
+            if offsets:
+                hits.append((row, min(offsets)))
+        if not hits or len(hits) > MAX_STEM_FILES:
+            continue
+        reason = f"defines the option `{option}`"
+        for row, offset in hits:
+            found.extend((s, reason) for s in _innermost_symbol(index, row, offset))
             found.append((row, reason))
     return found
 
@@ -485,6 +537,8 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
     fusion.add(_to_files(index, frames), config.w_frame)
     literals = _literal_list(index, cues)
     fusion.add(literals, config.w_literal)
+    options = _option_list(index, cues)
+    fusion.add(options, config.w_option)
     fusion.add(_stem_list(index, set(terms)), config.w_stem)
 
     if index.embeddings is not None and index.embedder is not None and terms:
@@ -497,7 +551,7 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
         )
 
     seeds = fusion.scores * index.prior
-    precise = len(strong) + len(dotted) + len(paths) + len(frames) + len(literals)
+    precise = len(strong) + len(dotted) + len(paths) + len(frames) + len(literals) + len(options)
     known = sum(1 for t in set(terms) if index.file_bm25.document_frequency(t) > 0)
     coverage = known / len(set(terms)) if terms else 0.0
     seeded = int(np.count_nonzero(seeds))

@@ -17,6 +17,7 @@ MIN_CODE_NAME_LENGTH = 3
 MIN_LITERAL_LENGTH = 12
 MAX_LITERAL_LENGTH = 200
 MAX_GOAL_CHARS = 20_000
+MIN_OPTION_LENGTH = 5
 
 STOPWORDS = frozenset(
     """
@@ -47,6 +48,8 @@ _EXCEPTION_LINE = re.compile(
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,120})`")
 _QUOTED = re.compile(r"""(?:"([^"\n]{12,200})"|'([^'\n]{12,200})')""")
+_OPTION = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9]*(?:-[a-z0-9]+)+|--[a-z]{3,})(?![\w-])")
+_KEBAB = re.compile(r"(?<![\w-])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
 
 
@@ -106,6 +109,7 @@ class GoalCues:
     frames: tuple[Frame, ...]  # traceback frames
     exceptions: tuple[str, ...]  # exception classes named on exception lines
     literals: tuple[str, ...]  # messages worth looking for verbatim in the code
+    options: tuple[str, ...] = ()  # option names (``--collect-only``, ``ignore-paths``)
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
@@ -159,7 +163,11 @@ def goal_cues(goal: str) -> GoalCues:
             literals.extend(_literal_fragments(match.group(2)))
     for match in _QUOTED.finditer(text):
         literals.extend(_literal_fragments(match.group(1) or match.group(2)))
+    options = [m.group(1).lstrip("-") for m in _OPTION.finditer(text)]
+    options += [m.group(1) for m in _KEBAB.finditer(text)]
+    options = [o for o in options if len(o) >= MIN_OPTION_LENGTH]
     return GoalCues(
+        options=_unique(options),
         names=_unique(names),
         words=_unique(words),
         dotted=_unique(dotted),
