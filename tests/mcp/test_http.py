@@ -13,7 +13,7 @@ import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, ok
+from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, ok, text_of
 from mcp_repo import write_fixture_repo
 
 from coderooms.store import open_store
@@ -190,6 +190,16 @@ def test_a_retired_agents_token_is_refused(served: tuple[Server, dict[str, str],
     )
     assert refused.returncode == 1
     assert refused.stderr == "error: agent 'erin' is retired and can no longer use the room\n"
+
+
+def test_focus_over_http_on_the_fixture_repository(sessions: Sessions) -> None:
+    result = sessions.call(
+        "bob", "focus", {"goal": "apply_discount rounds the discounted total wrong"}
+    )
+    focused = ok(result)
+    assert focused["focus_set"][0]["id"] == "shop/cart.py"
+    assert focused["budget"]["used"] <= focused["budget"]["limit"]
+    assert "def apply_discount" in text_of(result)
 
 
 def test_up_refuses_a_port_in_use(served: tuple[Server, dict[str, str], str]) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from mcp.client.stdio import StdioServerParameters
 from mcp_harness import CODEROOMS, Sessions, ok, text_of
+from mcp_repo import write_fixture_repo
 
 from coderooms.mcp.framing import BODY_PREFIX, DATA_PREAMBLE, DATA_TAG
 from coderooms.rooms.search import compile_regex
@@ -59,7 +60,12 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sessions, s
     base = tmp_path_factory.mktemp("stdio")
     url = f"sqlite:///{base / 'rooms.db'}"
     _setup_store(url)
-    factories = {name: (lambda name=name: _stdio(url, name)) for name in ("alice", "bob", "dave")}
+    repo = write_fixture_repo(base / "repo")
+    factories = {
+        "alice": lambda: _stdio(url, "alice", repo),
+        "bob": lambda: _stdio(url, "bob"),
+        "dave": lambda: _stdio(url, "dave"),
+    }
     with Sessions(factories) as sessions:
         yield sessions, url
 
@@ -330,3 +336,49 @@ def test_no_identity_is_refused(room: tuple[Sessions, str]) -> None:
     )
     assert done.returncode == 1
     assert done.stderr.startswith("error: no agent identity")
+
+
+GOAL = "apply_discount rounds the discounted total wrong"
+
+
+def test_focus_on_the_fixture_repository(room: tuple[Sessions, str]) -> None:
+    sessions, _ = room
+    result = sessions.call("alice", "focus", {"goal": GOAL, "budget": 2000})
+    focused = ok(result)
+    assert focused["focus_set"][0]["id"] == "shop/cart.py"
+    assert focused["budget"]["limit"] == 2000
+    assert focused["budget"]["used"] <= 2000
+    assert "def apply_discount" in focused["context"]
+    assert focused["ignored_total"] == sum(focused["ignored_by_reason"].values())
+    assert len(focused["ignored"]) <= focused["ignored_total"]
+    text = text_of(result)
+    assert "Sufficiency: " in text and "def apply_discount" in text
+    checked = ok(sessions.call("alice", "focus", {"goal": GOAL, "mode": "check"}))
+    assert checked["mode"] == "check" and checked.get("context") is None
+    assert checked["sufficiency"]["state"] in ("gathering", "sufficient", "saturated")
+
+
+def test_seek_and_impact_on_the_fixture_repository(room: tuple[Sessions, str]) -> None:
+    sessions, _ = room
+    sought = ok(sessions.call("alice", "seek", {"query": "apply_discount", "limit": 3}))
+    assert "shop/cart.py::apply_discount" in [hit["id"] for hit in sought["results"]]
+    assert len(sought["results"]) <= 3
+    impacted = ok(sessions.call("alice", "impact", {"target": "apply_discount"}))
+    assert impacted["target"] == "shop/cart.py::apply_discount"
+    assert {item["id"] for item in impacted["impacted"]} == {
+        "shop/checkout.py::checkout",
+        "tests/test_cart.py::test_apply_discount_rounds_to_cents",
+    }
+
+
+def test_focus_errors_are_tool_errors_with_the_library_message(room: tuple[Sessions, str]) -> None:
+    sessions, _ = room
+    unknown = sessions.call("alice", "impact", {"target": "no_such_function"})
+    assert unknown.is_error
+    assert text_of(unknown).startswith(
+        "UnknownTarget: no file or symbol matches 'no_such_function'"
+    )
+    budget = sessions.call("alice", "focus", {"goal": GOAL, "budget": 0})
+    assert budget.is_error and text_of(budget).startswith("InvalidBudget: ")
+    no_repo = sessions.call("bob", "focus", {"goal": GOAL})
+    assert no_repo.is_error and text_of(no_repo).startswith("NoWorkspace: ")

@@ -195,11 +195,34 @@ def render_focus(out: FocusOut) -> str:
         f"(salience {item.salience}, {item.tokens} tokens): {item.why}"
         for item in out.focus_set
     ] or ["- none"]
-    lines.append(f"Ignored ({len(out.ignored)}):")
-    lines += [f"- {entry.what}: {entry.why} (salience {entry.salience})" for entry in out.ignored]
+    lines += _ignored_lines(
+        [(entry.what, entry.why, entry.salience) for entry in out.ignored],
+        out.ignored_total,
+        out.ignored_by_reason,
+    )
     if out.context:
         lines += ["", "Context:", out.context]
     return "\n".join(lines)
+
+
+IGNORED_SHOWN = 15
+"""Ignored candidates the readable text names; the rest are counted by reason."""
+
+
+def _ignored_lines(
+    listed: list[tuple[str, str, object]], total: int, by_reason: dict[str, int]
+) -> list[str]:
+    if total == 0:
+        return ["Ignored: nothing"]
+    reasons = ", ".join(f"{reason} {count}" for reason, count in by_reason.items())
+    lines = [f"Ignored ({total}: {reasons}), most salient first:"]
+    for what, why, salience in listed[:IGNORED_SHOWN]:
+        lines.append(
+            f"- {what}: {why}" + (f" (salience {salience})" if salience is not None else "")
+        )
+    if total > min(len(listed), IGNORED_SHOWN):
+        lines.append(f"- … and {total - min(len(listed), IGNORED_SHOWN)} more")
+    return lines
 
 
 def render_seek(out: SeekOut) -> str:
@@ -211,6 +234,11 @@ def render_seek(out: SeekOut) -> str:
         lines.append(f"- {result.get('id', '?')} {where} (salience {result.get('salience', '?')})")
     if not out.results:
         lines.append("- none")
+    lines += _ignored_lines(
+        [(str(e.get("what")), str(e.get("why")), e.get("salience")) for e in out.ignored],
+        out.ignored_total,
+        out.ignored_by_reason,
+    )
     lines.append(f"Sufficiency: {out.sufficiency.state}: {out.sufficiency.why}")
     return "\n".join(lines)
 
@@ -222,7 +250,9 @@ def render_impact(out: ImpactOut) -> str:
         f"{item.distance} ({item.why})"
         for item in out.impacted
     ] or ["- nothing depends on it"]
-    if out.ignored:
-        lines.append(f"Ignored ({len(out.ignored)}):")
-        lines += [f"- {entry.get('what')}: {entry.get('why')}" for entry in out.ignored]
+    lines += _ignored_lines(
+        [(str(e.get("what")), str(e.get("why")), e.get("salience")) for e in out.ignored],
+        out.ignored_total,
+        out.ignored_by_reason,
+    )
     return "\n".join(lines)

@@ -204,12 +204,20 @@ class IgnoredOut(_Open):
     salience: float
 
 
+IGNORED_NOTE = (
+    "The most salient candidates left out, with why; `ignored_total` and "
+    "`ignored_by_reason` account for all of them."
+)
+
+
 class FocusOut(_Open):
     goal: str
     mode: Literal["set", "check"]
     budget: BudgetOut
     focus_set: list[FocusItemOut]
-    ignored: list[IgnoredOut]
+    ignored: list[IgnoredOut] = Field(description=IGNORED_NOTE)
+    ignored_total: int
+    ignored_by_reason: dict[str, int]
     sufficiency: SufficiencyOut
     context: str | None = Field(default=None, description="The code to load (mode set).")
 
@@ -217,7 +225,9 @@ class FocusOut(_Open):
 class SeekOut(_Open):
     query: str
     results: list[dict[str, Any]]
-    ignored: list[dict[str, Any]]
+    ignored: list[dict[str, Any]] = Field(description=IGNORED_NOTE)
+    ignored_total: int
+    ignored_by_reason: dict[str, int]
     sufficiency: SufficiencyOut
 
 
@@ -236,4 +246,6 @@ class ImpactOut(_Open):
     target: str
     depth: int
     impacted: list[ImpactedOut]
-    ignored: list[dict[str, Any]]
+    ignored: list[dict[str, Any]] = Field(description=IGNORED_NOTE)
+    ignored_total: int
+    ignored_by_reason: dict[str, int]

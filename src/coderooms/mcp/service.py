@@ -118,6 +118,9 @@ INBOX_LIMIT = 50
 """Mentions one room_inbox call returns at most; the cursor stops at the last one."""
 MAX_IMPACT_DEPTH = 6
 """Deepest blast radius an impact call may ask for."""
+IGNORED_LISTED = 40
+"""Ignored candidates a focus, seek or impact result lists (the most salient first);
+the rest are counted by reason, so every candidate is still accounted for."""
 TURN_CACHE_ENTRIES = 256
 """Turn contexts (history, thread index, pinboard) kept per server, least recent dropped."""
 TAIL_CONVERSATIONS = 64
@@ -551,15 +554,31 @@ class RoomService:
     ) -> FocusOut:
         await self._caller(agent_id)
         data = await self._in_workspace(lambda ws: ws.focus(goal, budget=budget, mode=mode))
-        return FocusOut.model_validate(data)
+        return FocusOut.model_validate(_list_ignored(data))
 
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> SeekOut:
         await self._caller(agent_id)
         data = await self._in_workspace(lambda ws: ws.seek(query, limit=limit))
-        return SeekOut.model_validate(data)
+        return SeekOut.model_validate(_list_ignored(data))
 
     async def impact(self, agent_id: str, target: str, depth: int = 2) -> ImpactOut:
         _check_range("depth", depth, 1, MAX_IMPACT_DEPTH)
         await self._caller(agent_id)
         data = await self._in_workspace(lambda ws: ws.impact(target, depth=depth))
-        return ImpactOut.model_validate(data)
+        return ImpactOut.model_validate(_list_ignored(data))
+
+
+def _list_ignored(data: dict[str, Any]) -> dict[str, Any]:
+    """Keep the ``IGNORED_LISTED`` most salient ignored entries; count all by reason."""
+    ignored: list[dict[str, Any]] = data.get("ignored", [])
+    by_reason: dict[str, int] = {}
+    for entry in ignored:
+        reason = str(entry.get("why", ""))
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    ranked = sorted(ignored, key=lambda entry: -float(entry.get("salience", 0.0)))
+    return {
+        **data,
+        "ignored": ranked[:IGNORED_LISTED],
+        "ignored_total": len(ignored),
+        "ignored_by_reason": dict(sorted(by_reason.items())),
+    }
