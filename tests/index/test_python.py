@@ -277,3 +277,19 @@ def test_src_layout_and_relative_imports(make_repo: Callable[..., Path]) -> None
     assert edge_set(graph, "calls") == {
         ("calls", "src/app/sub/views.py::show", "src/app/models.py::User")
     }
+
+
+def test_receiver_text_is_read_back_from_the_dot() -> None:
+    from coderooms.index.extract.python import receiver_before
+
+    def recv(code: str) -> str:
+        data = code.encode()
+        return receiver_before(data, data.rindex(b".method"))
+
+    assert recv("self.items.method()") == "self.items"
+    assert recv("x = os.path.method()") == "os.path"
+    assert recv("super().method()") == "super()"
+    assert recv("make().method()") == "?"
+    assert recv("rows[0].method()") == "?"
+    assert recv("f().attr.method()") == "?"
+    assert recv("'text'.method()") == "?"

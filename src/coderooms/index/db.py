@@ -57,7 +57,6 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             origin TEXT NOT NULL
         );
         CREATE INDEX edges_by_origin ON edges(origin);
-        CREATE INDEX edges_by_dst ON edges(dst);
         CREATE TABLE unresolved (
             path TEXT PRIMARY KEY,
             builtin INTEGER NOT NULL,

@@ -11,7 +11,7 @@ from itertools import combinations
 
 from coderooms.index.discover import GIT_TIMEOUT_SECONDS
 
-GIT_LOG_MAX_COMMITS = 5_000  # older history is not read: recent change matters most
+GIT_LOG_MAX_COMMITS = 3_000  # older history is not read: recent change matters most
 CO_CHANGE_MAX_FILES = 30  # commits touching more files (mass renames, reformatting) make no pairs
 CO_CHANGE_MIN_COUNT = 2  # a pair seen once is noise
 CO_CHANGE_MAX_PAIRS = 50_000  # the strongest pairs kept

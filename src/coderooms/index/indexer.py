@@ -179,8 +179,10 @@ def _run(
             pool = None
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
+        cpu_mark = time.process_time()
         resolved = _resolve(conn, cold, changed, deleted, old_symbols, old_imports)
         phases["resolve"] = time.perf_counter() - mark
+        phases["resolve_cpu"] = time.process_time() - cpu_mark
         mark = time.perf_counter()
 
         if listing.git and git_proc is not None:

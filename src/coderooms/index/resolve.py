@@ -671,6 +671,11 @@ class Resolver:
                 if found:
                     return found, ""
             return None, "unknown"
+        if name not in self.t.by_name:
+            # No symbol carries the name: only say whether the receiver is outside the repo.
+            head = receiver.replace("::", ".").split(".", 1)[0]
+            bound = self.bindings(facts.path).get(head) if receiver != "?" else None
+            return None, "external" if bound is not None and bound[0] == "ext" else "unknown"
         if receiver != "?":
             got = self._receiver(facts, owner, receiver)
             if got is None and receiver.endswith("::"):
@@ -700,6 +705,8 @@ class Resolver:
             if name not in self.t.by_name and name not in self.bindings(facts.path):
                 return None
             got = self._scoped(facts, owner, name)
+        elif name not in self.t.by_name:
+            return None
         else:
             head = self._receiver(facts, owner, receiver)
             if head is None or head[0] in ("ext",):
@@ -767,15 +774,11 @@ class Resolver:
 
 def names_used(facts: FileFacts) -> set[str]:
     """Every name whose definitions can change how this file resolves."""
-    names: set[str] = set()
-    for _, receiver, name, _ in facts.calls:
-        names.add(name)
-        if receiver and receiver != "?":
-            names.update(receiver.replace("::", ".").split("."))
-    for _, receiver, name in facts.refs:
-        names.add(name)
-        if receiver:
-            names.update(receiver.split("."))
+    names = {c[2] for c in facts.calls} | {r[2] for r in facts.refs}
+    receivers = {c[1] for c in facts.calls} | {r[1] for r in facts.refs}
+    receivers.discard("?")
+    for receiver in receivers:
+        names.update(receiver.replace("::", ".").split("."))
     for imp in facts.imports:
         names.update(p for p in imp.module.replace("::", ".").replace("/", ".").split(".") if p)
         names.update(n for n, _ in imp.names)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import tree_sitter_python
@@ -25,8 +26,8 @@ _QUERY = """
 (import_statement) @import
 (import_from_statement) @import
 (call function: (identifier) @call.name)
-(call function: (attribute) @call.attr)
-(attribute object: (identifier) attribute: (identifier)) @ref.attr
+(call function: (attribute attribute: (identifier) @call.attr))
+(attribute object: (identifier) @ref.obj attribute: (identifier) @ref.attr)
 (argument_list (identifier) @ref)
 (keyword_argument value: (identifier) @ref)
 (type (identifier) @ref)
@@ -77,11 +78,11 @@ def _docstring(source: bytes, d: DefSite) -> str:
     body = d.node.child_by_field_name("body")
     if body is None or body.named_child_count == 0:
         return ""
-    first = body.named_children[0]
-    if first.type != "expression_statement" or first.named_child_count == 0:
+    first = body.named_child(0)
+    if first is None or first.type != "expression_statement":
         return ""
-    string = first.named_children[0]
-    if string.type != "string":
+    string = first.named_child(0)
+    if string is None or string.type != "string":
         return ""
     parts = [node_text(source, c) for c in string.named_children if c.type == "string_content"]
     return one_line(" ".join(parts), DOCSTRING_MAX_CHARS)
@@ -128,17 +129,31 @@ def _imports(node: Node, source: bytes) -> ImportFact | list[ImportFact]:
     return ImportFact(module=module, names=tuple(names), level=level, line=line)
 
 
-def _receiver(obj: Node | None, source: bytes) -> str:
-    if obj is None:
+_DOTTED_TAIL = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+RECEIVER_SCAN_BYTES = 256  # how far back a receiver's dotted name is looked for
+
+
+def receiver_before(source: bytes, dot: int) -> str:
+    """The receiver of a method call whose ``.`` is at byte ``dot``, read from the text:
+    a dotted name (``self.items``), ``super()``, or ``?`` for anything else."""
+    if dot <= 0 or source[dot : dot + 1] != b".":
         return "?"
-    if obj.type in ("identifier", "attribute"):
-        text = node_text(source, obj)
-        return text if "\n" not in text and "(" not in text else "?"
-    if obj.type == "call":
-        fn = obj.child_by_field_name("function")
-        if fn is not None and fn.type == "identifier" and node_text(source, fn) == "super":
-            return "super()"
-    return "?"
+    window = source[max(0, dot - RECEIVER_SCAN_BYTES) : dot]
+    if window.endswith(b"super()"):
+        return "super()"
+    found = _DOTTED_TAIL.search(window)
+    if found is None:
+        return "?"
+    before = window[found.start() - 1 : found.start()] if found.start() > 0 else b""
+    if before in (b".", b")", b"]", b"}", b"'", b'"') or (
+        found.start() == 0 and dot > RECEIVER_SCAN_BYTES
+    ):
+        return "?"  # the tail of a longer expression (f().x, a[0].y …)
+    return found.group().decode("utf-8", "replace")
+
+
+def _start(node: Node) -> int:
+    return node.start_byte
 
 
 def extract(facts: FileFacts, source: bytes) -> None:
@@ -219,13 +234,14 @@ def extract(facts: FileFacts, source: bytes) -> None:
         raw_calls.append(
             (owner_at(start), "", source[start : node.end_byte].decode("utf-8", "replace"))
         )
-    for node in caps.get("call.attr", ()):
-        attr = node.child_by_field_name("attribute")
-        if attr is None:
-            continue
-        call_name_starts.add(attr.start_byte)
-        receiver = _receiver(node.child_by_field_name("object"), source)
-        raw_calls.append((owner_at(node.start_byte), receiver, node_text(source, attr)))
+    call_attrs = sorted(caps.get("call.attr", ()), key=_start)
+    attr_starts = [n.start_byte for n in call_attrs]
+    for node, start, owner in zip(call_attrs, attr_starts, owners.sweep(attr_starts), strict=True):
+        call_name_starts.add(start)
+        receiver = receiver_before(source, start - 1)
+        raw_calls.append(
+            (owner, receiver, source[start : node.end_byte].decode("utf-8", "replace"))
+        )
     facts.calls = dedupe_calls(raw_calls)
 
     refs: set[tuple[str, str, str]] = set()
@@ -239,13 +255,19 @@ def extract(facts: FileFacts, source: bytes) -> None:
         name = source[a:b].decode("utf-8", "replace")
         if name not in IGNORED_REFERENCES:
             refs.add((owner, "", name))
-    for node in caps.get("ref.attr", ()):
-        attr = node.child_by_field_name("attribute")
-        obj = node.child_by_field_name("object")
-        if attr is None or obj is None or attr.start_byte in call_name_starts:
+    # One match per a.b with a plain name on the left: the two lists pair up in order.
+    ref_objs = sorted(caps.get("ref.obj", ()), key=_start)
+    ref_attrs = sorted(caps.get("ref.attr", ()), key=_start)
+    starts = [n.start_byte for n in ref_objs]
+    for obj, attr, start, owner in zip(
+        ref_objs, ref_attrs, starts, owners.sweep(starts), strict=True
+    ):
+        if attr.start_byte in call_name_starts:
             continue
-        receiver = node_text(source, obj)
+        receiver = source[start : obj.end_byte].decode("utf-8", "replace")
         if receiver in IGNORED_REFERENCES:
             continue
-        refs.add((owner_at(node.start_byte), receiver, node_text(source, attr)))
+        refs.add(
+            (owner, receiver, source[attr.start_byte : attr.end_byte].decode("utf-8", "replace"))
+        )
     facts.refs = sorted(refs)
