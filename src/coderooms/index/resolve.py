@@ -161,6 +161,7 @@ class Resolver:
         self._imported_files: dict[str, list[str]] = {}
         self._bases: dict[str, list[str]] = {}
         self._classes: dict[str, str | None] = {}
+        self._file_scope: dict[tuple[str, str], Target | None] = {}  # steps 2-3, per file
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -576,6 +577,11 @@ class Resolver:
         # Only names some nested definition of this file carries can be found in a scope.
         cur = t.sym.get(owner) if class_scope or name in t.nested_names(facts.path) else None
         first = True
+        if cur is None:
+            key = (facts.path, name)
+            if key not in self._file_scope:
+                self._file_scope[key] = self._file_scoped(facts.path, name)
+            return self._file_scope[key]
         while cur is not None:
             if cur.kind != "class" or first or class_scope:
                 ids = t.children.get(cur.id, {}).get(name)
@@ -587,13 +593,17 @@ class Resolver:
                     return ("sym", found)
             first = False
             cur = t.sym.get(cur.parent) if cur.parent else None
-        tops = t.file_top.get(facts.path, {})
-        if name in tops:
+        return self._file_scoped(facts.path, name)
+
+    def _file_scoped(self, path: str, name: str) -> Target | None:
+        """Steps 2-3: the file's own top-level names, then what it imports."""
+        tops = self.t.file_top.get(path)
+        if tops and name in tops:
             return ("sym", tops[name][0])
-        b = self.bindings(facts.path).get(name)
+        b = self.bindings(path).get(name)
         if b is not None:
             return self._follow(b, 0) or (b if b[0] == "from" else None)
-        for star in self._stars.get(facts.path, ()):
+        for star in self._stars.get(path, ()):
             found = self._member(star, name, 1)
             if found is not None and found[0] != "ext":
                 return found
