@@ -205,7 +205,7 @@ def render_focus(out: FocusOut) -> str:
     return "\n".join(lines)
 
 
-IGNORED_SHOWN = 15
+IGNORED_SHOWN = 10
 """Ignored candidates the readable text names; the rest are counted by reason."""
 
 

@@ -219,7 +219,12 @@ class FocusOut(_Open):
     ignored_total: int
     ignored_by_reason: dict[str, int]
     sufficiency: SufficiencyOut
-    context: str | None = Field(default=None, description="The code to load (mode set).")
+    context: str | None = Field(
+        default=None,
+        exclude=True,
+        description="The code to load (mode set). Sent once, in the readable text, not "
+        "repeated in the structured content.",
+    )
 
 
 class SeekOut(_Open):

@@ -118,7 +118,7 @@ INBOX_LIMIT = 50
 """Mentions one room_inbox call returns at most; the cursor stops at the last one."""
 MAX_IMPACT_DEPTH = 6
 """Deepest blast radius an impact call may ask for."""
-IGNORED_LISTED = 40
+IGNORED_LISTED = 20
 """Ignored candidates a focus, seek or impact result lists (the most salient first);
 the rest are counted by reason, so every candidate is still accounted for."""
 TURN_CACHE_ENTRIES = 256
