@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -101,3 +102,19 @@ def test_summary_json_form(make_repo: Callable[..., Path]) -> None:
         "changed",
         "git",
     }
+
+
+def test_repository_git_refuses_is_a_typed_error(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coderooms.index.errors import WorkspaceUnreadable
+
+    if os.geteuid() != 0:
+        pytest.skip("needs to hand the repository to another owner")
+    root = make_repo({"a.py": "x = 1\n"}, use_git=True)
+    for path in [root, *root.rglob("*")]:
+        os.lchown(path, 12345, 12345)  # git now refuses: "dubious ownership"
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    with pytest.raises(WorkspaceUnreadable) as err:
+        Workspace.open(root).index()
+    assert "dubious ownership" in str(err.value)

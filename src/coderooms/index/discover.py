@@ -55,11 +55,21 @@ def run_git(root: str, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 def is_git_worktree(root: str) -> bool:
+    """True inside a git work tree, False outside one (or without git installed).
+
+    A repository git refuses to read (dubious ownership, corruption) is an error, not a
+    reason to quietly index without it."""
     try:
         done = run_git(root, "rev-parse", "--is-inside-work-tree")
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return done.returncode == 0 and done.stdout.strip() == b"true"
+    if done.returncode == 0:
+        return done.stdout.strip() == b"true"
+    message = done.stderr.decode("utf-8", "replace").strip()
+    if "not a git repository" in message:
+        return False
+    first = message.splitlines()[0] if message else f"git exited with {done.returncode}"
+    raise WorkspaceUnreadable(root, first.removeprefix("fatal: "))
 
 
 def list_files(root: str) -> Listing:

@@ -363,12 +363,14 @@ def extract(facts: FileFacts, source: bytes) -> None:
             continue
         sig_end = body_start(node)
         if node.type == "type_spec":
+            # `T struct` / `T interface`: stop after the keyword; an alias keeps its type.
             kind_node = node.child_by_field_name("type")
-            sig_end = (
-                kind_node.end_byte
-                if kind_node is not None and kind_node.type not in ("struct_type", "interface_type")
-                else (kind_node.start_byte + 6 if kind_node is not None else -1)
-            )
+            if kind_node is None:
+                sig_end = -1
+            elif kind_node.type in ("struct_type", "interface_type") and kind_node.child_count:
+                sig_end = kind_node.children[0].end_byte
+            else:
+                sig_end = kind_node.end_byte
         defs.append(DefSite(node, "class", node_text(source, name), signature_end=sig_end))
     for node in caps.get("def.module", ()):
         name = node.child_by_field_name("name")
