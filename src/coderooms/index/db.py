@@ -5,9 +5,24 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import UTC, datetime
+from typing import Any
 
 from coderooms.index.errors import IndexDatabaseError, IndexTooNew
 from coderooms.index.facts import FileFacts, ImportFact, SymbolFact, encode_facts
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "connect",
+    "migrate",
+    "encode_facts",
+    "decode_facts",
+    "load_facts",
+    "write_file",
+    "delete_file",
+    "get_meta",
+    "set_meta",
+]
 
 SQLITE_TIMEOUT_SECONDS = 30.0
 
@@ -136,7 +151,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
 # --- facts (de)serialisation --------------------------------------------------------
 
 
-def decode_facts(row: sqlite3.Row | tuple[object, ...], symbols: list[SymbolFact]) -> FileFacts:
+def decode_facts(row: tuple[Any, ...], symbols: list[SymbolFact]) -> FileFacts:
     (
         path,
         language,
@@ -155,10 +170,10 @@ def decode_facts(row: sqlite3.Row | tuple[object, ...], symbols: list[SymbolFact
         path=str(path),
         language=str(language),
         content_hash=str(content_hash),
-        size=int(size),  # type: ignore[call-overload]
+        size=int(size),
         lines=int(lines),
         is_test=bool(is_test),
-        parse_error=bool(parse_error),  # type: ignore[call-overload]
+        parse_error=bool(parse_error),
         decode_replaced=bool(decode_replaced),
         is_generated=bool(is_generated),
         is_vendored=bool(is_vendored),
@@ -186,7 +201,7 @@ SYMBOL_COLUMNS = (
 )
 
 
-def symbol_from_row(row: tuple[object, ...]) -> SymbolFact:
+def symbol_from_row(row: tuple[Any, ...]) -> SymbolFact:
     sid, kind, name, qualname, parent, start, end, sig, doc, chash, is_test, size = row
     return SymbolFact(
         id=str(sid),
@@ -194,13 +209,13 @@ def symbol_from_row(row: tuple[object, ...]) -> SymbolFact:
         name=str(name),
         qualname=str(qualname),
         parent=None if parent is None else str(parent),
-        start_line=int(start),  # type: ignore[call-overload]
+        start_line=int(start),
         end_line=int(end),
         signature=str(sig),
         docstring=str(doc),
-        content_hash=str(chash),  # type: ignore[call-overload]
+        content_hash=str(chash),
         is_test=bool(is_test),
-        size_bytes=int(size),  # type: ignore[call-overload]
+        size_bytes=int(size),
     )
 
 

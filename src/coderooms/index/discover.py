@@ -131,7 +131,7 @@ def _walk(root: str, listing: Listing) -> list[str]:
     """All files under ``root``, honouring every ``.gitignore`` on the way down."""
     found: list[str] = []
     real_root = os.path.realpath(root)
-    specs: list[tuple[str, pathspec.PathSpec]] = []  # (directory prefix, its .gitignore)
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (directory prefix, its .gitignore)
 
     def ignored(rel: str, is_dir: bool) -> bool:
         for prefix, spec in specs:

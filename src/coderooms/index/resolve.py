@@ -677,9 +677,9 @@ class Resolver:
         if receiver == "super()":
             cls = self._enclosing_class(owner)
             for base in self.class_bases(cls) if cls else ():
-                found = self._class_member(base, name)
-                if found:
-                    return found, ""
+                inherited = self._class_member(base, name)
+                if inherited:
+                    return inherited, ""
             return None, "unknown"
         if name not in self.t.by_name:
             # No symbol carries the name: only say whether the receiver is outside the repo.

@@ -321,8 +321,8 @@ def _imports(language: str, source: bytes, node: Node) -> list[ImportFact]:
             return [ImportFact(module=target, names=(("*", "*"),), line=line)]
         is_static = any(c.type == "static" for c in node.children)
         if is_static:
-            mod, _, name = target.rpartition(".")
-            return [ImportFact(module=mod, names=((name, name),), line=line)]
+            mod, _, member = target.rpartition(".")
+            return [ImportFact(module=mod, names=((member, member),), line=line)]
         return [ImportFact(module=target, alias=target.rsplit(".", 1)[-1], line=line)]
     return []
 
@@ -450,19 +450,19 @@ def extract(facts: FileFacts, source: bytes) -> None:
     for node in caps.get("call", ()):
         owner = owner_at(node.start_byte)
         if language == "java":
-            name = node.child_by_field_name("name")
-            if name is not None:
+            method = node.child_by_field_name("name")
+            if method is not None:
                 obj = node.child_by_field_name("object")
-                receiver = _receiver_text(source, obj) if obj is not None else ""
-                raw_calls.append((owner, receiver, node_text(source, name)))
+                on = _receiver_text(source, obj) if obj is not None else ""
+                raw_calls.append((owner, on, node_text(source, method)))
             continue
         fn = node.child_by_field_name("function")
         if fn is None:
             continue
         t = fn.type
         if t == "identifier":
-            name = node_text(source, fn)
-            if name == "require" and language in ("javascript", "typescript", "tsx"):
+            callee = node_text(source, fn)
+            if callee == "require" and language in ("javascript", "typescript", "tsx"):
                 args = node.child_by_field_name("arguments")
                 first = args.named_children[0] if args is not None and args.named_children else None
                 if first is not None and first.type == "string":
@@ -482,7 +482,7 @@ def extract(facts: FileFacts, source: bytes) -> None:
                         )
                     )
                 continue
-            raw_calls.append((owner, "", name))
+            raw_calls.append((owner, "", callee))
         elif t == "member_expression":
             prop = fn.child_by_field_name("property")
             if prop is not None:

@@ -254,9 +254,9 @@ def extract(facts: FileFacts, source: bytes) -> None:
     spans = [(n.start_byte, n.end_byte) for n in caps.get("ref", ())]
     spans = sorted((a, b) for a, b in spans if a not in not_free)
     for owner, (a, b) in zip(owners.sweep([a for a, _ in spans]), spans, strict=True):
-        name = source[a:b].decode("utf-8", "replace")
-        if name not in IGNORED_REFERENCES:
-            refs.add((owner, "", name))
+        ident = source[a:b].decode("utf-8", "replace")
+        if ident not in IGNORED_REFERENCES:
+            refs.add((owner, "", ident))
     # One match per a.b with a plain name on the left: the two lists pair up in order.
     ref_objs = sorted(caps.get("ref.obj", ()), key=_start)
     ref_attrs = sorted(caps.get("ref.attr", ()), key=_start)
