@@ -22,6 +22,7 @@ package is needed.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -38,6 +39,16 @@ MODEL2VEC_REQUIREMENT = "model2vec[distill]==0.10.0"
 
 PCA_DIMS = 256
 QUANTIZE_TO = "float16"
+SOURCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_NOTE = f"""# coderooms default embedding model
+
+A static embedding model: one {PCA_DIMS}-dimensional vector per token of the
+{SOURCE_MODEL} vocabulary (float16), distilled with model2vec from the copy of that
+model packaged on PyPI as `{MINILM_PACKAGE}`. Load it with
+`model2vec.StaticModel.from_pretrained(<this directory>)`; numpy is all it needs.
+
+Rebuild with `python3 scripts/make_default_model.py` from the repository root.
+"""
 # A directory holding a sentence-transformers model has both of these files.
 MODEL_MARKERS = ("config.json", "tokenizer.json")
 
@@ -87,8 +98,22 @@ def distill_into(output_dir: Path) -> None:
         shutil.rmtree(output_dir)
     output_dir.mkdir(parents=True)
     model.save_pretrained(str(output_dir))
+    describe_model(output_dir)
     total = sum(p.stat().st_size for p in output_dir.rglob("*") if p.is_file())
     print(f"saved to {output_dir} ({total / 1e6:.1f} MB)")
+
+
+def describe_model(output_dir: Path) -> None:
+    """Name the source model in the config and replace the generated model card."""
+    config_path = output_dir / "config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    # The saved value is the build machine's site-packages path; name the source instead.
+    config["tokenizer_name"] = SOURCE_MODEL
+    config_path.write_text(json.dumps(config, indent=4, sort_keys=True) + "\n", encoding="utf-8")
+    # model2vec's generated card would be parsed as hub metadata on every load; keep a
+    # plain note under another name instead.
+    (output_dir / "README.md").unlink(missing_ok=True)
+    (output_dir / "PROVENANCE.md").write_text(MODEL_NOTE, encoding="utf-8")
 
 
 def main() -> None:

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
-import regex
+import regex  # type: ignore[import-untyped]  # a dependency of tiktoken, untyped
 import tiktoken
 
 from coderooms.errors import HostError
