@@ -80,11 +80,11 @@ class Skipped:
 
 
 def dedupe_calls(raw: list[tuple[str, str, str]]) -> list[tuple[str, str, str, int]]:
-    """Count repeated call sites so each (owner, receiver, name) appears once."""
+    """Count repeated call sites so each (owner, receiver, name) appears once, sorted."""
     counts: dict[tuple[str, str, str], int] = {}
     for key in raw:
         counts[key] = counts.get(key, 0) + 1
-    return [(o, r, n, c) for (o, r, n), c in counts.items()]
+    return sorted((o, r, n, c) for (o, r, n), c in counts.items())
 
 
 def encode_facts(facts: FileFacts) -> str:

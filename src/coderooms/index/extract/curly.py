@@ -334,7 +334,8 @@ def extract(facts: FileFacts, source: bytes) -> None:
     tree = parser_.parse(source)
     root = tree.root_node
     facts.parse_error = root.has_error
-    caps = QueryCursor(query).captures(root)
+    # Capture lists come in no guaranteed order: sort them by position.
+    caps = {k: sorted(v, key=_start) for k, v in QueryCursor(query).captures(root).items()}
     file_is_test = facts.is_test
 
     defs: list[DefSite] = []
@@ -547,6 +548,10 @@ def extract(facts: FileFacts, source: bytes) -> None:
                 )
     imports.sort(key=lambda f: f.line)
     facts.imports = imports
+
+
+def _start(node: Node) -> int:
+    return node.start_byte
 
 
 def _strip_generic(text: str) -> str:

@@ -168,7 +168,8 @@ def extract(facts: FileFacts, source: bytes) -> None:
     file_is_test = facts.is_test
 
     defs: list[DefSite] = []
-    for node in caps.get("def.function", ()):
+    # Capture lists come in no guaranteed order: sort what is processed in order.
+    for node in sorted(caps.get("def.function", ()), key=_start):
         name = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if name is not None:
@@ -180,7 +181,7 @@ def extract(facts: FileFacts, source: bytes) -> None:
                     signature_end=body.start_byte if body else -1,
                 )
             )
-    class_nodes = caps.get("def.class", ())
+    class_nodes = sorted(caps.get("def.class", ()), key=_start)
     for node in class_nodes:
         name = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
@@ -219,7 +220,7 @@ def extract(facts: FileFacts, source: bytes) -> None:
                 facts.bases.append((owner, node_text(source, base)))
 
     imports: list[ImportFact] = []
-    for node in caps.get("import", ()):
+    for node in sorted(caps.get("import", ()), key=_start):
         got = _imports(node, source)
         if isinstance(got, list):
             imports.extend(got)
