@@ -158,6 +158,11 @@ def _start(node: Node) -> int:
     return node.start_byte
 
 
+def _spans(nodes: list[Node] | tuple[()]) -> list[tuple[int, int]]:
+    """(start, end) byte spans in document order (capture lists come unordered)."""
+    return sorted([(n.start_byte, n.end_byte) for n in nodes])
+
+
 def extract(facts: FileFacts, source: bytes) -> None:
     """Fill ``facts`` with what one Python file defines and uses."""
     tree = parser().parse(source)
@@ -237,14 +242,13 @@ def extract(facts: FileFacts, source: bytes) -> None:
         raw_calls.append(
             (owner_at(start), "", source[start : node.end_byte].decode("utf-8", "replace"))
         )
-    call_attrs = sorted(caps.get("call.attr", ()), key=_start)
-    attr_starts = [n.start_byte for n in call_attrs]
-    for node, start, owner in zip(call_attrs, attr_starts, owners.sweep(attr_starts), strict=True):
+    call_attrs = _spans(caps.get("call.attr", ()))
+    for (start, end), owner in zip(
+        call_attrs, owners.sweep([a for a, _ in call_attrs]), strict=True
+    ):
         call_name_starts.add(start)
         receiver = receiver_before(source, start - 1)
-        raw_calls.append(
-            (owner, receiver, source[start : node.end_byte].decode("utf-8", "replace"))
-        )
+        raw_calls.append((owner, receiver, source[start:end].decode("utf-8", "replace")))
     facts.calls = dedupe_calls(raw_calls)
 
     refs: set[tuple[str, str, str]] = set()
@@ -252,25 +256,22 @@ def extract(facts: FileFacts, source: bytes) -> None:
     # returns, assignments …): local arithmetic on variables never names a symbol, and
     # skipping it keeps extraction cheap. Base classes become inherits edges instead.
     not_free = {n.start_byte for n in caps.get("nofree", ())}
-    spans = [(n.start_byte, n.end_byte) for n in caps.get("ref", ())]
-    spans = sorted((a, b) for a, b in spans if a not in not_free)
+    spans = [span for span in _spans(caps.get("ref", ())) if span[0] not in not_free]
     for owner, (a, b) in zip(owners.sweep([a for a, _ in spans]), spans, strict=True):
         ident = source[a:b].decode("utf-8", "replace")
         if ident not in IGNORED_REFERENCES:
             refs.add((owner, "", ident))
     # One match per a.b with a plain name on the left: the two lists pair up in order.
-    ref_objs = sorted(caps.get("ref.obj", ()), key=_start)
-    ref_attrs = sorted(caps.get("ref.attr", ()), key=_start)
-    starts = [n.start_byte for n in ref_objs]
-    for obj, attr, start, owner in zip(
-        ref_objs, ref_attrs, starts, owners.sweep(starts), strict=True
+    ref_objs = _spans(caps.get("ref.obj", ()))
+    ref_attrs = _spans(caps.get("ref.attr", ()))
+    owners_of = owners.sweep([a for a, _ in ref_objs])
+    for (o_start, o_end), (a_start, a_end), owner in zip(
+        ref_objs, ref_attrs, owners_of, strict=True
     ):
-        if attr.start_byte in call_name_starts:
+        if a_start in call_name_starts:
             continue
-        receiver = source[start : obj.end_byte].decode("utf-8", "replace")
+        receiver = source[o_start:o_end].decode("utf-8", "replace")
         if receiver in IGNORED_REFERENCES:
             continue
-        refs.add(
-            (owner, receiver, source[attr.start_byte : attr.end_byte].decode("utf-8", "replace"))
-        )
+        refs.add((owner, receiver, source[a_start:a_end].decode("utf-8", "replace")))
     facts.refs = sorted(refs)
