@@ -188,6 +188,13 @@ def test_javascript(make_repo: Callable[..., Path]) -> None:
         ("tests", "web/app.test.js", "web/app.js::App.run"),
     }
     assert {n.id for n in graph.nodes if n.is_test} == {"web/app.test.js"}
+    # Named after app.js and importing it: two reasons for the same tests edge.
+    (named,) = [
+        e
+        for e in graph.edges
+        if (e.kind, e.src, e.dst) == ("tests", "web/app.test.js", "web/app.js")
+    ]
+    assert named.weight == 2.0
 
 
 def test_typescript_and_tsx(make_repo: Callable[..., Path]) -> None:

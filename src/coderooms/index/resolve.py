@@ -777,7 +777,7 @@ class Resolver:
         for f in self.imported_files(path):
             if not _is_test_file(t, f, self):
                 res.add(path, f, "tests")
-        target = _tested_by_name(t, path)
+        target = _tested_by_name(t, path, self)
         if target is not None:
             res.add(path, target, "tests")
 
@@ -818,6 +818,14 @@ def _is_test_file(t: SymbolTable, path: str, resolver: Resolver) -> bool:
     return bool(facts and facts.is_test)
 
 
+LANGUAGE_FAMILIES = {"typescript": "js", "tsx": "js", "javascript": "js"}
+
+
+def _same_family(a: str | None, b: str | None) -> bool:
+    """A .test.ts may test a .tsx or .js file: the JavaScript family counts as one."""
+    return a is not None and LANGUAGE_FAMILIES.get(a, a) == LANGUAGE_FAMILIES.get(b or "", b)
+
+
 def _tested_stem(path: str) -> str:
     stem = _stem(path)
     for prefix in ("test_",):
@@ -829,12 +837,19 @@ def _tested_stem(path: str) -> str:
     return stem
 
 
-def _tested_by_name(t: SymbolTable, path: str) -> str | None:
+def _tested_by_name(t: SymbolTable, path: str, resolver: Resolver) -> str | None:
     """test_foo.py / foo_test.go / foo.test.ts / FooTest.java -> the file it is named after."""
     stem = _tested_stem(path)
-    if stem == _stem(path):
+    name = path.rsplit("/", 1)[-1]
+    if stem == _stem(path) and ".test." not in name and ".spec." not in name:
         return None
-    cands = [p for p in t.stems.get(stem, ()) if p != path and t.files.get(p) == t.files.get(path)]
+    cands = [
+        p
+        for p in t.stems.get(stem, ())
+        if p != path
+        and _same_family(t.files.get(p), t.files.get(path))
+        and not _is_test_file(t, p, resolver)
+    ]
     if not cands:
         return None
     here = posixpath.dirname(path)
