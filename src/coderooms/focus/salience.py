@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -25,19 +25,30 @@ import scipy.sparse as sp
 
 from coderooms.focus.graph import CodeGraph, CodeNode
 from coderooms.focus.lexical import BM25, top_ranked
-from coderooms.focus.text import STOPWORDS, GoalCues, goal_cues, split_identifier, tokenize
+from coderooms.focus.text import (
+    STOPWORDS,
+    GoalCues,
+    goal_cues,
+    prose,
+    split_identifier,
+    tokenize,
+    weighted_terms,
+)
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
+EMBED_GOAL_CHARS = 4_000
 SEED_LIST_LIMIT = 50
 MAX_NAME_DEFINITIONS = 8  # a name defined more often than this is too common to seed
 MAX_STEM_FILES = 6
 MAX_LITERALS = 12
+SOURCE_PRIOR_FLOOR = 0.9
 MAX_OPTIONS = 8
 MIN_STEM_LENGTH = 4
+FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
 PAGERANK_ITERATIONS = 30
 PAGERANK_TOLERANCE = 1e-9
 
@@ -47,6 +58,8 @@ class SalienceConfig:
     """Every weight of the ranking; defaults are calibrated on the development split."""
 
     rrf_k: float = 60.0
+    file_context: float = 0.5  # how much a symbol's score leans on its file's strength
+    weighted_query: bool = True  # title and prose count more than code and log blocks
     w_bm25_file: float = 1.0
     w_bm25_symbol: float = 1.0
     w_bm25_symbol_file: float = 1.0
@@ -97,6 +110,7 @@ class Salience:
     seeded: int  # nodes that got any seed weight
     precise_cues: int  # goal cues that resolved to code (names, paths, frames, literals)
     term_coverage: float  # share of goal terms found anywhere in the index
+    file_strength: np.ndarray | None = None  # per row, for file rows: the file's rank score
 
 
 def _module_suffixes(path: str) -> list[str]:
@@ -161,6 +175,8 @@ class SalienceIndex:
             kids.sort(key=lambda c: (c.start_line, c.id))
         self.transition = self._transition()
         self.prior = self._prior()
+        # Files a verbatim search looks in: code that is not a test, an example or prose.
+        self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self.embeddings: np.ndarray | None = None
         self.embedder = embedder
         if embedder is not None and self.nodes:
@@ -421,7 +437,7 @@ def _literal_list(index: SalienceIndex, cues: GoalCues) -> list[tuple[int, str]]
     """Files (and the function around the spot) holding a goal's message verbatim."""
     found: list[tuple[int, str]] = []
     for literal in cues.literals[:MAX_LITERALS]:
-        hits = [i for i in index.file_rows if literal in index.texts.get(index.nodes[i].path, "")]
+        hits = [i for i in index.source_rows if literal in index.texts.get(index.nodes[i].path, "")]
         if not hits or len(hits) > MAX_STEM_FILES:
             continue
         reason = f"contains the message “{literal[:40]}”"
@@ -438,7 +454,7 @@ def _option_list(index: SalienceIndex, cues: GoalCues) -> list[tuple[int, str]]:
     for option in cues.options[:MAX_OPTIONS]:
         forms = [f'"{option}"', f"'{option}'", f'"--{option}"', f"'--{option}'"]
         hits: list[tuple[int, int]] = []
-        for row in index.file_rows:
+        for row in index.source_rows:
             text = index.texts.get(index.nodes[row].path, "")
             if option not in text:
                 continue
@@ -488,25 +504,53 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
     return np.asarray(r)
 
 
+def _file_strength(index: SalienceIndex, scores: np.ndarray) -> np.ndarray:
+    """Per file row: its own score plus the best score of the symbols inside it."""
+    best = np.zeros(len(index.nodes), dtype=np.float64)
+    rows = np.asarray(index.symbol_rows, dtype=np.int64)
+    if rows.size:
+        np.maximum.at(best, index.file_row_of[rows], scores[rows])
+    strength = np.zeros(len(index.nodes), dtype=np.float64)
+    files = np.asarray(index.file_rows, dtype=np.int64)
+    strength[files] = scores[files] + FILE_CHILD_SHARE * best[files]
+    return strength
+
+
+def _weigh_by_file(
+    index: SalienceIndex, scores: np.ndarray, strength: np.ndarray, share: float
+) -> np.ndarray:
+    """Code inside the strongest files gains: a symbol keeps ``1 - share`` of its score
+    and earns ``share`` in proportion to its file's strength against the best file."""
+    top = float(strength.max())
+    if top <= 0:
+        return scores
+    relative = strength[index.file_row_of] / top
+    factor = np.ones(len(index.nodes), dtype=np.float64)
+    rows = np.asarray(index.symbol_rows, dtype=np.int64)
+    factor[rows] = (1.0 - share) + share * relative[rows]
+    return scores * factor
+
+
 def rank(index: SalienceIndex, goal: str) -> Salience:
     """Score every node of the index for ``goal``."""
     n = len(index.nodes)
     config = index.config
     cues = goal_cues(goal)
     terms = tokenize(goal)
+    query = weighted_terms(goal) if config.weighted_query else Counter(terms)
     fusion = _Fusion(n, config.rrf_k)
     if n == 0:
         return Salience(np.zeros(0), {}, 0, 0, 0.0)
 
-    file_scores = index.file_bm25.scores(terms)
+    lexical_files = index.file_bm25.scores(query)
     fusion.add(
         [
             (index.file_rows[i], f"lexical match #{k + 1} among files")
-            for k, i in enumerate(top_ranked(file_scores, SEED_LIST_LIMIT))
+            for k, i in enumerate(top_ranked(lexical_files, SEED_LIST_LIMIT))
         ],
         config.w_bm25_file,
     )
-    symbol_scores = index.symbol_bm25.scores(terms)
+    symbol_scores = index.symbol_bm25.scores(query)
     top_symbols = top_ranked(symbol_scores, SEED_LIST_LIMIT * 4)
     fusion.add(
         [
@@ -542,9 +586,10 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
     fusion.add(_stem_list(index, set(terms)), config.w_stem)
 
     if index.embeddings is not None and index.embedder is not None and terms:
-        query = np.asarray(index.embedder([goal[:4000]]))[0]
-        query = query / max(float(np.linalg.norm(query)), 1e-12)
-        similarity = index.embeddings @ query
+        text = prose(goal) if config.weighted_query else goal
+        vector = np.asarray(index.embedder([text[:EMBED_GOAL_CHARS]]))[0]
+        vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        similarity = index.embeddings @ vector
         order = top_ranked(np.maximum(similarity, 0.0), SEED_LIST_LIMIT)
         fusion.add(
             [(r, f"similar in meaning (#{k + 1})") for k, r in enumerate(order)], config.w_semantic
@@ -559,6 +604,10 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
         return Salience(np.zeros(n), {}, 0, precise, coverage)
     scores = _personalized_pagerank(index, seeds) * index.prior
     scores = scores / scores.sum()
+    strength = _file_strength(index, scores)
+    if config.file_context > 0:
+        scores = _weigh_by_file(index, scores, strength, config.file_context)
+        scores = scores / scores.sum()
     why: dict[int, list[str]] = {}
     for found in np.flatnonzero(scores > 0):
         row = int(found)
@@ -566,23 +615,13 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
         if not reasons:
             reasons = ["linked in the code graph to what the goal names"]
         why[row] = reasons + index.penalty_notes(row)
-    return Salience(scores, why, seeded, precise, coverage)
-
-
-FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
+    return Salience(scores, why, seeded, precise, coverage, strength)
 
 
 def file_scores(index: SalienceIndex, salience: Salience) -> dict[str, float]:
     """Rank files: own score plus the best of their symbols (a file is as relevant as
     the most relevant code inside it)."""
-    best: dict[int, float] = {}
-    for row in index.symbol_rows:
-        file_row = int(index.file_row_of[row])
-        value = float(salience.scores[row]) if salience.scores.size else 0.0
-        if value > best.get(file_row, 0.0):
-            best[file_row] = value
-    out: dict[str, float] = {}
-    for row in index.file_rows:
-        own = float(salience.scores[row]) if salience.scores.size else 0.0
-        out[index.nodes[row].path] = own + FILE_CHILD_SHARE * best.get(row, 0.0)
-    return out
+    if salience.file_strength is None:
+        return {index.nodes[row].path: 0.0 for row in index.file_rows}
+    strength = salience.file_strength
+    return {index.nodes[row].path: float(strength[row]) for row in index.file_rows}

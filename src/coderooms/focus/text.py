@@ -9,6 +9,7 @@ messages.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -176,3 +177,48 @@ def goal_cues(goal: str) -> GoalCues:
         exceptions=_unique(exceptions),
         literals=_unique(literals),
     )
+
+
+TITLE_WEIGHT = 3.0  # the first line of a goal is its summary
+PROSE_WEIGHT = 1.0
+BLOCK_WEIGHT = 0.5  # code, logs and listings inside fences or indented blocks
+REPEAT_BONUS = 0.5  # each doubling of a term's occurrences adds this share of its weight
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def goal_sections(goal: str) -> list[tuple[str, float]]:
+    """The goal's lines with their weight as evidence: title, prose, or block."""
+    out: list[tuple[str, float]] = []
+    in_fence = False
+    titled = False
+    for line in goal[:MAX_GOAL_CHARS].splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if not line.strip():
+            continue
+        if not titled:
+            out.append((line, TITLE_WEIGHT))
+            titled = True
+        elif in_fence or line.startswith(("    ", "\t", ">>>", "$ ")):
+            out.append((line, BLOCK_WEIGHT))
+        else:
+            out.append((line, PROSE_WEIGHT))
+    return out
+
+
+def weighted_terms(goal: str) -> dict[str, float]:
+    """Query weights: a term's best section weight, raised gently with repetition (a
+    term a log repeats a hundred times must not drown the title)."""
+    best: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for line, weight in goal_sections(goal):
+        for term in tokenize(line):
+            best[term] = max(best.get(term, 0.0), weight)
+            count[term] = count.get(term, 0) + 1
+    return {t: best[t] * (1.0 + REPEAT_BONUS * math.log2(count[t])) for t in sorted(best)}
+
+
+def prose(goal: str) -> str:
+    """The goal without its code and log blocks (what an embedding should read)."""
+    return "\n".join(line for line, w in goal_sections(goal) if w > BLOCK_WEIGHT)
