@@ -212,3 +212,26 @@ def test_damaged_graph_cache_is_ignored(repo: Path) -> None:
     expected = Workspace.open(repo).graph()
     (repo / ".coderooms" / "graph.cache").write_bytes(b"\x00garbage")
     assert Workspace.open(repo).graph() == expected
+
+
+def test_indexing_from_a_thread_matches_the_main_thread(make_repo: Callable[..., Path]) -> None:
+    """A server indexes off its event loop: workers are then started without fork."""
+    import threading
+
+    files = {f"m{i}/mod{i}.py": f"def f{i}():\n    return f{(i + 1) % 60}()\n" for i in range(60)}
+    main = make_repo(files, name="main")
+    threaded = make_repo(files, name="threaded")
+    Workspace.open(main).index(workers=2)
+    errors: list[BaseException] = []
+
+    def run_index() -> None:
+        try:
+            Workspace.open(threaded).index(workers=2)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=run_index)
+    thread.start()
+    thread.join()
+    assert errors == []
+    assert dump(main) == dump(threaded)
