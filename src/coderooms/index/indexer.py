@@ -303,9 +303,17 @@ def _resolve(
             )
         affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
     # Sorted in Python (cheaper than ORDER BY): first-defined symbols win name lookups.
-    rows = conn.execute(
-        "SELECT path, start_line, id, kind, name, parent, is_test FROM symbols"
-    ).fetchall()
+    # A cold run has every symbol in memory already; otherwise read them back.
+    if cold:
+        rows = [
+            (f.path, s.start_line, s.id, s.kind, s.name, s.parent, int(s.is_test))
+            for f in changed
+            for s in f.symbols
+        ]
+    else:
+        rows = conn.execute(
+            "SELECT path, start_line, id, kind, name, parent, is_test FROM symbols"
+        ).fetchall()
     rows.sort()
     table = SymbolTable(files, (SymbolRow(i, p, k, n, par, t) for p, _, i, k, n, par, t in rows))
     resolver = Resolver(table, partial(db.load_facts, conn))
