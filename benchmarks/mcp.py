@@ -130,27 +130,34 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
 
         workspace = Workspace.open(repo)
         workspace.index()
-        in_memory = build_server(RoomService(store, lambda: workspace), fixed_caller(AGENT))
+        in_memory = build_server(
+            RoomService(store, lambda: workspace, offload=False), fixed_caller(AGENT)
+        )
         async with Client(in_memory) as memory:
-            # interleaved, sample by sample, so the three see the same machine load
-            timings: dict[str, list[float]] = {"local": [], "memory": [], "stdio": []}
+            # interleaved sample by sample, in rotating order, so the three see the same
+            # machine load and none always runs right after another warmed the caches
+            async def local(goal: str) -> None:
+                workspace.focus(goal).to_json()
+
+            async def via_memory(goal: str) -> None:
+                result = await memory.call_tool("focus", {"goal": goal})
+                assert not result.is_error, result.content
+
+            async def via_stdio(goal: str) -> None:
+                result = await client.call_tool("focus", {"goal": goal})
+                assert not result.is_error, result.content
+
+            ways = [("local", local), ("memory", via_memory), ("stdio", via_stdio)]
+            timings: dict[str, list[float]] = {name: [] for name, _ in ways}
             for i in range(len(GOALS) + focus_samples):
                 goal = GOALS[i % len(GOALS)]
-                started = time.perf_counter()
-                workspace.focus(goal).to_json()
-                local_ms = (time.perf_counter() - started) * 1000
-                started = time.perf_counter()
-                result = await memory.call_tool("focus", {"goal": goal})
-                memory_ms = (time.perf_counter() - started) * 1000
-                assert not result.is_error, result.content
-                started = time.perf_counter()
-                result = await client.call_tool("focus", {"goal": goal})
-                stdio_ms = (time.perf_counter() - started) * 1000
-                assert not result.is_error, result.content
-                if i >= len(GOALS):  # the first round warms every goal
-                    timings["local"].append(local_ms)
-                    timings["memory"].append(memory_ms)
-                    timings["stdio"].append(stdio_ms)
+                shift = i % len(ways)
+                for name, way in ways[shift:] + ways[:shift]:
+                    started = time.perf_counter()
+                    await way(goal)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    if i >= len(GOALS):  # the first round warms every goal
+                        timings[name].append(elapsed)
         focus_local = statistics.median(timings["local"])
         focus_memory = statistics.median(timings["memory"])
         focus_stdio = statistics.median(timings["stdio"])

@@ -117,7 +117,10 @@ def mcp_command(
 
     store = store_of(ctx)
     run(check_token_holder(store, agent_id))
-    service = RoomService(store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops))
+    # one client per stdio server: focus runs on the loop (see RoomService)
+    service = RoomService(
+        store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops), offload=False
+    )
     server = build_server(service, fixed_caller(agent_id))
     anyio.run(serve_stdio, server)
 

@@ -140,6 +140,8 @@ class WorkspaceLike(Protocol):
 
     def impact(self, target: str, depth: int = ...) -> Any: ...
 
+    def focus_engine(self) -> Any: ...
+
 
 def author_out(author: SessionAuthor) -> AuthorOut:
     if isinstance(author, Agent):
@@ -222,7 +224,11 @@ class RoomService:
 
     ``workspace`` is a zero-argument callable returning the indexed workspace (or None
     when this server has no repository); it is called on the first focus call, so a
-    server that never focuses never indexes.
+    server that never focuses never indexes. That first call (indexing, building the
+    focus engine) always runs on a worker thread. With ``offload`` every later focus,
+    seek and impact does too, so one caller's focus never stalls another's room calls
+    (the HTTP server); without it they run on the event loop, which saves two thread
+    hand-offs per call when one client is all there is (stdio).
     """
 
     def __init__(
@@ -230,8 +236,10 @@ class RoomService:
         store: Store,
         workspace: Callable[[], WorkspaceLike | None] | None = None,
         dispatch: MentionDispatchPolicy | None = None,
+        offload: bool = True,
     ) -> None:
         self.store = store
+        self.offload = offload
         self._workspace_factory = workspace
         self._workspace: WorkspaceLike | None = None
         self._workspace_lock = threading.Lock()
@@ -535,19 +543,27 @@ class RoomService:
     def _workspace_now(self) -> WorkspaceLike:
         with self._workspace_lock:
             if self._workspace is None and self._workspace_factory is not None:
-                self._workspace = self._workspace_factory()
+                workspace = self._workspace_factory()
+                if workspace is not None:
+                    workspace.focus_engine()  # built once, here, off the event loop
+                self._workspace = workspace
             if self._workspace is None:
                 raise NoWorkspace()
             return self._workspace
 
     async def _in_workspace(self, call: Callable[[WorkspaceLike], Any]) -> dict[str, Any]:
+        if self._workspace is None:
+            await anyio.to_thread.run_sync(self._workspace_now)
+
         def run() -> dict[str, Any]:
             workspace = self._workspace_now()
             with self._workspace_lock:
                 result: dict[str, Any] = call(workspace).to_json()
                 return result
 
-        return await anyio.to_thread.run_sync(run)
+        if self.offload:
+            return await anyio.to_thread.run_sync(run)
+        return run()
 
     async def focus(
         self, agent_id: str, goal: str, mode: Literal["set", "check"] = "set", budget: int = 8000
