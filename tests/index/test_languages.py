@@ -348,3 +348,24 @@ def test_duplicate_names_across_languages_keep_distinct_ids(make_repo: Callable[
         "c.rs::S.m",
         "c.rs::S.m#2",
     }
+
+
+def test_javascript_barrel_reexports_resolve_to_the_definition(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "lib/impl.js": "export function work() { return 1; }\nexport function rest() { return 2; }\n",
+            "lib/more.js": "export function extra() { return 3; }\n",
+            "lib/index.js": 'export { work as doWork } from "./impl";\nexport * from "./more";\n',
+            "app.js": 'import { doWork, extra } from "./lib";\nexport function main() { return doWork() + extra(); }\n',
+        }
+    )
+    _, graph = index(root)
+    assert non_contains(graph) == {
+        ("imports", "lib/index.js", "lib/impl.js"),
+        ("imports", "lib/index.js", "lib/more.js"),
+        ("imports", "app.js", "lib/index.js"),
+        ("calls", "app.js::main", "lib/impl.js::work"),
+        ("calls", "app.js::main", "lib/more.js::extra"),
+    }

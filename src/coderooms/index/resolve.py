@@ -337,6 +337,9 @@ class Resolver:
                 bindings[alias] = target
             elif name == "default":
                 bindings[alias] = self._js_default(target, alias)
+            elif target[0] == "file":
+                # Looked up when used, like Python's: binding order never matters then.
+                bindings[alias] = ("from", target[1], name)
             else:
                 found = self._member(target, name, 0)
                 bindings[alias] = found if found is not None else ("ext", imp.module)
@@ -492,16 +495,18 @@ class Resolver:
                     sub = self._py_file_at(posixpath.join(posixpath.dirname(path), part))
                     if sub:
                         return ("file", sub)
-                b = self.bindings(path).get(part)
-                if b is not None:
-                    return self._follow(b, depth + 1)
-                return None
-            if lang == "rust":
+            elif lang == "rust":
                 sub = self._rust_file_at(self._rust_module_dir(path), part)
                 if sub:
                     return ("file", sub)
             b = self.bindings(path).get(part)
-            return self._follow(b, depth + 1) if b is not None else None
+            if b is not None:
+                return self._follow(b, depth + 1)
+            for star in self._stars.get(path, ()):  # re-exported wholesale
+                found = self._member(star, part, depth + 1)
+                if found is not None and found[0] != "ext":
+                    return found
+            return None
         if kind == "dir":
             tops = t.dir_top.get(cur[1], {})
             if part in tops:
@@ -509,8 +514,8 @@ class Resolver:
             sub = self._rust_file_at(cur[1], part)
             return ("file", sub) if sub else None
         if kind == "sym":
-            found = self._class_member(cur[1], part)
-            return ("sym", found) if found else None
+            member = self._class_member(cur[1], part)
+            return ("sym", member) if member else None
         if kind == "from":
             return self._member(self._follow(cur, depth + 1) or ("ext", ""), part, depth + 1)
         if kind == "ext":

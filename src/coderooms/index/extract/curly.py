@@ -18,6 +18,7 @@ _JS_QUERY = """
 (method_definition) @def.function
 (variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @def.function
 (import_statement) @import
+(export_statement source: (_)) @import
 (call_expression) @call
 (new_expression) @new
 (class_heritage) @bases
@@ -266,12 +267,34 @@ def _join(prefix: str, rest: str) -> str:
     return f"{prefix}::{rest}" if prefix else rest
 
 
+def _js_reexport(source: bytes, node: Node, module: str, line: int) -> ImportFact:
+    """``export {a, b as c} from "./x"`` / ``export * from "./y"`` / ``export * as ns from``."""
+    names: list[tuple[str, str]] = []
+    alias = ""
+    for part in node.named_children:
+        if part.type == "export_clause":
+            for spec in part.named_children:
+                name = spec.child_by_field_name("name")
+                bound = spec.child_by_field_name("alias")
+                if name is not None:
+                    text = node_text(source, name)
+                    names.append((text, node_text(source, bound) if bound is not None else text))
+        elif part.type == "namespace_export":
+            ident = part.named_child(0)
+            alias = node_text(source, ident) if ident is not None else ""
+    if not names and not alias:
+        names.append(("*", "*"))
+    return ImportFact(module=module, names=tuple(names), alias=alias, line=line)
+
+
 def _imports(language: str, source: bytes, node: Node) -> list[ImportFact]:
     line = node.start_point[0] + 1
     if language in ("javascript", "typescript", "tsx"):
         src = node.child_by_field_name("source")
         if src is None:
             return []
+        if node.type == "export_statement":
+            return [_js_reexport(source, node, _string_value(source, src), line)]
         names: list[tuple[str, str]] = []
         alias = ""
         for clause in node.named_children:
