@@ -136,3 +136,14 @@ def test_read_text_and_symbol_source(make_repo: Callable[..., Path]) -> None:
     ws, _ = index(root)
     assert ws.read_text("m.py").startswith("import os")
     assert ws.source_of("m.py::f") == "def f():\n    return 1\n"
+
+
+def test_file_name_that_is_not_utf8_is_skipped(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"ok.py": "def ok():\n    pass\n"})
+    with open(os.path.join(os.fsencode(root), b"bad\xff.py"), "wb") as fh:
+        fh.write(b"def bad():\n    pass\n")
+    ws, graph = index(root)
+    assert node_ids(graph, "file") == {"ok.py"}
+    assert ws.summary().skipped == {"undecodable_path": 1}
+    ws.index()  # and again, incrementally
+    assert ws.summary().skipped == {"undecodable_path": 1}

@@ -88,6 +88,14 @@ def list_files(root: str) -> Listing:
         first = rel.split("/", 1)[0]
         if first in ALWAYS_IGNORED_DIRS:
             continue
+        if not _is_utf8(rel):
+            listing.skipped.append(
+                Skipped(
+                    rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                    "undecodable_path",
+                )
+            )
+            continue
         full = os.path.join(root, rel)
         try:
             st = os.lstat(full)
@@ -101,6 +109,15 @@ def list_files(root: str) -> Listing:
         listing.files[rel] = (st.st_size, st.st_mtime_ns)
     listing.skipped.sort(key=lambda s: s.path)
     return listing
+
+
+def _is_utf8(path: str) -> bool:
+    """Paths are stored as text: a name that is not valid UTF-8 cannot be."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_symlink(mode: int) -> bool:
