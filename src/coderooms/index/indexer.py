@@ -315,7 +315,7 @@ def _resolve(
             "SELECT path, start_line, id, kind, name, parent, is_test FROM symbols"
         ).fetchall()
     rows.sort()
-    table = SymbolTable(files, (SymbolRow(i, p, k, n, par, t) for p, _, i, k, n, par, t in rows))
+    table = SymbolTable(files, map(SymbolRow._make, rows))
     resolver = Resolver(table, partial(db.load_facts, conn))
     for f in changed:
         resolver.prime(f)

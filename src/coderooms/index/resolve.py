@@ -28,10 +28,12 @@ _EMPTY: frozenset[str] = frozenset()
 
 
 class SymbolRow(NamedTuple):
-    """One symbol as resolution needs it (a tuple: tables of these are built in bulk)."""
+    """One symbol as resolution needs it (a tuple: tables of these are built in bulk,
+    straight from sorted query rows, so the sort key comes first)."""
 
-    id: str
     path: str
+    start_line: int
+    id: str
     kind: str
     name: str
     parent: str | None
@@ -73,7 +75,7 @@ class SymbolTable:
         sym, by_name, file_top, dir_top = self.sym, self.by_name, self.file_top, self.dir_top
         children, nested = self.children, self._nested
         for s in symbols:
-            sid, path, _, name, parent, _ = s
+            path, _, sid, _, name, parent, _ = s
             sym[sid] = s
             by_name[name].append(sid)
             if parent is None:
