@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import sys
@@ -81,6 +82,11 @@ async def median_ms(
         await call(i)
         timings.append((time.perf_counter() - started) * 1000)
     return statistics.median(timings)
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} on {os.cpu_count()} CPUs"
 
 
 def verdict(ok: bool) -> str:
@@ -188,7 +194,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="coderooms-mcp-bench-") as tmp:
         path = Path(tmp) / "rooms.db"
         store, seconds = build(path, args.rows)
-        print(f"built {args.rows:,} rows in {seconds:.1f} s")
+        print(f"built {args.rows:,} rows in {seconds:.1f} s; {load()}")
 
         async def members() -> None:
             await staff(store)
@@ -206,6 +212,7 @@ def main() -> int:
             measure(f"sqlite:///{path}", repo, store, args.samples, args.focus_samples)
         )
         store.close()
+    print(f"\n{load()} (medians are wall time: other work on the machine shows in them)")
     return 0 if passed else 1
 
 
