@@ -315,7 +315,8 @@ def _resolve(
             "SELECT path, start_line, id, kind, name, parent, is_test FROM symbols"
         ).fetchall()
     rows.sort()
-    table = SymbolTable(files, map(SymbolRow._make, rows))
+    # tuple.__new__ straight from the rows: NamedTuple._make checks lengths in Python.
+    table = SymbolTable(files, map(partial(tuple.__new__, SymbolRow), rows))
     resolver = Resolver(table, partial(db.load_facts, conn))
     for f in changed:
         resolver.prime(f)
