@@ -15,9 +15,10 @@ from mcp_harness import CALL_TIMEOUT_S, CODEROOMS
 from coderooms.mcp.errors import ArgumentOutOfRange
 from coderooms.mcp.schemas import ReadOut
 from coderooms.mcp.server import build_server, fixed_caller, inline_refs
-from coderooms.mcp.service import MAX_WINDOW, RoomService
+from coderooms.mcp.service import INBOX_LIMIT, INBOX_SCAN, MAX_WINDOW, RoomService
 from coderooms.rooms.briefing import TeamBriefing
 from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
+from coderooms.rooms.records import Agent, LogMessage
 from coderooms.store import open_store
 
 
@@ -159,6 +160,40 @@ def test_the_dispatch_offer_appears_only_when_the_policy_allows_it(tmp_path: Pat
             assert (await RoomService(store, dispatch=disabled).read("alice")).briefing == plain
             on = await RoomService(store, dispatch=allowed).read("alice")
             assert on.briefing == offered and on.dispatch_offered is True
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_inbox_pages_forward_without_skipping_a_mention(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            await store.add_agent("bob")
+            service = RoomService(store)
+            filler = INBOX_SCAN + 10
+            store.import_messages(
+                LogMessage(i, Agent("bob", "bob"), f"row {i}" + (" @alice" if i % 7 == 0 else ""))
+                for i in range(1, filler + 1)
+            )
+            wanted = [i for i in range(1, filler + 1) if i % 7 == 0]
+            seen: list[int] = []
+            cursor: int | None = 0
+            calls = 0
+            while True:
+                page = await service.inbox("alice", since=cursor)
+                calls += 1
+                assert len(page.mentions) <= INBOX_LIMIT
+                seen += [m.sequence for m in page.mentions]
+                assert page.cursor is not None and (cursor is None or page.cursor > cursor)
+                cursor = page.cursor
+                if not page.more:
+                    break
+            assert seen == wanted
+            assert calls > 2  # more mentions than one page holds, more rows than one scan
+            assert (await service.inbox("alice", since=cursor)).mentions == []
         finally:
             store.close()
 

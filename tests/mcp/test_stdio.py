@@ -277,11 +277,14 @@ def test_the_inbox_returns_mentions_once_with_a_cursor(room: tuple[Sessions, str
     ok(sessions.call("bob", "room_post", {"content": "no mention here"}))
     ok(sessions.call("alice", "room_post", {"desk": "eng", "content": "@dave is not on eng"}))
     everyone = ok(sessions.call("alice", "room_post", {"content": "@everyone standup in 5"}))
+    desk = ok(sessions.call("bob", "room_post", {"content": "@#General release is out"}))
+    ok(sessions.call("bob", "room_post", {"content": "@#eng is not dave's desk"}))
     inbox = sessions.call("dave", "room_inbox", {"since": cursor})
     got = ok(inbox)
     assert [(m["sequence"], m["how"]) for m in got["mentions"]] == [
         (mention["sequence"], "agent"),
         (everyone["sequence"], "everyone"),
+        (desk["sequence"], "desk"),
     ]
     assert got["mentions"][0]["author"]["id"] == "bob"
     assert got["more"] is False
