@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 import anyio.to_thread
@@ -26,6 +26,7 @@ from coderooms.mcp.errors import (
     ThreadNotInDesk,
     UnknownCaller,
 )
+from coderooms.mcp.framing import escape_text
 from coderooms.mcp.schemas import (
     AuthorOut,
     DeskOut,
@@ -291,7 +292,9 @@ class RoomService:
         _check_range("window", window, 1, MAX_WINDOW)
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
+        briefing = _escaped_briefing(
+            TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
+        )
         query = SessionQuery(conversation, before=before, window=window)
         init = await self._turn(query, briefing)
         dispatch = MentionDispatchContext(self.dispatch, 0)
@@ -582,6 +585,31 @@ class RoomService:
         await self._caller(agent_id)
         data = await self._in_workspace(lambda ws: ws.impact(target, depth=depth))
         return ImpactOut.model_validate(_list_ignored(data))
+
+
+def _escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
+    """The briefing with every roster- and desk-supplied field escaped, so a name with a
+    line break or a tag in it cannot forge a heading or a data frame in the briefing."""
+
+    def safe(text: str | None) -> str | None:
+        return None if text is None else escape_text(text)
+
+    return replace(
+        briefing,
+        viewer_id=escape_text(briefing.viewer_id),
+        desk_id=escape_text(briefing.desk_id),
+        desk_name=escape_text(briefing.desk_name),
+        teammates=tuple(
+            replace(
+                mate,
+                id=escape_text(mate.id),
+                label=escape_text(mate.label),
+                role=safe(mate.role),
+                description=safe(mate.description),
+            )
+            for mate in briefing.teammates
+        ),
+    )
 
 
 def _list_ignored(data: dict[str, Any]) -> dict[str, Any]:
