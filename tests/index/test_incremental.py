@@ -235,3 +235,60 @@ def test_indexing_from_a_thread_matches_the_main_thread(make_repo: Callable[...,
     thread.join()
     assert errors == []
     assert dump(main) == dump(threaded)
+
+
+def _table_state(table: object) -> dict[str, object]:
+    """The lookups of a symbol table, with empty entries dropped."""
+
+    def clean(d: dict[str, object]) -> dict[str, object]:
+        out = {}
+        for k, v in d.items():
+            v = clean(v) if isinstance(v, dict) else v
+            if v:
+                out[k] = v
+        return out
+
+    keys = (
+        "sym",
+        "by_name",
+        "file_top",
+        "dir_top",
+        "children",
+        "_nested",
+        "files",
+        "py_modules",
+        "py_packages",
+        "py_local",
+        "stems",
+        "dirs",
+    )
+    return {
+        k: clean(dict(getattr(table, k)))
+        if isinstance(getattr(table, k), dict)
+        else getattr(table, k)
+        for k in keys
+    }
+
+
+def test_patched_symbol_table_equals_a_fresh_one(repo: Path) -> None:
+    import sqlite3
+
+    from coderooms.index import indexer
+    from coderooms.index.resolve import SymbolRow, SymbolTable
+
+    run(repo)
+    write_files(repo, {"app/extra.py": "def store(x):\n    return x\n\n\nclass User:\n    pass\n"})
+    run(repo)  # builds and keeps the table
+    (repo / "app/helpers.py").unlink()
+    write_files(
+        repo, {"app/models.py": "def store(obj):\n    return obj\n\n\ndef fmt():\n    pass\n"}
+    )
+    run(repo)  # patches the kept table
+    ((_, patched),) = indexer._TABLES.values()
+    conn = sqlite3.connect(repo / ".coderooms" / "index.db")
+    files = dict(conn.execute("SELECT path, language FROM files ORDER BY path"))
+    rows = sorted(
+        conn.execute("SELECT path, start_line, id, kind, name, parent, is_test FROM symbols")
+    )
+    fresh = SymbolTable(files, (SymbolRow(*r) for r in rows))
+    assert _table_state(patched) == _table_state(fresh)

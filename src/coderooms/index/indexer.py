@@ -180,7 +180,11 @@ def _run(
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
         cpu_mark = time.process_time()
-        resolved = _resolve(conn, cold, changed, deleted, old_symbols, old_imports)
+        key = os.path.realpath(root)
+        generation = db.get_meta(conn, "generation", "")
+        resolved, table = _resolve(
+            conn, key, generation, cold, changed, deleted, old_symbols, old_imports
+        )
         phases["resolve"] = time.perf_counter() - mark
         phases["resolve_cpu"] = time.process_time() - cpu_mark
         mark = time.perf_counter()
@@ -213,9 +217,11 @@ def _run(
             )
         if changed or deleted or git_proc is not None or cold:
             # A fresh random token, so a cache keyed on it can never match a rebuilt index.
-            db.set_meta(conn, "generation", secrets.token_hex(GENERATION_TOKEN_BYTES))
+            generation = secrets.token_hex(GENERATION_TOKEN_BYTES)
+            db.set_meta(conn, "generation", generation)
         db.set_meta(conn, "root", os.path.abspath(root))
         conn.execute("COMMIT")
+        keep_table(key, generation, table)
         phases["git_and_commit"] = time.perf_counter() - mark
     except BaseException:
         conn.execute("ROLLBACK")
@@ -257,21 +263,77 @@ def _file_names(path: str) -> set[str]:
     return names
 
 
+# The symbol table of each index root, kept between runs in this process and keyed on
+# the index generation it matches: an incremental run patches it instead of reading
+# every symbol back. Another process changing index.db changes the generation.
+_TABLES: dict[str, tuple[str, SymbolTable]] = {}
+_TABLES_LOCK = threading.Lock()
+
+
+def _symbol_table(
+    conn: sqlite3.Connection,
+    key: str,
+    generation: str,
+    files: dict[str, str],
+    cold: bool,
+    changed: list[FileFacts],
+    deleted: list[str],
+) -> SymbolTable:
+    with _TABLES_LOCK:
+        cached = _TABLES.pop(key, None)
+    if not cold and cached is not None and cached[0] == generation:
+        table = cached[1]
+        updates: dict[str, list[SymbolRow]] = {path: [] for path in deleted}
+        for f in changed:
+            updates[f.path] = sorted(map(partial(tuple.__new__, SymbolRow), _symbol_rows(f)))
+        table.update(files, updates)
+        return table
+    # Sorted in Python (cheaper than ORDER BY): first-defined symbols win name lookups.
+    # A cold run has every symbol in memory already; otherwise read them back.
+    if cold:
+        rows = [row for f in changed for row in _symbol_rows(f)]
+    else:
+        rows = conn.execute(
+            "SELECT path, start_line, id, kind, name, parent, is_test FROM symbols"
+        ).fetchall()
+    rows.sort()
+    # tuple.__new__ straight from the rows: NamedTuple._make checks lengths in Python.
+    return SymbolTable(files, map(partial(tuple.__new__, SymbolRow), rows))
+
+
+def _symbol_rows(f: FileFacts) -> list[tuple[str, int, str, str, str, str | None, int]]:
+    return [
+        (f.path, s.start_line, s.id, s.kind, s.name, s.parent, int(s.is_test)) for s in f.symbols
+    ]
+
+
+def keep_table(key: str, generation: str, table: SymbolTable | None) -> None:
+    """Remember ``table`` as matching ``generation`` of the index at ``key``."""
+    if table is None:
+        return
+    with _TABLES_LOCK:
+        _TABLES.clear()  # one repository at a time: bounded memory
+        _TABLES[key] = (generation, table)
+
+
 def _resolve(
     conn: sqlite3.Connection,
+    key: str,
+    generation: str,
     cold: bool,
     changed: list[FileFacts],
     deleted: list[str],
     old_symbols: dict[str, set[tuple[str, str]]],
     old_imports: dict[str, str],
-) -> int:
-    """Re-resolve every file whose edges the changes can affect; returns how many."""
+) -> tuple[int, SymbolTable | None]:
+    """Re-resolve every file whose edges the changes can affect; returns how many, and
+    the symbol table of the new state (None when nothing changed)."""
     files = {p: lang for p, lang in conn.execute("SELECT path, language FROM files ORDER BY path")}
     if cold:
         affected = {p for p, lang in files.items() if lang in PARSED_LANGUAGES}
     else:
         if not changed and not deleted:
-            return 0
+            return 0, None
         delta: set[str] = set()
         affected = {f.path for f in changed if f.language in PARSED_LANGUAGES}
         importers_of: set[str] = set()
@@ -302,21 +364,7 @@ def _resolve(
                 )
             )
         affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
-    # Sorted in Python (cheaper than ORDER BY): first-defined symbols win name lookups.
-    # A cold run has every symbol in memory already; otherwise read them back.
-    if cold:
-        rows = [
-            (f.path, s.start_line, s.id, s.kind, s.name, s.parent, int(s.is_test))
-            for f in changed
-            for s in f.symbols
-        ]
-    else:
-        rows = conn.execute(
-            "SELECT path, start_line, id, kind, name, parent, is_test FROM symbols"
-        ).fetchall()
-    rows.sort()
-    # tuple.__new__ straight from the rows: NamedTuple._make checks lengths in Python.
-    table = SymbolTable(files, map(partial(tuple.__new__, SymbolRow), rows))
+    table = _symbol_table(conn, key, generation, files, cold, changed, deleted)
     resolver = Resolver(table, partial(db.load_facts, conn))
     for f in changed:
         resolver.prime(f)
@@ -331,7 +379,7 @@ def _resolve(
             "INSERT OR REPLACE INTO unresolved VALUES (?, ?, ?, ?, ?)",
             (path, *(res.unresolved[r] for r in UNRESOLVED_REASONS)),
         )
-    return len(affected)
+    return len(affected), table
 
 
 def summarize(

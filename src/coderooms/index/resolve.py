@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import posixpath
+from bisect import insort
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -64,27 +65,33 @@ class SymbolTable:
     """Every file and symbol of the repository, indexed for name lookups."""
 
     def __init__(self, files: dict[str, str], symbols: Iterable[SymbolRow]) -> None:
-        self.files = files  # path -> language
+        """``symbols`` must come sorted by (path, start_line, id): the first-defined
+        symbol wins every lookup that finds several."""
         self.sym: dict[str, SymbolRow] = {}
         self.children: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self.file_top: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.dir_top: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._nested: dict[str, set[str]] = defaultdict(set)  # path -> names of nested symbols
-        dir_of = {p: p.rpartition("/")[0] for p in files}
+        self._rows: dict[str, list[SymbolRow]] = defaultdict(list)  # path -> its symbols
         sym, by_name, file_top, dir_top = self.sym, self.by_name, self.file_top, self.dir_top
-        children, nested = self.children, self._nested
+        children, nested, rows_of = self.children, self._nested, self._rows
         for s in symbols:
             path, _, sid, _, name, parent, _ = s
             sym[sid] = s
+            rows_of[path].append(s)
             by_name[name].append(sid)
             if parent is None:
                 file_top[path][name].append(sid)
-                dir_top[dir_of.get(path) or path.rpartition("/")[0]][name].append(sid)
+                dir_top[path.rpartition("/")[0]][name].append(sid)
             else:
                 children[parent][name].append(sid)
                 nested[path].add(name)
-        self.dirs: set[str] = set(dir_of.values())
+        self._index_files(files)
+
+    def _index_files(self, files: dict[str, str]) -> None:
+        self.files = files  # path -> language
+        self.dirs: set[str] = {p.rpartition("/")[0] for p in files}
         self._dirs_by_language: dict[str, set[str]] = {}
         self.py_modules: dict[str, list[str]] = defaultdict(list)
         self.py_packages: set[str] = set()  # dotted prefixes (namespace packages too)
@@ -103,6 +110,44 @@ class SymbolTable:
                         self.py_packages.add(head)
                         head, _, _ = head.rpartition(".")
 
+    def _order(self, sid: str) -> tuple[str, int, str]:
+        row = self.sym[sid]
+        return row.path, row.start_line, sid
+
+    def update(self, files: dict[str, str], changed: dict[str, list[SymbolRow]]) -> None:
+        """Bring the table up to date after the files in ``changed`` changed (an empty
+        list for a file that left the index), with exactly the lookups a fresh build of
+        the new state would give. ``files`` is the new path -> language map."""
+        for path in changed:
+            for s in self._rows.pop(path, ()):
+                del self.sym[s.id]
+                _drop(self.by_name, s.name, s.id)
+                if s.parent is None:
+                    folder = self.dir_top[path.rpartition("/")[0]]
+                    _drop(folder, s.name, s.id)
+                else:
+                    self.children.pop(s.parent, None)
+            self.file_top.pop(path, None)
+            self._nested.pop(path, None)
+        for path, rows in changed.items():
+            if not rows:
+                continue
+            self._rows[path] = rows
+            for s in rows:
+                self.sym[s.id] = s
+            for s in rows:
+                insort(self.by_name[s.name], s.id, key=self._order)
+                if s.parent is None:
+                    self.file_top[path][s.name].append(s.id)
+                    insort(self.dir_top[path.rpartition("/")[0]][s.name], s.id, key=self._order)
+                else:
+                    self.children[s.parent][s.name].append(s.id)
+                    self._nested[path].add(s.name)
+        if files.keys() != self.files.keys() or files != self.files:
+            self._index_files(files)
+        else:
+            self.files = files
+
     def nested_names(self, path: str) -> set[str] | frozenset[str]:
         return self._nested.get(path, _EMPTY)
 
@@ -113,6 +158,18 @@ class SymbolTable:
             got = {posixpath.dirname(p) for p, lang in self.files.items() if lang == language}
             self._dirs_by_language[language] = got
         return got
+
+
+def _drop(lists: dict[str, list[str]], key: str, item: str) -> None:
+    """Remove ``item`` from ``lists[key]``, and the key once its list is empty (a fresh
+    build never has empty lists: membership tests rely on it)."""
+    got = lists.get(key)
+    if got is None:
+        return
+    if item in got:
+        got.remove(item)
+    if not got:
+        del lists[key]
 
 
 def _stem(path: str) -> str:
