@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 
 from coderooms.focus.graph import CodeNode
-from coderooms.focus.salience import Salience, SalienceIndex
+from coderooms.focus.salience import WHY_FLOOR, Salience, SalienceIndex
 
 TokenCounter = Callable[[str], int]
 Render = Literal["full", "skeleton"]
@@ -27,7 +27,7 @@ IgnoreReason = Literal[
     "over_budget", "duplicate_of", "below_floor", "penalized_test", "over_candidate_limit"
 ]
 
-RELATIVE_FLOOR = 0.02  # a candidate scores at least this share of the best score
+RELATIVE_FLOOR = WHY_FLOOR  # a candidate scores at least this share of the best score
 MAX_CANDIDATES = 300
 TEST_LOAD_RATIO = 0.25  # test code is loaded only when it scores this share of the best
 MAX_SIGNATURE_LINES = 6

@@ -42,12 +42,16 @@ SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
 EMBED_GOAL_CHARS = 4_000
 SEED_LIST_LIMIT = 50
-MAX_NAME_DEFINITIONS = 8  # a name defined more often than this is too common to seed
+MAX_NAME_DEFINITIONS = 8
+PLAIN_WORD_FUNCTIONS = True  # plain lower-case words may name functions too
+MIN_PLAIN_NAME_LENGTH = 5  # a name defined more often than this is too common to seed
 MAX_STEM_FILES = 6
 MAX_LITERALS = 12
 SOURCE_PRIOR_FLOOR = 0.9
 MAX_OPTIONS = 8
 MIN_STEM_LENGTH = 4
+MAX_TAIL_PARTS = 4  # a path in a goal is matched on at most its last four parts
+WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
 PAGERANK_ITERATIONS = 30
 PAGERANK_TOLERANCE = 1e-9
@@ -88,6 +92,7 @@ class SalienceConfig:
     test_penalty: float = 0.3
     vendored_penalty: float = 0.2
     generated_penalty: float = 0.2
+    nested_vendor_dirs: frozenset[str] = frozenset({"packages", "_vendor", "vendored", "_vendored"})
     auxiliary_penalty: float = 0.3  # documentation, examples and benchmarks
     auxiliary_dirs: frozenset[str] = frozenset(
         {"doc", "docs", "example", "examples", "bench", "benchmark", "benchmarks"}
@@ -154,6 +159,11 @@ class SalienceIndex:
             node = self.nodes[i]
             self.definitions[node.name].append(i)
             self.qualnames[node.qualname].append(i)
+        self.path_tails: dict[str, list[int]] = defaultdict(list)
+        for i in self.file_rows:
+            parts = self.nodes[i].path.split("/")
+            for keep in range(1, min(len(parts), MAX_TAIL_PARTS) + 1):
+                self.path_tails["/".join(parts[-keep:])].append(i)
         self.module_ends: dict[str, list[int]] = defaultdict(list)
         self.stems: dict[str, list[int]] = defaultdict(list)
         for i in self.file_rows:
@@ -177,6 +187,7 @@ class SalienceIndex:
         self.prior = self._prior()
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
+        self.notes = [self.penalty_notes(i) for i in range(len(self.nodes))]
         self.embeddings: np.ndarray | None = None
         self.embedder = embedder
         if embedder is not None and self.nodes:
@@ -262,7 +273,7 @@ class SalienceIndex:
         for i, node in enumerate(self.nodes):
             if node.is_test:
                 prior[i] *= config.test_penalty
-            if node.is_vendored:
+            if self._is_vendored(node):
                 prior[i] *= config.vendored_penalty
             if node.is_generated:
                 prior[i] *= config.generated_penalty
@@ -280,6 +291,19 @@ class SalienceIndex:
                 prior[i] *= 1.0 + config.frequency_weight * frequency
         return prior
 
+    def _is_vendored(self, node: CodeNode) -> bool:
+        """Marked by the index, or inside a ``packages``-like directory nested in a Python
+        package (``requests/packages/urllib3``: a copy of someone else's library)."""
+        if node.is_vendored:
+            return True
+        parts = node.path.split("/")[:-1]
+        for depth, part in enumerate(parts):
+            if part in self.config.nested_vendor_dirs and depth > 0:
+                parent = "/".join(parts[:depth]) + "/__init__.py"
+                if parent in self.file_of_path:
+                    return True
+        return False
+
     def _is_auxiliary(self, node: CodeNode) -> bool:
         dirs = self.config.auxiliary_dirs
         return any(part in dirs for part in node.path.split("/")[:-1])
@@ -293,7 +317,7 @@ class SalienceIndex:
             notes.append(f"not code ({node.language}) ×{self.config.document_penalty:g}")
         if node.is_test:
             notes.append(f"test code ×{self.config.test_penalty:g}")
-        if node.is_vendored:
+        if self._is_vendored(node):
             notes.append(f"vendored ×{self.config.vendored_penalty:g}")
         if node.is_generated:
             notes.append(f"generated ×{self.config.generated_penalty:g}")
@@ -358,7 +382,9 @@ def _defined_name_lists(
                 strong[row] = strong.get(row, 0.0) + 2.0
                 reasons.setdefault(row, f"is `{qual}` named in the goal")
     for word in cues.words:
-        if word in names or not word[:1].isupper() or word.lower() in STOPWORDS:
+        if word in names or word.lower() in STOPWORDS:
+            continue
+        if not word[:1].isupper():
             continue
         rows = [r for r in index.definitions.get(word, []) if index.nodes[r].kind == "class"]
         if rows and len(rows) <= MAX_NAME_DEFINITIONS:
@@ -409,13 +435,8 @@ def _path_lists(
 
 def _path_matches(index: SalienceIndex, path: str) -> list[int]:
     parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
-    for keep in range(min(len(parts), 4), 0, -1):
-        tail = "/".join(parts[-keep:])
-        rows = [
-            i
-            for i in index.file_rows
-            if index.nodes[i].path == tail or index.nodes[i].path.endswith("/" + tail)
-        ]
+    for keep in range(min(len(parts), MAX_TAIL_PARTS), 0, -1):
+        rows = index.path_tails.get("/".join(parts[-keep:]), [])
         if rows and (keep > 1 or len(rows) == 1):
             return rows
     return []
@@ -609,12 +630,12 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
         scores = _weigh_by_file(index, scores, strength, config.file_context)
         scores = scores / scores.sum()
     why: dict[int, list[str]] = {}
-    for found in np.flatnonzero(scores > 0):
+    for found in np.flatnonzero(scores >= WHY_FLOOR * float(scores.max())):
         row = int(found)
         reasons = list(fusion.why.get(row, []))
         if not reasons:
             reasons = ["linked in the code graph to what the goal names"]
-        why[row] = reasons + index.penalty_notes(row)
+        why[row] = reasons + index.notes[row]
     return Salience(scores, why, seeded, precise, coverage, strength)
 
 
