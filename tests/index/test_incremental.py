@@ -279,12 +279,14 @@ def test_patched_symbol_table_equals_a_fresh_one(repo: Path) -> None:
     run(repo)
     write_files(repo, {"app/extra.py": "def store(x):\n    return x\n\n\nclass User:\n    pass\n"})
     run(repo)  # builds and keeps the table
+    ((_, kept),) = indexer._TABLES.values()
     (repo / "app/helpers.py").unlink()
     write_files(
         repo, {"app/models.py": "def store(obj):\n    return obj\n\n\ndef fmt():\n    pass\n"}
     )
     run(repo)  # patches the kept table
     ((_, patched),) = indexer._TABLES.values()
+    assert patched is kept
     conn = sqlite3.connect(repo / ".coderooms" / "index.db")
     files = dict(conn.execute("SELECT path, language FROM files ORDER BY path"))
     rows = sorted(
