@@ -18,6 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, FileSignals
+from coderooms.focus.impact import ImpactResult
+from coderooms.focus.impact import impact as blast_radius
+from coderooms.focus.runtime import (
+    DEFAULT_BUDGET,
+    DEFAULT_SEEK_LIMIT,
+    FocusEngine,
+    FocusResult,
+    SeekResult,
+)
 from coderooms.index import db, indexer
 from coderooms.index.discover import INDEX_DIR
 from coderooms.index.errors import (
@@ -62,6 +71,7 @@ class Workspace:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._graph: tuple[str, CodeGraph] | None = None
+        self._engine: tuple[CodeGraph, FocusEngine] | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -205,6 +215,29 @@ class Workspace:
             return text
         lines = text.splitlines(keepends=True)
         return "".join(lines[node.start_line - 1 : node.end_line])
+
+    # --- focus (the runtime lives in coderooms.focus.runtime) ----------------------------
+
+    def focus_engine(self) -> FocusEngine:
+        """The focus runtime over the current graph, built once per index generation."""
+        from coderooms import embeddings, tokens
+
+        with self._lock:
+            graph = self.graph()
+            if self._engine is not None and self._engine[0] is graph:
+                return self._engine[1]
+            engine = FocusEngine.from_reader(graph, self, tokens.count_tokens, embeddings.embed)
+            self._engine = (graph, engine)
+            return engine
+
+    def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
+        return self.focus_engine().focus(goal, budget=budget, mode=mode)
+
+    def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
+        return self.focus_engine().seek(query, limit=limit)
+
+    def impact(self, target: str, depth: int = 2) -> ImpactResult:
+        return blast_radius(self.graph(), target, depth=depth)
 
     def _inside(self, path: str) -> str:
         rel = path.replace(os.sep, "/").lstrip("/")
