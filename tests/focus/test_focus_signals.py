@@ -1,0 +1,83 @@
+"""The precise seeds a goal carries, and the priors that hold back code nobody edits."""
+
+from __future__ import annotations
+
+from fixture_repo import make_engine
+
+from coderooms.focus.text import BLOCK_WEIGHT, TITLE_WEIGHT, prose, weighted_terms
+
+LIB = {
+    "lib/__init__.py": "",
+    "lib/options.py": """def add_options(parser):
+    parser.addoption("--collect-only", action="store_true", help="only collect")
+    parser.addoption("--verbose-level", type=int)
+""",
+    "lib/runner.py": '''def run_session(config):
+    """Run every collected item."""
+    items = collect(config)
+    for item in items:
+        item.run()
+
+
+def collect(config):
+    return [config.item]
+''',
+    "lib/errors.py": """class SessionError(Exception):
+    pass
+
+
+def fail_session(reason):
+    raise SessionError("the session could not start because " + reason)
+""",
+    "lib/packages/urllib9/session.py": '''def run_session(config):
+    """Someone else's session runner, copied in."""
+    return config
+''',
+    "docs/example_session.py": '''def run_session_example():
+    """Shows how to run a session and collect items."""
+    return "session collect run"
+''',
+}
+
+ENGINE = make_engine(LIB)
+
+
+def test_an_option_named_in_the_goal_finds_the_code_that_declares_it() -> None:
+    goal = "pytest --collect-only needs a one char shortcut"
+    assert ENGINE.rank_files(goal)[0] == "lib/options.py"
+
+
+def test_a_traceback_points_at_the_frames_it_names() -> None:
+    goal = """Crash on start
+
+Traceback (most recent call last):
+  File "/venv/site-packages/lib/errors.py", line 6, in fail_session
+    raise SessionError(...)
+lib.errors.SessionError: boom
+"""
+    assert ENGINE.rank_files(goal)[0] == "lib/errors.py"
+    assert ENGINE.rank_functions(goal)[0] == "lib/errors.py::fail_session"
+
+
+def test_a_message_in_the_goal_finds_the_code_that_raises_it() -> None:
+    goal = 'Starting fails with "the session could not start because" and nothing else'
+    assert ENGINE.rank_functions(goal)[0] == "lib/errors.py::fail_session"
+
+
+def test_copied_libraries_and_examples_are_held_back_and_say_so() -> None:
+    sal = ENGINE.salience("run_session collect items")
+    rows = {n.id: i for i, n in enumerate(ENGINE.index.nodes)}
+    ours = sal.scores[rows["lib/runner.py::run_session"]]
+    copied = sal.scores[rows["lib/packages/urllib9/session.py::run_session"]]
+    example = sal.scores[rows["docs/example_session.py::run_session_example"]]
+    assert ours > copied and ours > example
+    assert any("vendored" in w for w in sal.why[rows["lib/packages/urllib9/session.py"]])
+    assert any("documentation" in w for w in ENGINE.index.notes[rows["docs/example_session.py"]])
+
+
+def test_the_title_outweighs_a_log_that_repeats_a_word() -> None:
+    goal = "Session hangs on collect\n\n```\n" + "warning: retry\n" * 50 + "```\n"
+    weights = weighted_terms(goal)
+    assert weights["session"] == TITLE_WEIGHT
+    assert BLOCK_WEIGHT < weights["retry"] < TITLE_WEIGHT
+    assert "retry" not in prose(goal)
