@@ -391,9 +391,10 @@ def summarize(
     skipped: dict[str, int] = dict(
         conn.execute("SELECT reason, COUNT(*) FROM skipped GROUP BY reason")
     )
-    parsed = 0
+    # Only flagged files need a closer look; the rest are parsed when their language is.
     for path, language, is_generated, is_vendored, size, lines in conn.execute(
-        "SELECT path, language, is_generated, is_vendored, size, lines FROM files"
+        "SELECT path, language, is_generated, is_vendored, size, lines FROM files "
+        "WHERE is_generated OR is_vendored"
     ):
         probe = FileFacts(
             path=path,
@@ -407,8 +408,12 @@ def summarize(
         reason = skip_reason(probe)
         if reason is not None:
             skipped[reason] = skipped.get(reason, 0) + 1
-        elif language in PARSED_LANGUAGES:
-            parsed += 1
+    marks = ",".join("?" * len(PARSED_LANGUAGES))
+    (parsed,) = conn.execute(
+        "SELECT COUNT(*) FROM files WHERE NOT is_generated AND NOT is_vendored "
+        f"AND language IN ({marks})",
+        sorted(PARSED_LANGUAGES),
+    ).fetchone()
     (n_files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
     (n_symbols,) = conn.execute("SELECT COUNT(*) FROM symbols").fetchone()
     edges = dict(conn.execute("SELECT kind, COUNT(*) FROM edges GROUP BY kind ORDER BY kind"))
