@@ -244,6 +244,14 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     if warm:
         summary["focus_ms_p50"] = round(float(np.percentile(warm, 50)), 1)
         summary["focus_ms_p95"] = round(float(np.percentile(warm, 95)), 1)
+    # Does the verdict mean something? Budget recall per sufficiency state.
+    for state in ("gathering", "sufficient", "saturated"):
+        rows = [r for r in results if r["sufficiency"] == state]
+        if rows:
+            hits = sum(1 for r in rows if r["budget_recall"])
+            summary[f"sufficiency[{state}]"] = (
+                f"{len(rows)} instances, budget recall {hits}/{len(rows)}"
+            )
     for repo in sorted({r["repo"] for r in results}):
         ms = [r["focus_ms_warm"] for r in results if r["repo"] == repo]
         summary[f"focus_ms_p50[{repo}]"] = round(float(np.percentile(ms, 50)), 1)
@@ -267,6 +275,9 @@ def print_table(summary: dict[str, Any]) -> None:
         for key, value in summary.items():
             if key.startswith("focus_ms_p50["):
                 print(f"  {key}: {value} ms")
+    for key, value in summary.items():
+        if key.startswith("sufficiency["):
+            print(f"{key}: {value}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -112,7 +112,7 @@ def _header(node: CodeNode, render: Render) -> str:
     return f"# {label} lines {node.start_line}-{node.end_line}{suffix}\n"
 
 
-def _ancestors(index: SalienceIndex, node: CodeNode) -> list[str]:
+def ancestors(index: SalienceIndex, node: CodeNode) -> list[str]:
     out = []
     seen = {node.id}
     parent = node.parent
@@ -181,7 +181,7 @@ def pack_to_budget(
             ignored.append(Ignored(node.id, "over_candidate_limit", score))
             continue
         holder = next(
-            (a for a in _ancestors(index, node) if a in loaded and loaded[a].render == "full"),
+            (a for a in ancestors(index, node) if a in loaded and loaded[a].render == "full"),
             None,
         )
         if holder is not None:
@@ -190,7 +190,7 @@ def pack_to_budget(
         if node.is_test and score < TEST_LOAD_RATIO * top:
             ignored.append(Ignored(node.id, "penalized_test", score))
             continue
-        inside = [key for key, item in loaded.items() if node.id in _ancestors(index, item.node)]
+        inside = [key for key, item in loaded.items() if node.id in ancestors(index, item.node)]
         absorbed = sum(loaded[key].tokens for key in inside if loaded[key].render == "full")
         full, full_tokens = render(index, node, "full", count_tokens, cache)
         fits = used - absorbed + full_tokens <= budget

@@ -192,7 +192,7 @@ class FocusEngine:
             raise InvalidMode(mode)
         sal = self.salience(goal)
         packing = pack_to_budget(self.index, sal, budget, self.count_tokens, self._renders)
-        verdict = judge(packing, sal)
+        verdict = judge(packing, sal, self.index)
         covered: set[str] = set()
         for item in packing.loaded:
             if item.render == "full":

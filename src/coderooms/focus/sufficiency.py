@@ -2,7 +2,8 @@
 
 - ``gathering``: the goal barely touches the code, or items ahead of the knee of the
   salience curve did not fit — more budget or a narrower goal would help.
-- ``sufficient``: everything ahead of the knee is loaded and the loaded share of the
+- ``sufficient``: everything ahead of the knee is loaded (a file or class too large to
+  load whole counts when code inside it is loaded) and the loaded share of the
   candidates' salience reaches :data:`SUFFICIENT_MASS`.
 - ``saturated``: every candidate above the relevance floor is loaded; more budget adds
   nothing.
@@ -14,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from coderooms.focus.packing import Packing
-from coderooms.focus.salience import Salience
+from coderooms.focus.packing import Packing, ancestors
+from coderooms.focus.salience import Salience, SalienceIndex
 
 State = Literal["gathering", "sufficient", "saturated"]
 
@@ -50,7 +51,7 @@ def knee(values: Sequence[float]) -> int:
     return max(best_at, MIN_KNEE_ITEMS)
 
 
-def judge(packing: Packing, salience: Salience) -> Sufficiency:
+def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Sufficiency:
     if salience.seeded == 0 or not packing.candidates:
         return Sufficiency(
             "gathering",
@@ -72,6 +73,13 @@ def judge(packing: Packing, salience: Salience) -> Sufficiency:
     for entry in packing.ignored:
         if entry.why == "duplicate_of" and entry.detail in loaded:
             covered[entry.what] = 1.0
+    # A file or class too large to load whole is reached when code inside it is loaded.
+    opened: set[str] = set()
+    for item in packing.loaded:
+        if item.render == "full":
+            opened.update(ancestors(index, item.node))
+    for node_id in opened:
+        covered[node_id] = max(covered.get(node_id, 0.0), SKELETON_CREDIT)
     candidate_scores = {entry.what: entry.salience for entry in packing.ignored}
     candidate_scores.update({item.node.id: item.salience for item in packing.loaded})
     total = sum(candidate_scores.get(c, 0.0) for c in packing.candidates)
@@ -79,7 +87,7 @@ def judge(packing: Packing, salience: Salience) -> Sufficiency:
     mass = round(captured / total, 4) if total > 0 else 0.0
     curve = [candidate_scores.get(c, 0.0) for c in packing.candidates]
     head = packing.candidates[: knee(curve)]
-    missing_head = [c for c in head if covered.get(c, 0.0) < 1.0]
+    missing_head = [c for c in head if covered.get(c, 0.0) < 1.0 and c not in opened]
     over = [e for e in packing.ignored if e.why in ("over_budget", "over_candidate_limit")]
     if not over and not missing_head:
         return Sufficiency(
