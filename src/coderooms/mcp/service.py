@@ -258,10 +258,6 @@ class RoomService:
             raise RetiredCaller(agent_id)
         return _Snapshot(roster, await self.store.desks())
 
-    async def check_caller(self, agent_id: str) -> None:
-        """Raise unless ``agent_id`` is an active agent on the roster."""
-        await self._caller(agent_id)
-
     @staticmethod
     def _member_desk(agent_id: str, ref: str, snap: _Snapshot) -> Desk:
         desk = snap.desks.resolve(ref)
