@@ -14,6 +14,7 @@ import os
 import sqlite3
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,22 +124,30 @@ class Workspace:
             except sqlite3.DatabaseError as exc:
                 raise IndexDatabaseError(self.db_path, str(exc)) from exc
 
-    def summary(self) -> IndexSummary:
-        """The state of the index as last written, without running the indexer."""
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The database under the lock; a damaged or foreign index.db is a typed error."""
         with self._lock:
             conn = self._connection(create=False)
+            try:
+                yield conn
+            except sqlite3.DatabaseError as exc:
+                raise IndexDatabaseError(self.db_path, str(exc)) from exc
+
+    def summary(self) -> IndexSummary:
+        """The state of the index as last written, without running the indexer."""
+        with self._reading() as conn:
             return indexer.summarize(conn, self.root, bool(db.get_meta(conn, "head")), 0.0, {})
 
     def generation(self) -> str:
-        with self._lock:
-            return db.get_meta(self._connection(create=False), "generation", "0")
+        with self._reading() as conn:
+            return db.get_meta(conn, "generation", "0")
 
     # --- the graph --------------------------------------------------------------------
 
     def graph(self) -> CodeGraph:
         """The whole code graph; the same object until the index changes."""
-        with self._lock:
-            conn = self._connection(create=False)
+        with self._reading() as conn:
             generation = db.get_meta(conn, "generation", "")
             if not generation:
                 raise NotIndexed(self.root)
@@ -169,8 +178,7 @@ class Workspace:
     def edges_of(self, node_id: str) -> NodeEdges:
         """A node with its edges in and out (read from the database, not the graph)."""
         node = self.node(node_id)
-        with self._lock:
-            conn = self._connection(create=False)
+        with self._reading() as conn:
             out = tuple(
                 CodeEdge(s, d, k, w)
                 for s, d, k, w in conn.execute(  # type: ignore[arg-type]

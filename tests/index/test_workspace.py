@@ -118,3 +118,20 @@ def test_repository_git_refuses_is_a_typed_error(
     with pytest.raises(WorkspaceUnreadable) as err:
         Workspace.open(root).index()
     assert "dubious ownership" in str(err.value)
+
+
+def test_foreign_database_is_a_typed_error_when_reading(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"a.py": "x = 1\n"})
+    (root / ".coderooms").mkdir()
+    conn = sqlite3.connect(root / ".coderooms" / "index.db")
+    # Recorded as migrated, but none of the tables are there.
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
+    )
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'code graph', 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(IndexDatabaseError):
+        Workspace.open(root).graph()
+    with pytest.raises(IndexDatabaseError):
+        Workspace.open(root).index()
