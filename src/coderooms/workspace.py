@@ -181,14 +181,14 @@ class Workspace:
         with self._reading() as conn:
             out = tuple(
                 CodeEdge(s, d, k, w)
-                for s, d, k, w in conn.execute(  # type: ignore[arg-type]
+                for s, d, k, w in conn.execute(
                     "SELECT src, dst, kind, weight FROM edges WHERE src = ? ORDER BY kind, dst",
                     (node_id,),
                 )
             )
             inc = tuple(
                 CodeEdge(s, d, k, w)
-                for s, d, k, w in conn.execute(  # type: ignore[arg-type]
+                for s, d, k, w in conn.execute(
                     "SELECT src, dst, kind, weight FROM edges WHERE dst = ? ORDER BY kind, src",
                     (node_id,),
                 )
