@@ -240,8 +240,7 @@ class SequenceOrderError(SessionError):
         if self.latest is None:
             return f"row sequence {self.sequence} is negative; sequences start at 0"
         return (
-            f"row {self.sequence} cannot follow row {self.latest}: "
-            "sequences must strictly increase"
+            f"row {self.sequence} cannot follow row {self.latest}: sequences must strictly increase"
         )
 
 
