@@ -82,3 +82,12 @@ def test_an_empty_graph_does_not_crash() -> None:
     result = engine.focus("anything at all", budget=100)
     assert result.sufficiency.state == "gathering"
     assert engine.seek("anything").results == ()
+
+
+def test_a_file_too_large_to_load_whole_is_reached_through_its_loaded_class() -> None:
+    result = ENGINE.focus("Cart.add_item rejects a zero quantity", budget=300)
+    renders = {item.node.id: item.render for item in result.packing.loaded}
+    assert renders["shop/cart.py::Cart"] == "full"
+    assert renders.get("shop/cart.py") != "full"
+    assert result.sufficiency.state == "saturated"
+    assert result.sufficiency.captured_salience_mass > 0.5

@@ -8,6 +8,7 @@ date first. Text output is for people; ``--json`` prints one JSON document.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,7 @@ def localize(args: tuple[str, ...]) -> None:
     if spec is None or spec.loader is None:
         fail(f"cannot load {script}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
     spec.loader.exec_module(module)
     status = module.main(list(args))
     if status:

@@ -225,7 +225,9 @@ class SalienceIndex:
 
     def _embed_text(self, node: CodeNode) -> str:
         if node.kind == "file":
-            text = node.path + "\n" + node.docstring
+            # A file reads as its path, its docstring and the names it defines.
+            names = " ".join(c.name for c in self.children_of(node.id))
+            text = f"{node.path}\n{node.docstring}\n{names}"
         else:
             text = f"{node.path} {node.qualname}\n{node.signature}\n{node.docstring}"
             if len(text) < EMBED_TEXT_CAP_CHARS:
