@@ -9,7 +9,7 @@ hosts (the workspace, the CLI, the benchmark) wire ``coderooms.tokens`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -188,7 +188,12 @@ class FocusEngine:
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
         budget = _check_budget(budget)
-        if mode not in ("set", "check"):
+        chosen: Mode
+        if mode == "set":
+            chosen = "set"
+        elif mode == "check":
+            chosen = "check"
+        else:
             raise InvalidMode(mode)
         sal = self.salience(goal)
         packing = pack_to_budget(self.index, sal, budget, self.count_tokens, self._renders)
@@ -201,7 +206,7 @@ class FocusEngine:
                     node_id = stack.pop()
                     covered.add(node_id)
                     stack.extend(c.id for c in self.index.children_of(node_id))
-        return FocusResult(goal, mode, packing, verdict, frozenset(covered))  # type: ignore[arg-type]
+        return FocusResult(goal, chosen, packing, verdict, frozenset(covered))
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
         if (
@@ -257,5 +262,3 @@ class FocusEngine:
             "why": "; ".join(sal.why.get(row, [])),
         }
 
-
-EngineFactory = Callable[[CodeGraph], FocusEngine]
