@@ -172,7 +172,7 @@ def client_config(url: str, token: str) -> dict[str, Any]:
     multiple=True,
     metavar="ID",
     help="Issue a fresh token for this agent and print its ready-to-paste configuration "
-    "(repeatable; replaces the agent's earlier token).",
+    "(repeatable; replaces the agent's earlier token; an agent not on the roster is added).",
 )
 @hops_option
 @click.pass_context
@@ -186,7 +186,7 @@ def up_command(
 
     from coderooms.mcp.server import build_server, token_caller
     from coderooms.mcp.service import RoomService
-    from coderooms.mcp.tokens import AgentTokenVerifier, TokenBook, check_token_holder
+    from coderooms.mcp.tokens import AgentTokenVerifier, TokenBook
     from coderooms.workspace import Workspace
 
     store = store_of(ctx)
@@ -194,7 +194,7 @@ def up_command(
     ctx.call_on_close(book.close)
     tokens: dict[str, str] = {}
     for agent_id in agents:
-        run(check_token_holder(store, agent_id))
+        run(_enrol(store, agent_id))
     sock = _bind(port)
     ctx.call_on_close(sock.close)
     bound = sock.getsockname()[1]
@@ -233,6 +233,19 @@ def up_command(
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+async def _enrol(store: Any, agent_id: str) -> None:
+    """Make ``agent_id`` an active agent for ``up``: add it when it is not on the roster
+    yet (so one command starts a fresh room); a retired agent stays refused."""
+    from coderooms.mcp.errors import UnknownCaller
+    from coderooms.mcp.tokens import check_token_holder
+
+    try:
+        await check_token_holder(store, agent_id)
+    except UnknownCaller:
+        await store.add_agent(agent_id)
+        click.echo(f"added agent @{agent_id} to the roster", err=True)
 
 
 @click.command("token")
