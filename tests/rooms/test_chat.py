@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from coderooms.rooms.chat import in_desk, is_general_chat, same_conversation
+from coderooms.rooms.chat import DeskTest, in_desk, is_general_chat, same_conversation
 from coderooms.rooms.records import Conversation
 
 
@@ -79,3 +81,21 @@ def test_desk_ids_compare_case_sensitively() -> None:
 def test_equivalence_is_symmetric() -> None:
     a, b = Conversation("main", "M", 4), Conversation("eng", "E", 4)
     assert a.equivalent_to(b) == b.equivalent_to(a)
+
+
+_IDS = st.none() | st.sampled_from(["", "main", "MAIN", "General", "eng", "Eng", "ops", "MAİN"])
+
+
+@given(_IDS.filter(lambda i: i is not None), _IDS.filter(lambda i: i is not None), st.lists(_IDS))
+def test_a_desk_test_answers_like_in_desk_every_time(
+    desk_id: str, desk_name: str, chat_ids: list[str | None]
+) -> None:
+    test = DeskTest(desk_id, desk_name)
+    for chat_id in chat_ids + chat_ids:  # asked again, it gives the answer it remembered
+        assert test(chat_id) == in_desk(chat_id, desk_id, desk_name)
+
+
+def test_a_desk_test_tells_general_rows_from_desk_rows() -> None:
+    general, eng = DeskTest("General", "General"), DeskTest("eng", "Engineering")
+    assert [general(c) for c in (None, "main", "eng")] == [True, True, False]
+    assert [eng(c) for c in (None, "Engineering", "eng", "ENG")] == [False, True, True, False]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from session_fakes import ALICE, CountingLog, ScriptedLog, page, row
 
 from coderooms.errors import (
@@ -233,3 +235,89 @@ async def test_a_read_that_returns_something_else_than_a_page_is_a_read_error() 
     with pytest.raises(ReadError) as err:
         await collect(walk_log(WrongLog(), None))
     assert isinstance(err.value.__cause__, TypeError)
+
+
+# --- rows a page at a time ----------------------------------------------------------------
+
+
+async def rows_by_page(walk: LogWalk) -> list[list[int]]:
+    pages: list[list[int]] = []
+    while rows := await walk.next_rows():
+        pages.append([r.sequence for r in rows])
+    return pages
+
+
+async def test_next_rows_hands_out_whole_pages_in_walk_order() -> None:
+    log = ScriptedLog(page([20, 19], next_before=19), page([15, 12], next_before=10), page([4]))
+    walk = walk_log(log, 21)
+    assert await rows_by_page(walk) == [[20, 19], [15, 12], [4]]
+    assert log.requests == [(21, PAGE_SIZE), (19, PAGE_SIZE), (10, PAGE_SIZE)]
+    assert walk.exhausted and walk.scanned == 5
+    assert await walk.next_rows() == ()
+    assert len(log.requests) == 3
+
+
+async def test_next_rows_respects_the_scan_cap_like_async_for() -> None:
+    log = CountingLog(memory_log(3000))
+    walk = walk_log(log, None)
+    pages = await rows_by_page(walk)
+    assert [len(p) for p in pages] == [512, 512, 512, 512]
+    assert [s for p in pages for s in p] == list(range(3000, 3000 - SCAN_LIMIT, -1))
+    assert walk.reached_cap and [limit for _, limit in log.requests] == [512] * 4
+
+
+async def test_next_rows_continues_after_rows_taken_one_at_a_time() -> None:
+    log = ScriptedLog(page([10, 9, 8], next_before=8), page([5]))
+    walk = walk_log(log, None)
+    assert (await anext(walk)).sequence == 10
+    assert [r.sequence for r in await walk.next_rows()] == [9, 8]
+    assert len(log.requests) == 1
+    assert [r.sequence async for r in walk] == [5]
+
+
+async def test_next_rows_raises_what_the_page_checks_raise() -> None:
+    with pytest.raises(PageOutOfRange):
+        await walk_log(ScriptedLog(page([9, 8, 12])), 10).next_rows()
+    log = ScriptedLog(page([10, 9], next_before=9), page([9]))
+    walk = walk_log(log, None)
+    await walk.next_rows()
+    with pytest.raises(DuplicateSequence):
+        await walk.next_rows()
+
+
+def reference_check(pages: list[list[int]], before: int | None) -> SessionError | None:
+    """The page checks spelled out row by row, as the walk states them: the first failure
+    across pages, or None."""
+    seen: set[int] = set()
+    for sequences in pages:
+        previous: int | None = None
+        for sequence in sequences:
+            if sequence in seen:
+                return DuplicateSequence(sequence)
+            if before is not None and sequence >= before:
+                return PageOutOfRange(sequence, before)
+            if previous is not None and previous <= sequence:
+                return PageNotDescending(previous, sequence)
+            seen.add(sequence)
+            previous = sequence
+        before = sequences[-1]  # each scripted page advertises its oldest row
+    return None
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.lists(st.integers(0, 12), min_size=1, max_size=5), min_size=1, max_size=4),
+    st.none() | st.integers(0, 14),
+)
+async def test_row_checks_find_the_first_bad_row_whatever_the_page(
+    pages: list[list[int]], before: int | None
+) -> None:
+    answers = [page(p, next_before=p[-1]) for p in pages[:-1]] + [page(pages[-1])]
+    walk = walk_log(ScriptedLog(*answers), before)
+    expected = reference_check(pages, before)
+    if expected is None:
+        assert await collect(walk) == [s for p in pages for s in p]
+    else:
+        with pytest.raises(SessionError) as err:
+            await collect(walk)
+        assert err.value == expected

@@ -18,7 +18,7 @@ from coderooms.store import (
     UnsupportedStoreUrl,
     open_store,
 )
-from coderooms.store.sqlite import BUSY_TIMEOUT_MS, MIGRATIONS, apply_migrations
+from coderooms.store.sqlite import BUSY_TIMEOUT_MS, MIGRATIONS, MMAP_BYTES, apply_migrations
 
 WRITERS = 4
 POSTS_PER_WRITER = 60
@@ -60,6 +60,11 @@ def test_wal_mode_and_busy_timeout_are_set(tmp_path: Path) -> None:
     with SQLiteStore(tmp_path / "rooms.db") as store:
         assert store._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert store._db.execute("PRAGMA busy_timeout").fetchone() == (BUSY_TIMEOUT_MS,)
+
+
+def test_reads_go_through_a_memory_map(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "rooms.db") as store:
+        assert store._db.execute("PRAGMA mmap_size").fetchone() == (MMAP_BYTES,)
 
 
 def test_a_file_that_is_not_sqlite_is_a_corrupt_database(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from coderooms.rooms.records import (
     SessionQuery,
     System,
 )
-from coderooms.rooms.session import project_session
+from coderooms.rooms.session import project_session, walk_log
 from coderooms.store import (
     MESSAGE_BYTES_CAP,
     READ_LIMIT_CAP,
@@ -33,7 +33,7 @@ from coderooms.store import (
     UnknownAuthor,
     UnknownParent,
 )
-from coderooms.store.sqlite import VIEW_PAGE_ROWS
+from coderooms.store.sqlite import VIEW_PAGE_ROWS, VIEW_PAGE_ROWS_MAX
 
 ENG = Conversation("eng", "Engineering")
 ADA = Agent("ada", "Ada")
@@ -266,6 +266,54 @@ async def test_views_answer_short_pages_and_still_project_what_the_whole_log_doe
     for window in (30, 100, 300):
         query = SessionQuery(ENG, None, window)
         assert await project_session(view, query) == await project_session(MemoryLog(rows), query)
+
+
+async def test_a_view_read_that_continues_the_last_one_may_return_twice_as_many() -> None:
+    store = SQLiteStore(":memory:")
+    store.import_messages(row(i, "eng") for i in range(1, 3000))
+    view = store.conversation_log(ENG)
+    sizes: list[int] = []
+    before = None
+    while True:
+        page = await view.read_before(before, 512)
+        sizes.append(len(page.messages))
+        if page.next_before is None:
+            break
+        before = page.next_before
+    assert sizes[:5] == [VIEW_PAGE_ROWS, 2 * VIEW_PAGE_ROWS, 4 * VIEW_PAGE_ROWS, 512, 512]
+    assert sum(sizes) == 2999 and max(sizes) == VIEW_PAGE_ROWS_MAX
+    # a read from anywhere else starts small again, and a small ask is still honoured
+    assert len((await view.read_before(2000, 512)).messages) == VIEW_PAGE_ROWS
+    assert len((await view.read_before(2000 - VIEW_PAGE_ROWS, 10)).messages) == 10
+    assert len((await view.read_before(None, 512)).messages) == VIEW_PAGE_ROWS
+
+
+async def test_a_long_walk_over_a_view_takes_few_reads_and_sees_what_the_whole_log_has() -> None:
+    rows = [
+        row(i, "eng" if i % 4 else "ops", parent=(i - 4 if i % 7 == 0 else None))
+        for i in range(1, 5000)
+    ]
+    store = SQLiteStore(":memory:")
+    store.import_messages(rows)
+    view = store.conversation_log(ENG)
+    sizes: list[int] = []
+
+    class Counted:
+        async def read_before(self, before: int | None, limit: int) -> SessionPage:
+            page = await view.read_before(before, limit)
+            sizes.append(len(page.messages))
+            return page
+
+    seen = [r.sequence async for r in walk_log(Counted(), None, 2048)]
+    assert seen == [r.sequence for r in reversed(rows) if r.chat_id == "eng"][:2048]
+    assert sizes[:3] == [VIEW_PAGE_ROWS, 2 * VIEW_PAGE_ROWS, 4 * VIEW_PAGE_ROWS]
+    assert sum(sizes) == 2048 and len(sizes) < 2048 // VIEW_PAGE_ROWS // 4
+    thread = store.conversation_log(Conversation("eng", "Engineering", thread_root=3))
+    assert [r.sequence async for r in walk_log(thread, None)] == [
+        r.sequence
+        for r in reversed(rows)
+        if r.sequence == 3 or (r.parent == 3 and r.chat_id == "eng")
+    ]
 
 
 def _plan(store: SQLiteStore, sql: str, params: tuple[object, ...]) -> str:

@@ -24,3 +24,22 @@ def same_conversation(a: str | None, b: str | None) -> bool:
 def in_desk(chat_id: str | None, desk_id: str, desk_name: str) -> bool:
     """Whether a row stored under ``chat_id`` belongs to the desk {desk_id, desk_name}."""
     return same_conversation(chat_id, desk_id) or same_conversation(chat_id, desk_name)
+
+
+class DeskTest:
+    """:func:`in_desk` for one desk, working out each distinct chat id once: a scan meets
+    the same few ids over and over. Remembers at most one answer per id it was asked
+    about, so it lives as long as the scan that uses it."""
+
+    __slots__ = ("_answers", "desk_id", "desk_name")
+
+    def __init__(self, desk_id: str, desk_name: str) -> None:
+        self.desk_id = desk_id
+        self.desk_name = desk_name
+        self._answers: dict[str | None, bool] = {}
+
+    def __call__(self, chat_id: str | None) -> bool:
+        answer = self._answers.get(chat_id)
+        if answer is None:
+            answer = self._answers[chat_id] = in_desk(chat_id, self.desk_id, self.desk_name)
+        return answer

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from coderooms.errors import InvalidBound
-from coderooms.rooms.chat import in_desk
+from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.context import Pin
 from coderooms.rooms.masking import code_ranges, is_masked
 from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionAuthor
@@ -204,14 +204,20 @@ async def read_pinboard(
     if limit == 0:
         return []
     root = conversation.thread_root
-    rows: list[LogMessage] = []
-    async for row in walk_log(log, before, PIN_SCAN):
-        if root is not None and row.sequence < root:
-            break  # a thread's rows are never older than its root
-        if not in_desk(row.chat_id, conversation.desk_id, conversation.desk_name):
-            continue
-        if root is not None and row.sequence != root and row.parent != root:
-            continue
-        rows.append(row)
-    rows.reverse()
-    return fold_pins(rows, limit)
+    in_conversation_desk = DeskTest(conversation.desk_id, conversation.desk_name)
+    kept: list[LogMessage] = []
+    walk = walk_log(log, before, PIN_SCAN)
+    reached_root = False
+    while not reached_root and (rows := await walk.next_rows()):
+        if root is not None and rows[-1].sequence < root:
+            # a thread's rows are never older than its root: read no further
+            rows = tuple(row for row in rows if row.sequence >= root)
+            reached_root = True
+        for row in rows:
+            if not in_conversation_desk(row.chat_id):
+                continue
+            if root is not None and row.sequence != root and row.parent != root:
+                continue
+            kept.append(row)
+    kept.reverse()
+    return fold_pins(kept, limit)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coderooms.errors import InvalidBound, InvalidPattern, RegexUnsupported
-from coderooms.rooms.chat import in_desk
+from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.ranking import (
     CompiledRegex,
     MatchKind,
@@ -284,15 +284,6 @@ def original_offset(text: str, lowered_offset: int) -> int:
     return len(text)
 
 
-def _in_scope(row: LogMessage, scope: Conversation | None) -> bool:
-    if scope is None:
-        return True
-    if not in_desk(row.chat_id, scope.desk_id, scope.desk_name):
-        return False
-    root = scope.thread_root
-    return root is None or row.sequence == root or row.parent == root
-
-
 async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHit]:
     """Search the newest ``SEARCH_SCAN`` raw rows below ``query.before``.
 
@@ -310,28 +301,36 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     compiled = pattern.compiled
     lowered_query = (pattern.query or "").strip().lower()
     scope = query.scope
+    in_scope_desk = DeskTest(scope.desk_id, scope.desk_name) if scope is not None else None
     root = scope.thread_root if scope is not None else None
     wanted_author = query.author_id
     found: list[tuple[int, int, LogMessage, str, Rated]] = []
-    async for row in walk_log(log, query.before, SEARCH_SCAN):
-        if scope is not None:
-            if root is not None and row.sequence < root:
-                break  # a thread's rows are never older than its root
-            if not _in_scope(row, scope):
+    walk = walk_log(log, query.before, SEARCH_SCAN)
+    reached_root = False
+    while not reached_root and (rows := await walk.next_rows()):
+        if root is not None and rows[-1].sequence < root:
+            # a thread's rows are never older than its root: read no further
+            rows = tuple(row for row in rows if row.sequence >= root)
+            reached_root = True
+        for row in rows:
+            if in_scope_desk is not None:
+                if not in_scope_desk(row.chat_id):
+                    continue
+                if root is not None and row.sequence != root and row.parent != root:
+                    continue
+            if wanted_author is not None and author_id(row.author) != wanted_author:
                 continue
-        if wanted_author is not None and author_id(row.author) != wanted_author:
-            continue
-        line = " ".join(row.content.split())
-        if compiled is not None:
-            rated = rate_regex(compiled, line)
-        else:
-            lowered = line.lower()
-            rated = rate_lowered(lowered_query, lowered)
-            if rated is not None and len(lowered) != len(line):
-                rated = rated[0], original_offset(line, rated[1]), rated[2]
-        if rated is not None:
-            # walk order breaks ties, so equal scores stay newest first
-            found.append((-rated[0], len(found), row, line, rated))
+            line = " ".join(row.content.split())
+            if compiled is not None:
+                rated = rate_regex(compiled, line)
+            else:
+                lowered = line.lower()
+                rated = rate_lowered(lowered_query, lowered)
+                if rated is not None and len(lowered) != len(line):
+                    rated = rated[0], original_offset(line, rated[1]), rated[2]
+            if rated is not None:
+                # walk order breaks ties, so equal scores stay newest first
+                found.append((-rated[0], len(found), row, line, rated))
     found.sort(key=_rank_key)
     return [
         MessageHit(

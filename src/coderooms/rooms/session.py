@@ -8,7 +8,9 @@ attributed, chronological window.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
+from itertools import islice
 from typing import Protocol
 
 from coderooms.errors import (
@@ -62,7 +64,8 @@ def is_blank(content: str) -> bool:
 class LogWalk:
     """A validated backward walk over a :class:`SessionLog`, one row at a time.
 
-    Iterate it with ``async for``; rows arrive newest first. Each read asks for
+    Iterate it with ``async for``, or take the rows a page at a time with
+    :meth:`next_rows`; either way rows arrive newest first. Each read asks for
     ``min(PAGE_SIZE, scan_limit - scanned)`` rows, and a page is checked in full before
     any of its rows is handed out. The walk ends when the log advertises no older page
     (``exhausted``) or when ``scan_limit`` raw rows have been read (``reached_cap`` — a
@@ -105,6 +108,23 @@ class LogWalk:
         self._index += 1
         return row
 
+    async def next_rows(self) -> tuple[LogMessage, ...]:
+        """The rows ``async for`` would hand out next, up to the end of a page: what is
+        left of the current page, else the next page (read and checked exactly as
+        ``async for`` would); empty once the walk has finished.
+
+        A scan that looks at every row loops over these tuples instead of paying one
+        coroutine call per row. Mixing it with ``async for`` on one walk is fine: no row
+        is handed out twice.
+        """
+        while self._index >= len(self._page):
+            if self.finished:
+                return ()
+            await self._read_page()
+        rows = self._page[self._index :] if self._index else self._page
+        self._index = len(self._page)
+        return rows
+
     async def _read_page(self) -> None:
         before = self._cursor
         requested = min(PAGE_SIZE, self._scan_limit - self.scanned)
@@ -135,6 +155,22 @@ class LogWalk:
             if page.next_before is not None:
                 raise EmptyPageCursor(page.next_before)
             return
+        sequences = [row.sequence for row in rows]
+        if _plainly_ordered(sequences, before) and self._seen.isdisjoint(sequences):
+            self._seen.update(sequences)  # the loop below would find nothing wrong
+        else:
+            self._check_rows(rows, before)
+        next_before = page.next_before
+        if next_before is not None:
+            if before is not None and next_before >= before:
+                raise CursorDidNotAdvance(before, next_before)
+            oldest = rows[-1].sequence
+            if next_before > oldest:
+                raise CursorAfterOldest(next_before, oldest)
+
+    def _check_rows(self, rows: tuple[LogMessage, ...], before: Sequence | None) -> None:
+        """Row by row, in order, the first of: a duplicate, a row at or above the cursor,
+        a row not older than the one before it."""
         previous: Sequence | None = None
         for row in rows:
             sequence = row.sequence
@@ -146,13 +182,19 @@ class LogWalk:
                 raise PageNotDescending(previous, sequence)
             self._seen.add(sequence)
             previous = sequence
-        next_before = page.next_before
-        if next_before is not None:
-            if before is not None and next_before >= before:
-                raise CursorDidNotAdvance(before, next_before)
-            oldest = rows[-1].sequence
-            if next_before > oldest:
-                raise CursorAfterOldest(next_before, oldest)
+
+
+def _plainly_ordered(sequences: list[Sequence], before: Sequence | None) -> bool:
+    """Whether non-empty ``sequences`` strictly descend from below ``before`` — what
+    every well-behaved page does — checked by comparisons in C rather than a Python loop.
+    Sequences that do not compare (a badly broken log) are left to the row-by-row check,
+    which then raises what it always has."""
+    try:
+        return (before is None or sequences[0] < before) and all(
+            map(operator.gt, sequences, islice(sequences, 1, None))
+        )
+    except TypeError:
+        return False
 
 
 def walk_log(log: SessionLog, before: Sequence | None, scan_limit: int = SCAN_LIMIT) -> LogWalk:

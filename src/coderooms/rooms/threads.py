@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from coderooms.errors import InvalidBound
-from coderooms.rooms.chat import in_desk
+from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.context import ThreadLine
 from coderooms.rooms.ranking import MatchKind
 from coderooms.rooms.records import Conversation, LogMessage, Sequence
@@ -55,9 +55,10 @@ class _OpenThread:
 
 
 def _fold_all(rows: Iterable[LogMessage], conversation: Conversation) -> list[ThreadLine]:
+    in_conversation_desk = DeskTest(conversation.desk_id, conversation.desk_name)
     threads: dict[Sequence, _OpenThread] = {}
     for row in rows:
-        if not in_desk(row.chat_id, conversation.desk_id, conversation.desk_name):
+        if not in_conversation_desk(row.chat_id):
             continue
         if is_blank(row.content):
             continue
@@ -87,13 +88,13 @@ def fold_threads(
 
 
 async def _tail_rows(log: SessionLog, conversation: Conversation) -> list[LogMessage]:
-    rows = [
-        row
-        async for row in walk_log(log, None, THREAD_INDEX_SCAN)
-        if in_desk(row.chat_id, conversation.desk_id, conversation.desk_name)
-    ]
-    rows.reverse()
-    return rows
+    in_conversation_desk = DeskTest(conversation.desk_id, conversation.desk_name)
+    walk = walk_log(log, None, THREAD_INDEX_SCAN)
+    kept: list[LogMessage] = []
+    while rows := await walk.next_rows():
+        kept.extend(row for row in rows if in_conversation_desk(row.chat_id))
+    kept.reverse()
+    return kept
 
 
 async def read_thread_index(

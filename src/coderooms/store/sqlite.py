@@ -36,6 +36,7 @@ from coderooms.errors import InvalidBound
 from coderooms.rooms.chat import is_general_chat
 from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
 from coderooms.rooms.records import (
+    PAGE_SIZE,
     Agent,
     Conversation,
     LogMessage,
@@ -78,6 +79,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "MIGRATIONS",
     "VIEW_PAGE_ROWS",
+    "VIEW_PAGE_ROWS_MAX",
     "Migration",
     "SQLiteStore",
     "apply_migrations",
@@ -90,10 +92,23 @@ MAX_SEQUENCE = 2**63 - 1
 """SQLite integers are signed 64-bit: the largest sequence the file can hold."""
 
 VIEW_PAGE_ROWS = 64
-"""The most rows a conversation view returns per read. A window-30 channel read needs
-about 40 desk rows, so it decodes 64 rows instead of the walk's 512; a deeper read simply
-takes more pages (the port allows short pages, and the walk's scan cap counts rows, not
-reads, so the projection is the same)."""
+"""The most rows a conversation view returns on a fresh read. A window-30 channel read
+needs about 40 desk rows, so it decodes 64 rows instead of the walk's 512; a deeper read
+simply takes more pages (the port allows short pages, and the walk's scan cap counts
+rows, not reads, so the projection is the same)."""
+
+VIEW_PAGE_ROWS_MAX = PAGE_SIZE
+"""The most rows a conversation view returns on a read that continues where its previous
+read stopped. Each such read may return twice as many rows as the one before, so a long
+scan (2,048 rows for a search) takes 7 queries instead of 32 while a short projection
+still decodes only :data:`VIEW_PAGE_ROWS`."""
+
+MMAP_BYTES = 256 * 1024 * 1024
+"""How much of the file SQLite reads through a memory map rather than ``read`` calls.
+A desk's rows are spread over the whole table, so a long desk scan touches a different
+page for almost every row; mapped, each of those is a memory access instead of a system
+call and a copy into SQLite's own small page cache. Pages come from the operating
+system's file cache either way, so this costs address space, not memory."""
 
 AUTHOR_CACHE_CAP = 4096
 """Distinct authors a store keeps decoded; rows by the same author share one record."""
@@ -239,8 +254,23 @@ def _row_message(row: tuple[Any, ...]) -> LogMessage:
 
 
 def _page(rows: list[tuple[Any, ...]], limit: int) -> SessionPage:
-    """A page from rows already newest-first; a full page points below its oldest row."""
-    messages = tuple(map(_row_message, rows))
+    """A page from rows already newest-first; a full page points below its oldest row.
+
+    The same as mapping :func:`_row_message` over ``rows``, with the author cache looked
+    up in place: a page decodes hundreds of rows by a handful of authors."""
+    cached = _authors.get
+    messages = tuple(
+        [
+            LogMessage(
+                sequence,
+                cached((author_type, author_id, label)) or _author(author_type, author_id, label),
+                content,
+                chat_id,
+                parent,
+            )
+            for sequence, chat_id, parent, author_type, author_id, label, content in rows
+        ]
+    )
     next_before = messages[-1].sequence if messages and len(messages) >= limit else None
     return SessionPage(messages, next_before)
 
@@ -333,6 +363,7 @@ class SQLiteStore(Store):
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             apply_migrations(self._db)
         except sqlite3.OperationalError as err:
             if "locked" in str(err) or "busy" in str(err):
@@ -703,22 +734,35 @@ class _ConversationView:
 
     A desk view holds the rows whose chat id is in the desk; a thread view holds the
     thread's root and its direct replies within that desk. Pages follow the
-    :class:`~coderooms.rooms.session.SessionLog` contract of the whole log, at most
-    :data:`VIEW_PAGE_ROWS` rows each.
+    :class:`~coderooms.rooms.session.SessionLog` contract of the whole log: at most
+    :data:`VIEW_PAGE_ROWS` rows on a fresh read, and on a read from the cursor the
+    previous page advertised, up to twice the previous page's allowance (at most
+    :data:`VIEW_PAGE_ROWS_MAX`). Page sizes are the only thing this memory changes.
     """
 
     def __init__(self, store: SQLiteStore, conversation: Conversation) -> None:
         self._store = store
         self._keys = conversation_keys(conversation.desk_id, conversation.desk_name)
         self._root = conversation.thread_root
+        self._resume: Sequence | None = None
+        """The cursor the last page advertised (None: none)."""
+        self._allowance = VIEW_PAGE_ROWS
+        """The most rows the last page could hold."""
 
     async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
         return self.read_before_now(before, limit)
 
     def read_before_now(self, before: Sequence | None, limit: int) -> SessionPage:
-        limit = min(_check_limit(limit), VIEW_PAGE_ROWS)
+        continues = before is not None and before == self._resume
+        allowance = min(2 * self._allowance, VIEW_PAGE_ROWS_MAX) if continues else VIEW_PAGE_ROWS
+        limit = min(_check_limit(limit), allowance)
         if limit == 0:
             return SessionPage(())
+        page = self._read(before, limit)
+        self._resume, self._allowance = page.next_before, allowance
+        return page
+
+    def _read(self, before: Sequence | None, limit: int) -> SessionPage:
         ceiling = _ceiling(before)
         if self._root is None:
             rows = self._newest(
