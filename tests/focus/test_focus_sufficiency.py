@@ -91,3 +91,16 @@ def test_a_file_too_large_to_load_whole_is_reached_through_its_loaded_class() ->
     assert renders.get("shop/cart.py") != "full"
     assert result.sufficiency.state == "saturated"
     assert result.sufficiency.captured_salience_mass > 0.5
+
+
+def test_a_clear_lead_is_sufficient_only_with_its_best_code_loaded_in_full() -> None:
+    leads = 0
+    for budget in range(10, 300, 5):
+        result = ENGINE.focus("price_of apply_discount rounding", budget=budget)
+        if "leads the next file" not in result.sufficiency.why:
+            continue
+        leads += 1
+        assert result.sufficiency.state == "sufficient"
+        named = result.sufficiency.why.split("(", 1)[1].split(")", 1)[0]
+        assert named in result.covered_ids()
+    assert leads > 0

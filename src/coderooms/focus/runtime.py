@@ -261,4 +261,3 @@ class FocusEngine:
             "salience": round(float(sal.scores[row]), SALIENCE_DIGITS),
             "why": "; ".join(sal.why.get(row, [])),
         }
-

@@ -2,7 +2,8 @@
 
 - ``gathering``: the goal barely touches the code, or items ahead of the knee of the
   salience curve did not fit — more budget or a narrower goal would help.
-- ``sufficient``: everything ahead of the knee is loaded (a file or class too large to
+- ``sufficient``: one file leads the runner-up by :data:`MIN_TOP_MARGIN` and its most
+  salient code is loaded in full; or everything ahead of the knee is loaded (a file or class too large to
   load whole counts when code inside it is loaded) and the loaded share of the
   candidates' salience reaches :data:`SUFFICIENT_MASS`.
 - ``saturated``: every candidate above the relevance floor is loaded; more budget adds
@@ -24,6 +25,9 @@ SUFFICIENT_MASS = 0.5
 SKELETON_CREDIT = 0.5  # a signature skeleton captures part of an item's salience
 MIN_TERM_COVERAGE = 0.5  # below this share of goal terms known to the code, a goal is weak
 MIN_KNEE_ITEMS = 1
+MIN_TOP_MARGIN = 1.2  # the best file must outscore the runner-up by this factor to lead
+KNEE_WINDOW = 30  # the knee is looked for among the best candidates only (long tails
+# would push it far out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,23 @@ def knee(values: Sequence[float]) -> int:
         if gap > best:
             best, best_at = gap, i
     return max(best_at, MIN_KNEE_ITEMS)
+
+
+def _clear_lead(index: SalienceIndex, salience: Salience) -> tuple[str, float, str] | None:
+    """(path, margin, best symbol id) when one file stands clear of the runner-up."""
+    strength = salience.file_strength
+    if strength is None or len(index.file_rows) < 2:
+        return None
+    files = sorted(index.file_rows, key=lambda r: (-float(strength[r]), r))
+    first, second = float(strength[files[0]]), float(strength[files[1]])
+    if first <= 0 or (second > 0 and first / second < MIN_TOP_MARGIN):
+        return None
+    margin = first / second if second > 0 else float("inf")
+    inside = index.symbols_by_file.get(files[0], [])
+    if not inside:
+        return index.nodes[files[0]].path, margin, index.nodes[files[0]].id
+    best = max(inside, key=lambda r: (float(salience.scores[r]), -r))
+    return index.nodes[files[0]].path, margin, index.nodes[best].id
 
 
 def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Sufficiency:
@@ -85,7 +106,7 @@ def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Suffici
     total = sum(candidate_scores.get(c, 0.0) for c in packing.candidates)
     captured = sum(candidate_scores.get(c, 0.0) * covered.get(c, 0.0) for c in packing.candidates)
     mass = round(captured / total, 4) if total > 0 else 0.0
-    curve = [candidate_scores.get(c, 0.0) for c in packing.candidates]
+    curve = [candidate_scores.get(c, 0.0) for c in packing.candidates[:KNEE_WINDOW]]
     head = packing.candidates[: knee(curve)]
     missing_head = [c for c in head if covered.get(c, 0.0) < 1.0 and c not in opened]
     over = [e for e in packing.ignored if e.why in ("over_budget", "over_candidate_limit")]
@@ -104,6 +125,17 @@ def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Suffici
             f"{mass:.0%} of the candidates' salience is captured; {len(over)} lower items "
             "left out",
         )
+    lead = _clear_lead(index, salience)
+    if lead is not None:
+        path, margin, best = lead
+        if covered.get(best, 0.0) >= 1.0:
+            return Sufficiency(
+                "sufficient",
+                mass,
+                f"{path} leads the next file by {margin:.2f}× and its most salient code "
+                f"({best}) is loaded in full; {len(missing_head)} other items ahead of the "
+                "knee are not",
+            )
     if missing_head:
         return Sufficiency(
             "gathering",
