@@ -194,6 +194,34 @@ def test_parallel_and_serial_runs_build_the_same_index(make_repo: Callable[..., 
     assert dump(serial) == dump(parallel)
 
 
+def test_parallel_cold_run_resolves_like_a_serial_one(make_repo: Callable[..., Path]) -> None:
+    """Enough files for a forked helper to resolve half of them: classes, inheritance,
+    imports, method calls and tests must come out exactly as from one process."""
+    files: dict[str, str] = {"pkg/__init__.py": "", "tests/__init__.py": ""}
+    for i in range(30):
+        base = f"Base{i - 1}" if i else "object"
+        head = f"from pkg.mod{i - 1} import Base{i - 1}, helper{i - 1}\n" if i else ""
+        files[f"pkg/mod{i}.py"] = (
+            f"{head}\n\nclass Base{i}({base}):\n    def run(self):\n"
+            f"        return self.step() + helper{i}()\n\n    def step(self):\n"
+            f"        return {i}\n\n\ndef helper{i}():\n"
+            f"    return {f'helper{i - 1}()' if i else '0'}\n"
+        )
+        files[f"tests/test_mod{i}.py"] = (
+            f"from pkg.mod{i} import Base{i}\n\n\ndef test_run():\n"
+            f"    assert Base{i}().run() >= 0\n"
+        )
+    serial = make_repo(files, name="serial")
+    parallel = make_repo(files, name="parallel")
+    Workspace.open(serial).index(workers=1)
+    Workspace.open(parallel).index(workers=2)
+    assert dump(serial) == dump(parallel)
+    edges = {(e[2], e[0], e[1]) for e in dump(parallel)["edges"]}  # type: ignore[union-attr]
+    assert ("inherits", "pkg/mod7.py::Base7", "pkg/mod6.py::Base6") in edges
+    assert ("calls", "pkg/mod7.py::Base7.run", "pkg/mod7.py::Base7.step") in edges
+    assert ("tests", "tests/test_mod7.py::test_run", "pkg/mod7.py::Base7") in edges
+
+
 def test_graph_cache_file_follows_the_index(repo: Path) -> None:
     Workspace.open(repo).index(workers=1)
     before = Workspace.open(repo).graph()

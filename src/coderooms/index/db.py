@@ -232,8 +232,12 @@ def load_facts(conn: sqlite3.Connection, path: str) -> FileFacts | None:
     return decode_facts(row, symbols)
 
 
-def write_file(conn: sqlite3.Connection, facts: FileFacts, mtime_ns: int) -> None:
-    conn.execute("DELETE FROM symbols WHERE path = ?", (facts.path,))
+def write_file(
+    conn: sqlite3.Connection, facts: FileFacts, mtime_ns: int, *, replace: bool = True
+) -> None:
+    """Store one file and its symbols (``replace=False``: the file is not stored yet)."""
+    if replace:
+        conn.execute("DELETE FROM symbols WHERE path = ?", (facts.path,))
     conn.execute(
         "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (

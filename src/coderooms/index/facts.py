@@ -7,11 +7,31 @@ computed in a worker process, stored, and resolved again later without re-parsin
 from __future__ import annotations
 
 import json
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 SymbolKind = str  # "module" | "class" | "function" | "method"
 
 
+def _pickled_by_fields(cls: type[_T]) -> type[_T]:
+    """Pickle instances as their class and field values in order. Facts cross from the
+    workers to the indexing process in bulk; the default for slotted dataclasses (a
+    ``__getstate__`` walking ``fields()``, a ``__setstate__`` setting each) takes three
+    times as long to load."""
+    values: Callable[[Any], tuple[Any, ...]] = operator.attrgetter(*cls.__slots__)  # type: ignore[attr-defined]
+
+    def __reduce__(self: _T) -> tuple[type[_T], tuple[Any, ...]]:
+        return cls, values(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign,assignment]
+    return cls
+
+
+@_pickled_by_fields
 @dataclass(slots=True)
 class SymbolFact:
     id: str
@@ -28,6 +48,7 @@ class SymbolFact:
     size_bytes: int = 0
 
 
+@_pickled_by_fields
 @dataclass(slots=True)
 class ImportFact:
     """One imported module, as written.
@@ -45,6 +66,7 @@ class ImportFact:
     line: int = 0
 
 
+@_pickled_by_fields
 @dataclass(slots=True)
 class FileFacts:
     path: str
@@ -72,6 +94,7 @@ class FileFacts:
     uses: str = ""
 
 
+@_pickled_by_fields
 @dataclass(slots=True)
 class Skipped:
     path: str

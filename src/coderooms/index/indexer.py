@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
+from itertools import chain
+from multiprocessing.connection import Connection
 
 from coderooms.index import db
 from coderooms.index.discover import list_files
@@ -44,12 +46,17 @@ def _process_chunk(root: str, chunk: list[tuple[str, str | None]]) -> list[Outco
     return [process_file(root, path, old) for path, old in chunk]
 
 
+def can_fork() -> bool:
+    """Whether this process may fork: not while another thread could hold a lock."""
+    return threading.active_count() == 1
+
+
 def open_pool(files: int, workers: int) -> multiprocessing.pool.Pool | None:
     """Worker processes for parsing, or None when in-process is cheaper."""
     if workers <= 1 or files < PARALLEL_MIN_FILES:
         return None
     # fork is fastest; with other threads alive it is unsafe, so use forkserver then.
-    method = "fork" if threading.active_count() == 1 else "forkserver"
+    method = "fork" if can_fork() else "forkserver"
     return multiprocessing.get_context(method).Pool(workers, initializer=gc.disable)
 
 
@@ -120,11 +127,13 @@ def _run(
     deleted = sorted(p for p in known if p not in listed)
     gone_skips = sorted(p for p in known_skipped if p not in listed)
 
-    # Fork the workers before any thread exists, then start git log beside them.
+    # Processes are forked before any thread exists: git log (read by a thread) starts
+    # right away when parsing stays in this process, else once the forking is over.
     pool = open_pool(len(todo), workers)
-    git_proc = None
-    if listing.git and head and head != db.get_meta(conn, "head"):
-        git_proc = GitLogPass(root)
+    forks = pool is not None
+    want_git = bool(listing.git and head and head != db.get_meta(conn, "head"))
+    git_proc = GitLogPass(root) if want_git and not forks else None
+    helper: ForkedResolution | None = None
     changed: list[FileFacts] = []
     old_symbols: dict[str, set[tuple[str, str]]] = {}
     old_imports: dict[str, str] = {}
@@ -169,8 +178,9 @@ def _run(
                 if path in known:
                     old_symbols[path] = _symbol_keys(conn, path)
                     old_imports[path] = _imports_blob(conn, path)
-                conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
-                db.write_file(conn, outcome, mtime)
+                if path in known_skipped:
+                    conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
+                db.write_file(conn, outcome, mtime, replace=path in known)
                 changed.append(outcome)
 
         if pool is not None:
@@ -182,11 +192,27 @@ def _run(
         cpu_mark = time.process_time()
         key = os.path.realpath(root)
         generation = db.get_meta(conn, "generation", "")
-        resolved, table = _resolve(
+        affected, table, resolver = _prepare_resolution(
             conn, key, generation, cold, changed, deleted, old_symbols, old_imports
         )
+        # A cold run holds every file's facts in memory: a forked helper can resolve
+        # half of the files from its copy while this process does the other half.
+        if (
+            forks
+            and cold
+            and resolver is not None
+            and len(affected) >= PARALLEL_MIN_FILES
+            and can_fork()
+        ):
+            helper = ForkedResolution(resolver, affected[1::2])
+            affected = affected[::2]
+        if want_git and git_proc is None:
+            git_proc = GitLogPass(root)
+        resolved = _store_resolution(conn, resolver, affected, helper, replace=not cold)
         phases["resolve"] = time.perf_counter() - mark
         phases["resolve_cpu"] = time.process_time() - cpu_mark
+        if helper is not None:
+            phases["resolve_cpu"] += helper.cpu_seconds
         mark = time.perf_counter()
 
         if listing.git and git_proc is not None:
@@ -227,6 +253,8 @@ def _run(
         conn.execute("ROLLBACK")
         if pool is not None:
             pool.terminate()
+        if helper is not None:
+            helper.cancel()
         if git_proc is not None:
             git_proc.cancel()
         raise
@@ -316,7 +344,7 @@ def keep_table(key: str, generation: str, table: SymbolTable | None) -> None:
         _TABLES[key] = (generation, table)
 
 
-def _resolve(
+def _prepare_resolution(
     conn: sqlite3.Connection,
     key: str,
     generation: str,
@@ -325,15 +353,15 @@ def _resolve(
     deleted: list[str],
     old_symbols: dict[str, set[tuple[str, str]]],
     old_imports: dict[str, str],
-) -> tuple[int, SymbolTable | None]:
-    """Re-resolve every file whose edges the changes can affect; returns how many, and
-    the symbol table of the new state (None when nothing changed)."""
+) -> tuple[list[str], SymbolTable | None, Resolver | None]:
+    """The files whose edges the changes can affect (sorted), the symbol table of the
+    new state and a resolver over it (both None when nothing changed)."""
     files = {p: lang for p, lang in conn.execute("SELECT path, language FROM files ORDER BY path")}
     if cold:
         affected = {p for p, lang in files.items() if lang in PARSED_LANGUAGES}
     else:
         if not changed and not deleted:
-            return 0, None
+            return [], None, None
         delta: set[str] = set()
         affected = {f.path for f in changed if f.language in PARSED_LANGUAGES}
         importers_of: set[str] = set()
@@ -365,21 +393,97 @@ def _resolve(
             )
         affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
     table = _symbol_table(conn, key, generation, files, cold, changed, deleted)
-    resolver = Resolver(table, partial(db.load_facts, conn))
+    if cold:
+        # Every indexed file was parsed in this run: facts never need reading back, so
+        # the resolver holds no database handle (a forked copy of it may run alone).
+        in_memory = {f.path: f for f in changed}
+        resolver = Resolver(table, in_memory.get)
+    else:
+        resolver = Resolver(table, partial(db.load_facts, conn))
     for f in changed:
         resolver.prime(f)
-    for path in sorted(affected):
+    return sorted(affected), table, resolver
+
+
+ResolvedFile = tuple[str, list[tuple[str, str, str, float, str]], tuple[int, ...]]
+
+
+def _resolve_files(resolver: Resolver, paths: list[str]) -> list[ResolvedFile]:
+    """Edge rows and unresolved counts of each file, as stored."""
+    out: list[ResolvedFile] = []
+    for path in paths:
         res = resolver.resolve_file(path)
-        conn.execute("DELETE FROM edges WHERE origin = ?", (path,))
-        conn.executemany(
-            "INSERT INTO edges VALUES (?, ?, ?, ?, ?)",
-            [(s, d, k, w, path) for (s, d, k), w in sorted(res.edges.items())],
+        rows = [(s, d, k, w, path) for (s, d, k), w in sorted(res.edges.items())]
+        out.append((path, rows, tuple(res.unresolved[r] for r in UNRESOLVED_REASONS)))
+    return out
+
+
+def _resolve_into(resolver: Resolver, paths: list[str], pipe: Connection) -> None:
+    results = _resolve_files(resolver, paths)
+    pipe.send((results, time.process_time()))  # a forked child's clock starts at zero
+    pipe.close()
+
+
+class ForkedResolution:
+    """Some files resolved by a forked copy of this process: it inherits the symbol
+    table and every file's facts, so only the resulting edge rows cross the pipe."""
+
+    def __init__(self, resolver: Resolver, paths: list[str]) -> None:
+        self.paths = paths
+        self.cpu_seconds = 0.0  # the helper's CPU time, known once its results are in
+        self._resolver = resolver
+        context = multiprocessing.get_context("fork")
+        self._pipe, child_end = context.Pipe(duplex=False)
+        self._proc = context.Process(
+            target=_resolve_into, args=(resolver, paths, child_end), daemon=True
         )
-        conn.execute(
-            "INSERT OR REPLACE INTO unresolved VALUES (?, ?, ?, ?, ?)",
-            (path, *(res.unresolved[r] for r in UNRESOLVED_REASONS)),
-        )
-    return len(affected), table
+        self._proc.start()
+        child_end.close()
+
+    def results(self) -> list[ResolvedFile]:
+        try:
+            got: list[ResolvedFile]
+            got, self.cpu_seconds = self._pipe.recv()
+        except EOFError:  # the helper died (killed, out of memory): resolve here instead
+            got = _resolve_files(self._resolver, self.paths)
+        finally:
+            self._pipe.close()
+            self._proc.join()
+        return got
+
+    def cancel(self) -> None:
+        if self._proc.is_alive():
+            self._proc.terminate()
+        self._proc.join()
+        self._pipe.close()
+
+
+def _store_resolution(
+    conn: sqlite3.Connection,
+    resolver: Resolver | None,
+    paths: list[str],
+    helper: ForkedResolution | None,
+    *,
+    replace: bool,
+) -> int:
+    """Resolve ``paths`` (and collect the helper's share) and store the edges, file by
+    file in path order; returns how many files were resolved."""
+    if resolver is None:
+        return 0
+    results = _resolve_files(resolver, paths)
+    if helper is not None:
+        results.extend(helper.results())
+        results.sort(key=lambda r: r[0])
+    if replace:
+        conn.executemany("DELETE FROM edges WHERE origin = ?", [(r[0],) for r in results])
+    conn.executemany(
+        "INSERT INTO edges VALUES (?, ?, ?, ?, ?)", chain.from_iterable(r[1] for r in results)
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO unresolved VALUES (?, ?, ?, ?, ?)",
+        [(path, *counts) for path, _, counts in results],
+    )
+    return len(results)
 
 
 def summarize(
