@@ -737,7 +737,8 @@ class _ConversationView:
     :class:`~coderooms.rooms.session.SessionLog` contract of the whole log: at most
     :data:`VIEW_PAGE_ROWS` rows on a fresh read, and on a read from the cursor the
     previous page advertised, up to twice the previous page's allowance (at most
-    :data:`VIEW_PAGE_ROWS_MAX`). Page sizes are the only thing this memory changes.
+    :data:`VIEW_PAGE_ROWS_MAX`). Where the last page ended is all a view remembers, and
+    it only ever changes how many rows a page holds, never which rows a walk sees.
     """
 
     def __init__(self, store: SQLiteStore, conversation: Conversation) -> None:
