@@ -123,4 +123,5 @@ def encode_facts(facts: FileFacts) -> str:
             "b": facts.bases,
         },
         separators=(",", ":"),
+        check_circular=False,  # plain lists and tuples of strings and numbers
     )

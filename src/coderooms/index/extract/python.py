@@ -129,7 +129,7 @@ def _imports(node: Node, source: bytes) -> ImportFact | list[ImportFact]:
     return ImportFact(module=module, names=tuple(names), level=level, line=line)
 
 
-_NAME_CHARS_REVERSED = re.compile(rb"[A-Za-z0-9_.]*")
+_NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
 _DOTTED_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 RECEIVER_SCAN_BYTES = 256  # how far back a receiver's dotted name is looked for
 
@@ -142,12 +142,11 @@ def receiver_before(source: bytes, dot: int) -> str:
     window = source[max(0, dot - RECEIVER_SCAN_BYTES) : dot]
     if window.endswith(b"super()"):
         return "super()"
-    # Match backwards from the dot (on the reversed window: linear, not quadratic).
-    run = _NAME_CHARS_REVERSED.match(window[::-1])
-    tail = run.group()[::-1] if run else b""
+    # The run of name characters that ends at the dot (rstrip finds where it starts).
+    start = len(window.rstrip(_NAME_BYTES))
+    tail = window[start:]
     if not tail or _DOTTED_NAME.fullmatch(tail) is None:
         return "?"
-    start = len(window) - len(tail)
     before = window[start - 1 : start] if start > 0 else b""
     if before in (b")", b"]", b"}", b"'", b'"') or (start == 0 and dot > RECEIVER_SCAN_BYTES):
         return "?"  # the tail of a longer expression (f().x, a[0].y …)
