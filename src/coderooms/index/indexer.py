@@ -131,6 +131,8 @@ def _run(
     # right away when parsing stays in this process, else once the forking is over.
     pool = open_pool(len(todo), workers)
     forks = pool is not None
+    if forks:  # largest files first: no worker is left parsing a big one at the end
+        todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)
     want_git = bool(listing.git and head and head != db.get_meta(conn, "head"))
     git_proc = GitLogPass(root) if want_git and not forks else None
     helper: ForkedResolution | None = None
@@ -466,14 +468,19 @@ def _store_resolution(
     *,
     replace: bool,
 ) -> int:
-    """Resolve ``paths`` (and collect the helper's share) and store the edges, file by
-    file in path order; returns how many files were resolved."""
+    """Resolve ``paths`` and store their edges, then store the helper's share (which it
+    computed meanwhile); returns how many files were resolved."""
     if resolver is None:
         return 0
-    results = _resolve_files(resolver, paths)
+    shares = [_resolve_files(resolver, paths)]
+    _store_edges(conn, shares[0], replace=replace)
     if helper is not None:
-        results.extend(helper.results())
-        results.sort(key=lambda r: r[0])
+        shares.append(helper.results())
+        _store_edges(conn, shares[1], replace=replace)
+    return sum(map(len, shares))
+
+
+def _store_edges(conn: sqlite3.Connection, results: list[ResolvedFile], *, replace: bool) -> None:
     if replace:
         conn.executemany("DELETE FROM edges WHERE origin = ?", [(r[0],) for r in results])
     conn.executemany(
@@ -483,7 +490,6 @@ def _store_resolution(
         "INSERT OR REPLACE INTO unresolved VALUES (?, ?, ?, ?, ?)",
         [(path, *counts) for path, _, counts in results],
     )
-    return len(results)
 
 
 def summarize(
