@@ -222,6 +222,27 @@ def test_parallel_cold_run_resolves_like_a_serial_one(make_repo: Callable[..., P
     assert ("tests", "tests/test_mod7.py::test_run", "pkg/mod7.py::Base7") in edges
 
 
+def test_cold_build_leaves_the_schema_indexes_in_place(repo: Path) -> None:
+    """A cold build drops the secondary indexes while it loads and must rebuild them."""
+    import sqlite3
+
+    def indexes() -> list[tuple[str, str]]:
+        conn = sqlite3.connect(repo / ".coderooms" / "index.db")
+        try:
+            return conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+                "ORDER BY name"
+            ).fetchall()
+        finally:
+            conn.close()
+
+    Workspace.open(repo).index(workers=1)
+    assert [name for name, _ in indexes()] == ["edges_by_origin", "symbols_by_path"]
+    (repo / "app/helpers.py").write_text("def fmt(x):\n    return x\n")
+    Workspace.open(repo).index(workers=1)  # incremental: the indexes are used, not dropped
+    assert [name for name, _ in indexes()] == ["edges_by_origin", "symbols_by_path"]
+
+
 def test_graph_cache_file_follows_the_index(repo: Path) -> None:
     Workspace.open(repo).index(workers=1)
     before = Workspace.open(repo).graph()

@@ -30,6 +30,7 @@ PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 CHUNK_FILES = 8  # files per task sent to a worker
 MAX_WORKERS = 8
 GENERATION_TOKEN_BYTES = 8
+BULK_TABLES = ("symbols", "edges")  # written in bulk by a cold build
 
 Progress = Callable[[int, int], None]  # (files done, files to parse)
 
@@ -141,6 +142,8 @@ def _run(
     old_imports: dict[str, str] = {}
     conn.execute("BEGIN IMMEDIATE")
     try:
+        # A cold build fills empty tables: their indexes are rebuilt once at the end.
+        rebuild = db.drop_indexes(conn, BULK_TABLES) if cold else []
         for path in deleted:
             old_symbols[path] = _symbol_keys(conn, path)
             old_imports[path] = _imports_blob(conn, path)
@@ -211,6 +214,8 @@ def _run(
         if want_git and git_proc is None:
             git_proc = GitLogPass(root)
         resolved = _store_resolution(conn, resolver, affected, helper, replace=not cold)
+        for statement in rebuild:
+            conn.execute(statement)
         phases["resolve"] = time.perf_counter() - mark
         phases["resolve_cpu"] = time.process_time() - cpu_mark
         if helper is not None:
