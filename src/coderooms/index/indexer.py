@@ -19,10 +19,10 @@ from multiprocessing.connection import Connection
 
 from coderooms.index import db
 from coderooms.index.discover import list_files
-from coderooms.index.extract import Outcome, Unchanged, process_file, skip_reason
+from coderooms.index.extract import Outcome, Unchanged, prepare, process_file, skip_reason
 from coderooms.index.facts import FileFacts, Skipped
 from coderooms.index.gitlog import GitLogPass, head_commit
-from coderooms.index.languages import PARSED_LANGUAGES
+from coderooms.index.languages import PARSED_LANGUAGES, language_of
 from coderooms.index.resolve import UNRESOLVED_REASONS, Resolver, SymbolRow, SymbolTable
 from coderooms.index.summary import IndexSummary
 
@@ -52,10 +52,11 @@ def can_fork() -> bool:
     return threading.active_count() == 1
 
 
-def open_pool(files: int, workers: int) -> multiprocessing.pool.Pool | None:
-    """Worker processes for parsing, or None when in-process is cheaper."""
-    if workers <= 1 or files < PARALLEL_MIN_FILES:
+def open_pool(paths: list[str], workers: int) -> multiprocessing.pool.Pool | None:
+    """Worker processes for parsing ``paths``, or None when in-process is cheaper."""
+    if workers <= 1 or len(paths) < PARALLEL_MIN_FILES:
         return None
+    prepare(language_of(p) for p in paths)  # compiled once, before the workers fork
     # fork is fastest; with other threads alive it is unsafe, so use forkserver then.
     method = "fork" if can_fork() else "forkserver"
     return multiprocessing.get_context(method).Pool(workers, initializer=gc.disable)
@@ -130,7 +131,7 @@ def _run(
 
     # Processes are forked before any thread exists: git log (read by a thread) starts
     # right away when parsing stays in this process, else once the forking is over.
-    pool = open_pool(len(todo), workers)
+    pool = open_pool([path for path, _ in todo], workers)
     forks = pool is not None
     if forks:  # largest files first: no worker is left parsing a big one at the end
         todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)

@@ -6,6 +6,7 @@ Runs in worker processes; everything here depends only on the file itself.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from coderooms.index.extract import curly, python
 from coderooms.index.extract.common import content_hash
@@ -142,6 +143,17 @@ def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
     facts.encoded = encode_facts(facts)
     facts.uses = "\n".join(sorted(names_used(facts)))
     return facts
+
+
+def prepare(languages: Iterable[str | None]) -> None:
+    """Compile the parsers and queries of ``languages`` now: workers forked afterwards
+    share them instead of each compiling its own."""
+    for language in sorted(set(languages) & PARSED_LANGUAGES):
+        if language == "python":
+            python.parser()
+            python.query()
+        else:
+            curly.parser(language)
 
 
 def skip_reason(facts: FileFacts) -> str | None:

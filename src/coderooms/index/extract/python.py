@@ -57,7 +57,7 @@ def language() -> Language:
 
 
 @cache
-def _query() -> Query:
+def query() -> Query:
     return Query(language(), _QUERY)
 
 
@@ -167,7 +167,7 @@ def extract(facts: FileFacts, source: bytes) -> None:
     tree = parser().parse(source)
     root = tree.root_node
     facts.parse_error = root.has_error
-    caps = QueryCursor(_query()).captures(root)
+    caps = QueryCursor(query()).captures(root)
     path = facts.path
     file_is_test = facts.is_test
 
