@@ -148,7 +148,7 @@ def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
 def prepare(languages: Iterable[str | None]) -> None:
     """Compile the parsers and queries of ``languages`` now: workers forked afterwards
     share them instead of each compiling its own."""
-    for language in sorted(set(languages) & PARSED_LANGUAGES):
+    for language in sorted({lang for lang in languages if lang in PARSED_LANGUAGES}):
         if language == "python":
             python.parser()
             python.query()
