@@ -28,6 +28,7 @@ TOOLS = {
     "focus",
     "seek",
     "impact",
+    "skim",
 }
 
 
@@ -387,3 +388,22 @@ def test_focus_errors_are_tool_errors_with_the_library_message(room: tuple[Sessi
     assert budget.is_error and text_of(budget).startswith("InvalidBudget: ")
     no_repo = sessions.call("bob", "focus", {"goal": GOAL})
     assert no_repo.is_error and text_of(no_repo).startswith("NoWorkspace: ")
+
+
+def test_skim_cuts_verbose_output_to_the_goal_and_marks_the_cuts(
+    room: tuple[Sessions, str],
+) -> None:
+    sessions, _ = room
+    noise = [f"collected test_{i} PASSED" for i in range(600)]
+    output = "\n".join([*noise[:300], "FAILED test_retry - backoff 64 > cap 30", *noise[300:]])
+    result = sessions.call(
+        "alice", "skim", {"text": output, "goal": "retry backoff", "budget": 200}
+    )
+    out = ok(result)
+    text = text_of(result)
+    assert "FAILED test_retry - backoff 64 > cap 30" in text
+    assert out["tokens_out"] <= 200 < out["tokens_in"]
+    assert out["lines_in"] == out["lines_kept"] + sum(
+        cut["end_line"] - cut["start_line"] + 1 for cut in out["cuts"]
+    )
+    assert "[... skimmed lines" in text

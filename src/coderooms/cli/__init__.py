@@ -4,7 +4,7 @@
 itself here.
 """
 
-from coderooms.cli import focus_cmds, index_cmds, mcp_cmds, recall_cmds, rooms_cmds
+from coderooms.cli import focus_cmds, index_cmds, mcp_cmds, recall_cmds, rooms_cmds, skim_cmds
 from coderooms.cli.app import main
 
 rooms_cmds.register(main)
@@ -12,5 +12,6 @@ recall_cmds.register(main)
 mcp_cmds.register(main)
 index_cmds.register(main)
 focus_cmds.register(main)
+skim_cmds.register(main)
 
 __all__ = ["main"]

@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "SkimCutOut",
+    "SkimOut",
     "AuthorOut",
     "DeskOut",
     "FocusOut",
@@ -254,3 +256,26 @@ class ImpactOut(_Open):
     ignored: list[dict[str, Any]] = Field(description=IGNORED_NOTE)
     ignored_total: int
     ignored_by_reason: dict[str, int]
+
+
+class SkimCutOut(BaseModel):
+    start_line: int
+    end_line: int
+    tokens: int
+    reason: Literal["no_goal_match", "over_budget"]
+
+
+class SkimOut(BaseModel):
+    budget: int
+    tokens_in: int
+    tokens_out: int
+    lines_in: int
+    lines_kept: int
+    cuts: list[SkimCutOut] = Field(
+        description="Every run of cut lines; each also stands in the text as a marker line."
+    )
+    text: str | None = Field(
+        default=None,
+        exclude=True,
+        description="The skimmed text. Sent once, in the readable text.",
+    )

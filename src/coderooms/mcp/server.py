@@ -32,6 +32,7 @@ from coderooms.mcp.schemas import (
     ReadOut,
     SearchOut,
     SeekOut,
+    SkimOut,
     ThreadsOut,
 )
 from coderooms.mcp.service import RoomService
@@ -39,6 +40,9 @@ from coderooms.rooms.ranking import SELECT_LIMIT
 from coderooms.rooms.records import SESSION_WINDOW
 from coderooms.rooms.search import SEARCH_LIMIT
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT
+from coderooms.rooms.wire import to_wire
+from coderooms.skim import DEFAULT_SKIM_BUDGET
+from coderooms.skim import skim as skim_output
 
 __all__ = ["SERVER_NAME", "Caller", "build_server", "fixed_caller", "inline_refs", "token_caller"]
 
@@ -252,6 +256,26 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
     ) -> Annotated[CallToolResult, ImpactOut]:
         """What depends on a target: its blast radius over reverse dependencies."""
         return await _answer(lambda: service.impact(who(ctx), target, depth), render.render_impact)
+
+    @tool(READ_ONLY)
+    async def skim(
+        text: Annotated[
+            str, Field(description="Verbose tool output: a test run, a log, a listing.")
+        ],
+        goal: Annotated[str, Field(description="What you are trying to do, in words.")],
+        budget: Annotated[
+            int, Field(description="Tokens the skimmed output may take.")
+        ] = DEFAULT_SKIM_BUDGET,
+    ) -> Annotated[CallToolResult, SkimOut]:
+        """Cut verbose output to the lines your goal needs (plus errors, warnings, head and
+        tail) within a token budget; every cut is marked in place with what went and why."""
+
+        async def work() -> SkimOut:
+            result = skim_output(text, goal, budget)
+            payload = to_wire(result)
+            return SkimOut.model_validate({**payload, "text": result.text})
+
+        return await _answer(work, lambda out: out.text or "")
 
     return MCPServer(
         SERVER_NAME,

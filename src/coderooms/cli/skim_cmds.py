@@ -1,0 +1,56 @@
+"""``coderooms skim``: verbose tool output cut to what a goal needs, every cut marked."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from coderooms.rooms.wire import to_wire
+from coderooms.skim import DEFAULT_SKIM_BUDGET, skim
+
+__all__ = ["register", "skim_command"]
+
+SKIM_INPUT_CAP = 64 * 1024 * 1024
+"""Bytes of input `skim` reads at most; a larger input is refused, not truncated."""
+
+
+def register(group: click.Group) -> None:
+    """Attach ``skim`` to ``group``."""
+    group.add_command(skim_command)
+
+
+@click.command("skim")
+@click.argument("source", type=click.File("rb"), default="-", metavar="[FILE]")
+@click.option("--goal", required=True, help="What you are trying to do; lines about it are kept.")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SKIM_BUDGET,
+    show_default=True,
+    help="Tokens the skimmed output may take.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result and its cuts as JSON.")
+def skim_command(source: click.utils.LazyFile, goal: str, budget: int, as_json: bool) -> None:
+    """Skim FILE (or standard input): keep the lines GOAL needs, errors and warnings, the
+    head and the tail; replace every cut run of lines with a marker saying what went and
+    why."""
+    data = source.read(SKIM_INPUT_CAP + 1)
+    if len(data) > SKIM_INPUT_CAP:
+        raise click.ClickException(
+            f"input is larger than {SKIM_INPUT_CAP // (1024 * 1024)} MiB; skim a part of it"
+        )
+    text = data.decode("utf-8", errors="replace")
+    result = skim(text, goal, budget)
+    if as_json:
+        payload = to_wire(result)
+        payload["skimmed"] = result.skimmed
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    click.echo(result.text)
+    if result.skimmed:
+        click.echo(
+            f"[skim: kept {result.lines_kept} of {result.lines_in} lines, "
+            f"{result.tokens_out} of {result.tokens_in} tokens, {len(result.cuts)} cuts]",
+            err=True,
+        )

@@ -1,0 +1,212 @@
+"""The skimmer: verbose tool output cut down to what a goal needs, every cut marked.
+
+A test run, a build log or a long listing costs context that the goal mostly does not
+need. :func:`skim_text` keeps the lines that speak to the goal (its words, weighted by
+how rare they are in the output) and the lines that matter whatever the goal (errors,
+failures, tracebacks, warnings), with a little context around each, plus the head and
+the tail of the output, and fits them to a token budget. Nothing is dropped silently:
+each run of cut lines is replaced in the text by one marker line that says which lines
+went, how many tokens they held and why, and the same is returned as :class:`SkimCut`
+records.
+
+Pure: the caller hands in the token counter (``coderooms.skim`` binds the project's).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from coderooms.errors import InvalidBound
+from coderooms.focus.text import tokenize
+
+HEAD_LINES = 3
+"""Lines always kept from the start of the output (the command, the first header)."""
+TAIL_LINES = 8
+"""Lines always kept from the end (summaries and final errors usually live there)."""
+CONTEXT_LINES = 1
+"""Neighbours kept on each side of a line that was kept for what it says."""
+SIGNAL_WEIGHT = 3.0
+"""Score of a line that reports an error, failure or warning, whatever the goal."""
+MAX_LINE_CHARS = 2_000
+"""A longer line is shortened to this many characters (and the shortening marked)."""
+
+CutReason = Literal["no_goal_match", "over_budget"]
+
+_SIGNAL = re.compile(
+    r"\b(error|errors|exception|traceback|failed|failure|failures|fatal|panic|"
+    r"assert(?:ion)?(?:error)?|warning|deprecat\w*|segmentation fault|killed|timeout|"
+    r"timed out)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SkimCut:
+    """A run of cut lines (1-based, inclusive) and why they went."""
+
+    start_line: int
+    end_line: int
+    tokens: int
+    reason: CutReason
+
+    @property
+    def lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+
+@dataclass(frozen=True, slots=True)
+class SkimResult:
+    """The skimmed text (cut runs replaced by marker lines) and its accounting."""
+
+    text: str
+    budget: int
+    tokens_in: int
+    tokens_out: int
+    lines_in: int
+    lines_kept: int
+    cuts: tuple[SkimCut, ...]
+
+    @property
+    def skimmed(self) -> bool:
+        return bool(self.cuts)
+
+
+def cut_marker(cut: SkimCut) -> str:
+    """The line that stands in the text where ``cut`` removed lines."""
+    why = "nothing in them matches the goal" if cut.reason == "no_goal_match" else "over budget"
+    noun = "line" if cut.lines == 1 else "lines"
+    span = f"line {cut.start_line}" if cut.lines == 1 else f"lines {cut.start_line}-{cut.end_line}"
+    return f"[... skimmed {span} ({cut.lines} {noun}, {cut.tokens} tokens): {why} ...]"
+
+
+def skim_text(
+    text: str,
+    goal: str,
+    budget: int,
+    count_many: Callable[[Sequence[str]], list[int]],
+) -> SkimResult:
+    """Fit ``text`` into ``budget`` tokens, keeping what ``goal`` needs and marking cuts.
+
+    ``count_many`` counts the tokens of several strings at once. Text that already fits
+    comes back unchanged. Deterministic: ties go to the earlier line. The result stays
+    within the budget unless the budget cannot hold even the one marker that says what
+    was cut; honesty wins over the budget there.
+    """
+    if budget < 0:
+        raise InvalidBound("budget", budget)
+    lines = [_shorten(line) for line in text.split("\n")]
+    costs = count_many([line + "\n" for line in lines])
+    total = sum(costs)
+    if total <= budget:
+        kept = "\n".join(lines)
+        return SkimResult(kept, budget, total, total, len(lines), len(lines), ())
+
+    scores = _score_lines(lines, goal)
+    keep = [False] * len(lines)
+
+    def marker_cost(first: int, last: int) -> int:
+        return count_many([cut_marker(SkimCut(first + 1, last + 1, total, "over_budget")) + "\n"])[
+            0
+        ]
+
+    # A marker's size barely depends on its numbers: price every gap like the widest one.
+    marker_price = marker_cost(0, len(lines) - 1)
+    spent = 0  # tokens of kept lines
+    gaps = 1  # runs of cut lines (each becomes one marker)
+
+    def take(index: int) -> bool:
+        nonlocal spent, gaps
+        if keep[index]:
+            return True
+        left_open = index > 0 and not keep[index - 1]
+        right_open = index < len(lines) - 1 and not keep[index + 1]
+        new_gaps = gaps + (1 if left_open and right_open else 0 if left_open or right_open else -1)
+        if spent + costs[index] + new_gaps * marker_price > budget:
+            return False
+        keep[index] = True
+        spent += costs[index]
+        gaps = new_gaps
+        return True
+
+    # The first and last line anchor the output; then what the goal and the signals ask
+    # for, with context; then the rest of the head and the tail (the tail from its end).
+    take(0)
+    take(len(lines) - 1)
+    ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
+    for index in ranked:
+        if take(index):
+            for near in range(index - CONTEXT_LINES, index + CONTEXT_LINES + 1):
+                if 0 <= near < len(lines) and near != index:
+                    take(near)
+    for index in range(1, min(HEAD_LINES, len(lines))):
+        take(index)
+    for index in range(len(lines) - 2, max(len(lines) - 1 - TAIL_LINES, 0), -1):
+        take(index)
+
+    return _assemble(lines, costs, scores, keep, budget, total, marker_cost)
+
+
+def _shorten(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return line[:MAX_LINE_CHARS] + f" [... {len(line) - MAX_LINE_CHARS} more characters]"
+
+
+def _score_lines(lines: Sequence[str], goal: str) -> list[float]:
+    goal_terms = set(tokenize(goal))
+    line_terms = [set(tokenize(line)) for line in lines]
+    frequency: dict[str, int] = {}
+    for terms in line_terms:
+        for term in terms & goal_terms:
+            frequency[term] = frequency.get(term, 0) + 1
+    count = max(len(lines), 1)
+    weight = {t: math.log(1 + count / f) for t, f in frequency.items()}
+    scores: list[float] = []
+    for line, terms in zip(lines, line_terms, strict=True):
+        score = sum(weight[t] for t in terms & goal_terms)
+        if _SIGNAL.search(line):
+            score += SIGNAL_WEIGHT
+        scores.append(score)
+    return scores
+
+
+def _assemble(
+    lines: Sequence[str],
+    costs: Sequence[int],
+    scores: Sequence[float],
+    keep: Sequence[bool],
+    budget: int,
+    total: int,
+    marker_cost: Callable[[int, int], int],
+) -> SkimResult:
+    out: list[str] = []
+    cuts: list[SkimCut] = []
+    index = 0
+    spent = 0
+    while index < len(lines):
+        if keep[index]:
+            out.append(lines[index])
+            spent += costs[index]
+            index += 1
+            continue
+        first = index
+        while index < len(lines) and not keep[index]:
+            index += 1
+        last = index - 1
+        matched = any(scores[i] > 0 for i in range(first, last + 1))
+        cut = SkimCut(
+            first + 1,
+            last + 1,
+            sum(costs[first : last + 1]),
+            "over_budget" if matched else "no_goal_match",
+        )
+        cuts.append(cut)
+        out.append(cut_marker(cut))
+        spent += marker_cost(first, last)
+    text = "\n".join(out)
+    kept = sum(1 for k in keep if k)
+    return SkimResult(text, budget, total, spent, len(lines), kept, tuple(cuts))

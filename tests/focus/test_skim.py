@@ -1,0 +1,139 @@
+"""The skimmer keeps what the goal needs, stays in budget, and marks every cut."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coderooms import InvalidBound, skim
+from coderooms.cli import main
+from coderooms.focus.skim import SkimResult, cut_marker, skim_text
+
+
+def words(texts: Sequence[str]) -> list[int]:
+    """A stand-in counter: one token per whitespace-separated word, plus one per line."""
+    return [len(text.split()) + 1 for text in texts]
+
+
+def log(noise: int, needle: str, tail: int = 0) -> str:
+    lines = [f"step {i} copied file_{i}.txt" for i in range(noise)]
+    lines.append(needle)
+    lines += [f"step {i} cleaned cache" for i in range(tail)]
+    return "\n".join(lines)
+
+
+def accounted(result: SkimResult) -> int:
+    return result.lines_kept + sum(cut.lines for cut in result.cuts)
+
+
+def test_text_that_fits_comes_back_unchanged() -> None:
+    text = "one\ntwo\nthree"
+    result = skim_text(text, "anything", 100, words)
+    assert result.text == text
+    assert result.cuts == ()
+    assert not result.skimmed
+
+
+def test_the_line_the_goal_names_is_kept_and_the_noise_is_cut() -> None:
+    text = log(200, "retry backoff reached its cap of 30 seconds", tail=200)
+    result = skim_text(text, "why does the retry backoff stop growing", 120, words)
+    assert "retry backoff reached its cap of 30 seconds" in result.text
+    assert "step 100 copied" not in result.text
+    assert result.tokens_out <= 120
+    assert result.skimmed
+
+
+def test_every_cut_is_marked_in_place_with_its_lines_tokens_and_reason() -> None:
+    text = log(50, "the parser fails on tabs", tail=50)
+    result = skim_text(text, "parser tabs", 60, words)
+    for cut in result.cuts:
+        assert cut_marker(cut) in result.text
+        assert cut.reason == "no_goal_match"
+    assert accounted(result) == result.lines_in == 101
+
+
+def test_errors_are_kept_whatever_the_goal() -> None:
+    text = log(300, "Traceback (most recent call last): ValueError: bad header", tail=300)
+    result = skim_text(text, "unrelated goal words", 80, words)
+    assert "ValueError: bad header" in result.text
+
+
+def test_head_and_tail_are_kept() -> None:
+    text = log(100, "middle", tail=100)
+    result = skim_text(text, "zzz", 60, words)
+    assert result.text.startswith("step 0 copied")
+    assert result.text.endswith("step 99 cleaned cache")
+
+
+def test_matches_that_do_not_fit_are_cut_as_over_budget() -> None:
+    lines = [f"retry attempt {i} backoff {2**i}" for i in range(300)]
+    result = skim_text("\n".join(lines), "retry backoff", 100, words)
+    assert any(cut.reason == "over_budget" for cut in result.cuts)
+    assert result.tokens_out <= 100
+
+
+def test_a_very_long_line_is_shortened_and_says_so() -> None:
+    text = "x" * 10_000
+    result = skim_text(text, "x", 10_000, words)
+    assert "more characters]" in result.text
+    assert len(result.text) < 3_000
+
+
+def test_a_negative_budget_is_a_typed_error() -> None:
+    with pytest.raises(InvalidBound):
+        skim_text("a", "a", -1, words)
+
+
+def test_skimming_is_deterministic() -> None:
+    text = log(500, "cache miss for key user:42", tail=500)
+    first = skim_text(text, "cache miss", 90, words)
+    assert skim_text(text, "cache miss", 90, words) == first
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abcdefg xyz\t:", max_size=40), min_size=1, max_size=120),
+    st.text(alphabet="abcdefg xyz", max_size=20),
+    st.integers(min_value=30, max_value=400),
+)
+def test_any_output_accounts_for_every_line_and_fits_the_budget(
+    lines: list[str], goal: str, budget: int
+) -> None:
+    result = skim_text("\n".join(lines), goal, budget, words)
+    assert accounted(result) == result.lines_in == len(lines)
+    assert result.tokens_out <= budget
+    cuts = [(c.start_line, c.end_line) for c in result.cuts]
+    assert cuts == sorted(cuts)
+    assert all(a[1] < b[0] for a, b in zip(cuts, cuts[1:], strict=False))
+
+
+def test_the_package_skim_counts_real_tokens() -> None:
+    text = log(2_000, "KeyError: 'timeout' in settings loader", tail=2_000)
+    result = skim(text, "settings loader timeout", budget=300)
+    assert "KeyError: 'timeout' in settings loader" in result.text
+    assert result.tokens_out <= 300 < result.tokens_in
+
+
+def test_cli_skims_standard_input_and_reports_cuts() -> None:
+    text = log(400, "segfault in the tokenizer", tail=400)
+    runner = CliRunner()
+    done = runner.invoke(
+        main, ["skim", "--goal", "tokenizer crash", "--budget", "150", "--json"], input=text
+    )
+    assert done.exit_code == 0, done.output
+    payload = json.loads(done.stdout)
+    assert payload["skimmed"] is True
+    assert payload["tokens_out"] <= 150
+    assert "segfault in the tokenizer" in payload["text"]
+    assert {"start_line", "end_line", "tokens", "reason"} <= set(payload["cuts"][0])
+
+
+def test_cli_without_a_goal_is_a_one_line_error() -> None:
+    done = CliRunner().invoke(main, ["skim"], input="x")
+    assert done.exit_code != 0
+    assert "goal" in done.output.lower()
