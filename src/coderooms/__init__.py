@@ -22,9 +22,9 @@ _LAZY: dict[str, str] = {
     "Store": "coderooms.store",
     "SQLiteStore": "coderooms.store",
     "Workspace": "coderooms.workspace",
-    "skim": "coderooms.skim",
-    "SkimResult": "coderooms.skim",
-    "SkimCut": "coderooms.skim",
+    "skim": "coderooms.skimmer",
+    "SkimResult": "coderooms.skimmer",
+    "SkimCut": "coderooms.skimmer",
 }
 
 __all__ = [*_error_names, *_room_names, *_LAZY, "__version__"]

@@ -137,3 +137,14 @@ def test_cli_without_a_goal_is_a_one_line_error() -> None:
     done = CliRunner().invoke(main, ["skim"], input="x")
     assert done.exit_code != 0
     assert "goal" in done.output.lower()
+
+
+def test_the_root_skim_stays_the_function_after_every_surface_is_imported() -> None:
+    import importlib
+
+    import coderooms
+
+    for module in ("coderooms.cli", "coderooms.mcp.server", "coderooms.skimmer"):
+        importlib.import_module(module)
+    assert callable(coderooms.skim)
+    assert coderooms.skim is skim

@@ -7,7 +7,7 @@ import json
 import click
 
 from coderooms.rooms.wire import to_wire
-from coderooms.skim import DEFAULT_SKIM_BUDGET, skim
+from coderooms.skimmer import DEFAULT_SKIM_BUDGET, skim
 
 __all__ = ["register", "skim_command"]
 

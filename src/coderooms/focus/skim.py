@@ -9,7 +9,7 @@ each run of cut lines is replaced in the text by one marker line that says which
 went, how many tokens they held and why, and the same is returned as :class:`SkimCut`
 records.
 
-Pure: the caller hands in the token counter (``coderooms.skim`` binds the project's).
+Pure: the caller hands in the token counter (``coderooms.skimmer.skim`` binds the project's).
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ from coderooms.rooms.records import SESSION_WINDOW
 from coderooms.rooms.search import SEARCH_LIMIT
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT
 from coderooms.rooms.wire import to_wire
-from coderooms.skim import DEFAULT_SKIM_BUDGET
-from coderooms.skim import skim as skim_output
+from coderooms.skimmer import DEFAULT_SKIM_BUDGET
+from coderooms.skimmer import skim as skim_output
 
 __all__ = ["SERVER_NAME", "Caller", "build_server", "fixed_caller", "inline_refs", "token_caller"]
 
