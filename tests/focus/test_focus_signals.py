@@ -81,3 +81,33 @@ def test_the_title_outweighs_a_log_that_repeats_a_word() -> None:
     assert weights["session"] == TITLE_WEIGHT
     assert BLOCK_WEIGHT < weights["retry"] < TITLE_WEIGHT
     assert "retry" not in prose(goal)
+
+
+NAMES = {
+    "pkg/__init__.py": "",
+    "pkg/paths.py": """def path(parts):
+    return parts
+
+
+def join(left, right):
+    return left + right
+
+
+def dirname(value):
+    return value
+""",
+    "pkg/plugins.py": """def load_plugins(registry):
+    return list(registry)
+""",
+}
+
+NAMES_ENGINE = make_engine(NAMES)
+
+
+def test_a_compound_name_outweighs_everyday_words_written_as_code() -> None:
+    goal = "Plugins vanish: `os.path.join(os.path.dirname(x))` then `load_plugins(reg)`"
+    assert NAMES_ENGINE.rank_files(goal)[0] == "pkg/plugins.py"
+    sal = NAMES_ENGINE.salience(goal)
+    rows = {n.id: i for i, n in enumerate(NAMES_ENGINE.index.nodes)}
+    # The everyday names still count, only less: their definitions keep a reason.
+    assert any("`join`" in w for w in sal.why[rows["pkg/paths.py::join"]])

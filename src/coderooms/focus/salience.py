@@ -29,6 +29,7 @@ from coderooms.focus.text import (
     STOPWORDS,
     GoalCues,
     goal_cues,
+    is_code_like,
     prose,
     split_identifier,
     tokenize,
@@ -364,7 +365,12 @@ def _rank_by(scores: dict[int, float]) -> list[int]:
 def _defined_name_lists(
     index: SalienceIndex, cues: GoalCues
 ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    """Symbols whose name the goal writes in code form; classes it names as plain words."""
+    """Symbols whose name the goal writes in code form; classes it names as plain words.
+
+    A compound or capitalized name (``add_marker``, ``LocalPath``) picks out its
+    definition; a single lower-case word (``path``, ``node``: often a part of
+    ``os.path.join`` or ``request.node``) names many things, so its definitions go to
+    the weak list even when the goal writes it in code form."""
     strong: dict[int, float] = {}
     weak: dict[int, float] = {}
     reasons: dict[int, str] = {}
@@ -373,8 +379,9 @@ def _defined_name_lists(
         rows = index.definitions.get(name, [])
         if not rows or len(rows) > MAX_NAME_DEFINITIONS:
             continue
+        target = strong if _is_specific_name(name) else weak
         for row in rows:
-            strong[row] = strong.get(row, 0.0) + 1.0 / len(rows)
+            target[row] = target.get(row, 0.0) + 1.0 / len(rows)
             reasons.setdefault(row, f"defines `{name}` named in the goal")
     for dotted in cues.dotted:
         parts = dotted.split(".")
@@ -397,6 +404,11 @@ def _defined_name_lists(
         [(r, reasons[r]) for r in _rank_by(strong)],
         [(r, reasons[r]) for r in _rank_by(weak)],
     )
+
+
+def _is_specific_name(name: str) -> bool:
+    """Spelled like one particular definition rather than an everyday word."""
+    return is_code_like(name) or name[:1].isupper()
 
 
 def _to_files(index: SalienceIndex, ranked: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
