@@ -380,3 +380,30 @@ async def test_regex_hits_on_non_ascii_rows_excerpt_at_the_match() -> None:
     log = MemoryLog([LogMessage(1, ADA, content)])
     [hit] = await search_messages(log, regex("ne+dle"))
     assert hit.excerpt == "…" + ("ž" * 23 + " needle " + "z" * 150)[:96] + "…"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text(st.sampled_from(list("ab cd")), max_size=12), max_size=60),
+    st.text(st.sampled_from(list("abc")), min_size=1, max_size=3),
+    st.integers(min_value=1, max_value=6),
+)
+async def test_search_returns_exactly_the_best_hits_scored_one_by_one(
+    contents: list[str], needle: str, limit: int
+) -> None:
+    # The definition: score every row, order by score then newest, keep ``limit``.
+    rows = [LogMessage(seq, ADA, content) for seq, content in enumerate(contents, start=1)]
+    scored = [
+        (found.score, row.sequence)
+        for row in rows
+        if (found := score(needle, " ".join(row.content.split()))) is not None
+    ]
+    expected = [seq for _, seq in sorted(scored, key=lambda hit: (-hit[0], -hit[1]))[:limit]]
+    hits = await search_messages(MemoryLog(rows), text(needle, limit=limit))
+    assert [hit.sequence for hit in hits] == expected
+
+
+async def test_an_older_denser_subsequence_match_still_beats_a_newer_sparser_one() -> None:
+    rows = [LogMessage(1, ADA, "a b"), LogMessage(2, ADA, "a ccccb")]
+    [hit] = await search_messages(MemoryLog(rows), text("ab", limit=1))
+    assert (hit.sequence, hit.score, hit.kind) == (1, 266, MatchKind.SUBSEQUENCE)

@@ -418,3 +418,36 @@ async def test_rows_survive_reopening_the_file(tmp_path: Path) -> None:
     with SQLiteStore(path) as again:
         assert await again.message(posted.sequence) == posted
         assert (await again.roster()).member("ada") is not None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    spec=rows_strategy,
+    limit=st.integers(min_value=1, max_value=7),
+    before=st.one_of(st.none(), st.integers(min_value=0, max_value=70)),
+)
+async def test_a_desk_view_pages_the_desk_rows_of_every_key_newest_first(
+    spec: list[tuple[str | None, int, str, object]], limit: int, before: int | None
+) -> None:
+    # Small pages make each chat key (desk id and desk name) fill a page on its own, so
+    # the rows of one key must be merged into the other's without skipping any.
+    rows = build_rows(spec)
+    store = SQLiteStore(":memory:")
+    store.import_messages(rows)
+    view = store.conversation_log(Conversation("eng", "Engineering"))
+    expected = [
+        r.sequence
+        for r in reversed(rows)
+        if r.chat_id in ("eng", "Engineering") and (before is None or r.sequence < before)
+    ]
+    seen: list[int] = []
+    cursor = before
+    while True:
+        page = await view.read_before(cursor, limit)
+        assert len(page.messages) <= limit
+        seen.extend(m.sequence for m in page.messages)
+        if page.next_before is None:
+            break
+        cursor = page.next_before
+    assert seen == expected
+    store.close()

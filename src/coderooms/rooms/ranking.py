@@ -106,6 +106,8 @@ Rated = tuple[int, int, MatchKind]
 
 # plain ints: an enum-keyed lookup costs a Python-level hash on the hot path
 _EXACT, _PREFIX, _WORD_PREFIX, _SUBSTRING, _SUBSEQUENCE = 1000, 800, 600, 400, 200
+SUBSEQUENCE_CEILING = _SUBSEQUENCE + DENSITY_SCALE - 1
+"""The best score a subsequence-only match can reach (a full-density match is exact)."""
 
 
 def _scored(base: int, kind: MatchKind, matched: int, length: int, offset: int) -> Rated:
@@ -138,9 +140,13 @@ def score_lowered(query: str, text: str) -> TextMatch | None:
     return _as_match(rate_lowered(query, text))
 
 
-def rate_lowered(query: str, text: str) -> Rated | None:
+def rate_lowered(query: str, text: str, subsequence: bool = True) -> Rated | None:
     """The scorer behind :func:`score_lowered`, as a plain ``(score, offset, kind)``
-    tuple: callers that rate thousands of texts build records only for the winners."""
+    tuple: callers that rate thousands of texts build records only for the winners.
+
+    ``subsequence=False`` skips the subsequence tier, for a caller that already holds
+    enough hits scoring at least :data:`SUBSEQUENCE_CEILING`: no such match could join
+    them."""
     size, length = len(query), len(text)
     if size > length:
         return None
@@ -157,6 +163,8 @@ def rate_lowered(query: str, text: str) -> Rated | None:
         if at >= 0:
             return _scored(_WORD_PREFIX, MatchKind.WORD_PREFIX, size, length, at)
         return _scored(_SUBSTRING, MatchKind.SUBSTRING, size, length, first)
+    if not subsequence:
+        return None
     start = text.find(query[0])
     if start < 0 or _subsequence(query).match(text, start) is None:
         return None

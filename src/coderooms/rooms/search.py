@@ -14,12 +14,14 @@ text, so an untrusted pattern cannot stall the host. A pattern that does not com
 from __future__ import annotations
 
 import abc
+import heapq
 from dataclasses import dataclass
 from typing import Any
 
 from coderooms.errors import InvalidBound, InvalidPattern, RegexUnsupported
 from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.ranking import (
+    SUBSEQUENCE_CEILING,
     CompiledRegex,
     MatchKind,
     Pattern,
@@ -305,6 +307,11 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     root = scope.thread_root if scope is not None else None
     wanted_author = query.author_id
     found: list[tuple[int, int, LogMessage, str, Rated]] = []
+    # The best ``limit`` scores so far (a min-heap): once its weakest beats anything a
+    # subsequence match can score, rows with no verbatim match cannot make the list, and
+    # their (costlier) subsequence test is skipped. The hits returned are the same.
+    best: list[int] = []
+    limit = query.limit
     walk = walk_log(log, query.before, SEARCH_SCAN)
     reached_root = False
     while not reached_root and (rows := await walk.next_rows()):
@@ -325,12 +332,17 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
                 rated = rate_regex(compiled, line)
             else:
                 lowered = line.lower()
-                rated = rate_lowered(lowered_query, lowered)
+                wanted_subsequence = len(best) < limit or best[0] < SUBSEQUENCE_CEILING
+                rated = rate_lowered(lowered_query, lowered, wanted_subsequence)
                 if rated is not None and len(lowered) != len(line):
                     rated = rated[0], original_offset(line, rated[1]), rated[2]
             if rated is not None:
                 # walk order breaks ties, so equal scores stay newest first
                 found.append((-rated[0], len(found), row, line, rated))
+                if len(best) < limit:
+                    heapq.heappush(best, rated[0])
+                elif rated[0] > best[0]:
+                    heapq.heapreplace(best, rated[0])
     found.sort(key=_rank_key)
     return [
         MessageHit(

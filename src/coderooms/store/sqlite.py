@@ -766,17 +766,24 @@ class _ConversationView:
     def _read(self, before: Sequence | None, limit: int) -> SessionPage:
         ceiling = _ceiling(before)
         if self._root is None:
-            rows = self._newest(
-                [
-                    (
+            # One index range per chat key. Once ``limit`` rows are in hand, a later key
+            # only needs its rows newer than the oldest of them: nothing older can make
+            # the page, so it is never fetched (a desk's rows mostly sit under one key).
+            rows: list[tuple[Any, ...]] = []
+            floor = -1
+            for key in self._keys:
+                rows.extend(
+                    self._store._query(
                         f"SELECT {_COLUMNS} FROM messages WHERE chat_key = ? AND sequence <= ? "
-                        "ORDER BY sequence DESC LIMIT ?",
-                        (key, ceiling, limit),
+                        "AND sequence > ? ORDER BY sequence DESC LIMIT ?",
+                        (key, ceiling, floor, limit),
                     )
-                    for key in self._keys
-                ],
-                limit,
-            )
+                )
+                if len(self._keys) > 1:
+                    rows.sort(key=_sequence_of, reverse=True)
+                    del rows[limit:]
+                if len(rows) == limit:
+                    floor = _sequence_of(rows[-1])
         elif not 0 <= self._root <= MAX_SEQUENCE:
             rows = []
         else:
