@@ -111,3 +111,29 @@ def test_a_compound_name_outweighs_everyday_words_written_as_code() -> None:
     rows = {n.id: i for i, n in enumerate(NAMES_ENGINE.index.nodes)}
     # The everyday names still count, only less: their definitions keep a reason.
     assert any("`join`" in w for w in sal.why[rows["pkg/paths.py::join"]])
+
+
+CLASSES = {
+    "pkg/__init__.py": "",
+    "pkg/loader.py": '''class Module:
+    """A loaded unit of code."""
+''',
+    "pkg/registry.py": '''class Registry:
+    """Where loaded units are kept."""
+
+    def register(self, unit):
+        return unit
+''',
+}
+
+CLASSES_ENGINE = make_engine(CLASSES)
+
+
+def test_a_sentence_starting_with_a_class_name_does_not_seed_that_class() -> None:
+    seeded = CLASSES_ENGINE.salience("Module loaded twice\n\nSee how units get loaded.")
+    named = CLASSES_ENGINE.salience("Loaded twice\n\nSee how the Module gets loaded.")
+    rows = {n.id: i for i, n in enumerate(CLASSES_ENGINE.index.nodes)}
+    assert rows["pkg/loader.py::Module"] not in seeded.why or not any(
+        "class `Module`" in w for w in seeded.why[rows["pkg/loader.py::Module"]]
+    )
+    assert any("class `Module`" in w for w in named.why[rows["pkg/loader.py::Module"]])

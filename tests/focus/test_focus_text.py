@@ -50,3 +50,9 @@ def test_bm25_prefers_the_document_with_the_rare_term() -> None:
     assert top_ranked(scores, 3)[0] == 1
     assert index.document_frequency("cart") == 3
     assert list(index.scores(["absent"])) == [0.0, 0.0, 0.0]
+
+
+def test_a_capital_counts_as_a_name_only_inside_a_sentence() -> None:
+    cues = goal_cues("Module imported twice\nPackage    Version\nthe Session object, then Pool")
+    assert "Session" in cues.mid_capitals and "Pool" in cues.mid_capitals
+    assert "Module" not in cues.mid_capitals and "Package" not in cues.mid_capitals

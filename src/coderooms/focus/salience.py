@@ -365,7 +365,8 @@ def _rank_by(scores: dict[int, float]) -> list[int]:
 def _defined_name_lists(
     index: SalienceIndex, cues: GoalCues
 ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    """Symbols whose name the goal writes in code form; classes it names as plain words.
+    """Symbols whose name the goal writes in code form; classes it names as plain words
+    (a capitalized plain word only inside a sentence, not as its first word).
 
     A compound or capitalized name (``add_marker``, ``LocalPath``) picks out its
     definition; a single lower-case word (``path``, ``node``: often a part of
@@ -375,6 +376,7 @@ def _defined_name_lists(
     weak: dict[int, float] = {}
     reasons: dict[int, str] = {}
     names = set(cues.names)
+    mid_capitals = set(cues.mid_capitals)
     for name in cues.names:
         rows = index.definitions.get(name, [])
         if not rows or len(rows) > MAX_NAME_DEFINITIONS:
@@ -395,6 +397,8 @@ def _defined_name_lists(
             continue
         if not word[:1].isupper():
             continue
+        if not is_code_like(word) and word not in mid_capitals:
+            continue  # "Module imported twice": a sentence's first word, not a class
         rows = [r for r in index.definitions.get(word, []) if index.nodes[r].kind == "class"]
         if rows and len(rows) <= MAX_NAME_DEFINITIONS:
             for row in rows:

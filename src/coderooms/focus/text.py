@@ -52,6 +52,9 @@ _QUOTED = re.compile(r"""(?:"([^"\n]{12,200})"|'([^'\n]{12,200})')""")
 _OPTION = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9]*(?:-[a-z0-9]+)+|--[a-z]{3,})(?![\w-])")
 _KEBAB = re.compile(r"(?<![\w-])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
+# A capital after a lower-case word, digit or punctuation on the same line: not just the
+# first word of a sentence, a line or a table row.
+_MID_CAPITAL = re.compile(r"(?<=[a-z0-9,;(`'\"])[ \t]+([A-Z][A-Za-z0-9_]*)")
 
 
 def split_identifier(word: str) -> list[str]:
@@ -111,6 +114,7 @@ class GoalCues:
     exceptions: tuple[str, ...]  # exception classes named on exception lines
     literals: tuple[str, ...]  # messages worth looking for verbatim in the code
     options: tuple[str, ...] = ()  # option names (``--collect-only``, ``ignore-paths``)
+    mid_capitals: tuple[str, ...] = ()  # capitalized words seen inside a sentence
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
@@ -169,6 +173,7 @@ def goal_cues(goal: str) -> GoalCues:
     options = [o for o in options if len(o) >= MIN_OPTION_LENGTH]
     return GoalCues(
         options=_unique(options),
+        mid_capitals=_unique([m.group(1) for m in _MID_CAPITAL.finditer(text)]),
         names=_unique(names),
         words=_unique(words),
         dotted=_unique(dotted),
