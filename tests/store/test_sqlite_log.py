@@ -33,7 +33,7 @@ from coderooms.store import (
     UnknownAuthor,
     UnknownParent,
 )
-from coderooms.store.sqlite import VIEW_PAGE_ROWS, VIEW_PAGE_ROWS_MAX
+from coderooms.store.sqlite import _COLUMNS, VIEW_PAGE_ROWS, VIEW_PAGE_ROWS_MAX
 
 ENG = Conversation("eng", "Engineering")
 ADA = Agent("ada", "Ada")
@@ -339,6 +339,13 @@ async def test_reads_are_served_by_indexes_not_table_scans() -> None:
     )
     assert "INTEGER PRIMARY KEY" in whole
     assert "messages_by_chat" in desk and "TEMP B-TREE" not in desk
+    desk_page = _plan(
+        store,
+        f"SELECT {_COLUMNS} FROM messages WHERE chat_key = ? AND sequence <= ? "
+        "AND sequence > ? ORDER BY sequence DESC LIMIT ?",
+        ("eng", 5, -1, 5),
+    )
+    assert "COVERING INDEX messages_by_chat" in desk_page
     assert "messages_by_parent" in thread and "TEMP B-TREE" not in thread
 
 

@@ -193,6 +193,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             "WHERE parent IS NOT NULL",
         ),
     ),
+    Migration(
+        4,
+        "covering desk index",
+        (
+            # A desk's rows are spread thinly through the log: read through the plain
+            # (chat_key, sequence) index, every row cost one more lookup in the table.
+            # Carrying the columns a page needs in the index itself lets a desk walk read
+            # its rows in order, as a whole-log walk does, for roughly twice the bytes.
+            "DROP INDEX messages_by_chat",
+            "CREATE INDEX messages_by_chat ON messages (chat_key, sequence, chat_id, parent, "
+            "author_type, author_id, author_label, content)",
+        ),
+    ),
 )
 """Every schema step, oldest first. Append new steps; never edit one that shipped."""
 
