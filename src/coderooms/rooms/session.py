@@ -83,7 +83,6 @@ class LogWalk:
         self._page: tuple[LogMessage, ...] = ()
         self._index = 0
         self._seen: set[Sequence] = set()
-        self._more = True
         self.scanned = 0
         """Raw rows read so far (every row of every page, in desk or not)."""
         self.exhausted = False

@@ -14,15 +14,12 @@ import dataclasses
 import enum
 import types
 import typing
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from coderooms.errors import WireError
 
-T = TypeVar("T")
-
 _WIRE_DEFAULT = "coderooms.wire_default"
-_WIRE_SKIP = "coderooms.wire_skip"
 _WIRE_OMIT_DEFAULT = "coderooms.wire_omit_default"
 
 # tagged unions: frozenset of member classes -> (tag key, {tag: class})
@@ -46,19 +43,6 @@ def wire_omit_default(*, default: Any) -> Any:
     as ``default`` when absent), like serde's ``skip_serializing_if`` + ``default``."""
     return dataclasses.field(
         default=default, metadata={_WIRE_DEFAULT: True, _WIRE_OMIT_DEFAULT: True}
-    )
-
-
-def wire_skip(
-    *, default: Any = dataclasses.MISSING, default_factory: Any = dataclasses.MISSING
-) -> Any:
-    """A dataclass field that never travels (a cache or a derived value)."""
-    if default_factory is not dataclasses.MISSING:
-        return dataclasses.field(
-            default_factory=default_factory, metadata={_WIRE_SKIP: True}, compare=False, repr=False
-        )
-    return dataclasses.field(
-        default=default, metadata={_WIRE_SKIP: True}, compare=False, repr=False
     )
 
 
@@ -86,7 +70,7 @@ def to_wire(obj: Any) -> Any:
         if tag is not None:
             out[tag[0]] = tag[1]
         for f in dataclasses.fields(obj):
-            if f.metadata.get(_WIRE_SKIP) or f.name.startswith("_"):
+            if f.name.startswith("_"):
                 continue
             value = getattr(obj, f.name)
             if f.metadata.get(_WIRE_OMIT_DEFAULT) and value == f.default:
@@ -235,7 +219,7 @@ def _decode_record(cls: type, data: Any, path: str, expect_tag: tuple[str, str] 
     hints = _hints(cls)
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
-        if not f.init or f.metadata.get(_WIRE_SKIP) or f.name.startswith("_"):
+        if not f.init or f.name.startswith("_"):
             continue
         if f.name not in data:
             if f.metadata.get(_WIRE_DEFAULT):
@@ -246,8 +230,3 @@ def _decode_record(cls: type, data: Any, path: str, expect_tag: tuple[str, str] 
         return cls(**kwargs)
     except (TypeError, ValueError) as err:
         raise _fail(path, f"invalid {cls.__name__}: {err}") from None
-
-
-def codec(cls: type[T]) -> tuple[Callable[[T], Any], Callable[[Any], T]]:
-    """The (encode, decode) pair for one record class."""
-    return to_wire, lambda data: from_wire(cls, data)
