@@ -6,7 +6,7 @@ The behaviour every well-formed log must give lives in tests/conformance/.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from session_fakes import ALICE, ScriptedLog, page, row
 
@@ -170,8 +170,16 @@ async def test_projection_properties(case: tuple[list[LogMessage], SessionQuery]
             assert conv.thread_root in (source.sequence, source.parent)
 
 
+_SHORT_THREAD = (
+    [LogMessage(seq, Agent("alice", "Alice"), "hello", "eng") for seq in range(1, 9)]
+    + [LogMessage(seq, Agent("alice", "Alice"), "hello", None, 2) for seq in (9, 10)],
+    SessionQuery(Conversation("General", "General", 2), None, 3),
+)
+
+
 @settings(max_examples=200, deadline=None)
 @given(cases())
+@example(_SHORT_THREAD)  # fewer thread rows than the window
 async def test_thread_projection_matches_its_definition(
     case: tuple[list[LogMessage], SessionQuery],
 ) -> None:
@@ -189,7 +197,7 @@ async def test_thread_projection_matches_its_definition(
         and conv.thread_root in (r.sequence, r.parent)
         and r.content.strip()
     ]
-    expected = expected[len(expected) - query.window :] if query.window else []
+    expected = expected[max(0, len(expected) - query.window) :] if query.window else []
     history = await project_session(MemoryLog(rows), query)
     assert [m.sequence for m in history] == expected
 
