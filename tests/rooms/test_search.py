@@ -382,10 +382,10 @@ async def test_regex_hits_on_non_ascii_rows_excerpt_at_the_match() -> None:
     assert hit.excerpt == "…" + ("ž" * 23 + " needle " + "z" * 150)[:96] + "…"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.text(st.sampled_from(list("ab cd")), max_size=12), max_size=60),
-    st.text(st.sampled_from(list("abc")), min_size=1, max_size=3),
+    st.lists(st.text(st.sampled_from(list("ab cdA\t\nΣσİß")), max_size=12), max_size=60),
+    st.text(st.sampled_from(list("abcA σΣİ")), min_size=1, max_size=4),
     st.integers(min_value=1, max_value=6),
 )
 async def test_search_returns_exactly_the_best_hits_scored_one_by_one(
@@ -407,3 +407,15 @@ async def test_an_older_denser_subsequence_match_still_beats_a_newer_sparser_one
     rows = [LogMessage(1, ADA, "a b"), LogMessage(2, ADA, "a ccccb")]
     [hit] = await search_messages(MemoryLog(rows), text("ab", limit=1))
     assert (hit.sequence, hit.score, hit.kind) == (1, 266, MatchKind.SUBSEQUENCE)
+
+
+async def test_a_match_that_only_whitespace_collapsing_makes_is_found_after_pruning() -> None:
+    # The newest row fills the one slot with a verbatim match, so older rows are tested
+    # for verbatim matches only; the oldest matches exactly once its newline collapses.
+    rows = [
+        LogMessage(1, ADA, "Deploy\n\tREVIEW"),
+        LogMessage(2, ADA, "nothing here"),
+        LogMessage(3, ADA, "then deploy review later"),
+    ]
+    [hit] = await search_messages(MemoryLog(rows), text("deploy review", limit=1))
+    assert (hit.sequence, hit.kind) == (1, MatchKind.EXACT)

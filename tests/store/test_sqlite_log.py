@@ -458,3 +458,31 @@ async def test_a_desk_view_pages_the_desk_rows_of_every_key_newest_first(
         cursor = page.next_before
     assert seen == expected
     store.close()
+
+
+def test_page_decoding_fills_messages_equal_to_the_constructor() -> None:
+    """``_page`` fills ``LogMessage`` slots directly; that is only sound while the record
+    has exactly these fields and no ``__post_init__``, and the result must be equal."""
+    import dataclasses
+
+    from coderooms.store.sqlite import _page, _row_message
+
+    assert [f.name for f in dataclasses.fields(LogMessage)] == [
+        "sequence",
+        "author",
+        "content",
+        "chat_id",
+        "parent",
+    ]
+    assert not hasattr(LogMessage, "__post_init__")
+    rows = [
+        (9, "eng", 4, "agent", "ada", "Ada", "second"),
+        (7, None, None, "person", "bo", "Bo", "first"),
+        (5, None, None, "operator", None, "Operator", "op"),
+    ]
+    page = _page(rows, 3)
+    assert page.messages == tuple(_row_message(row) for row in rows)
+    assert page.next_before == 5
+    assert hash(page.messages[0]) == hash(_row_message(rows[0]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        page.messages[0].content = "changed"  # type: ignore[misc]

@@ -302,6 +302,11 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     pattern = query.pattern.compile()
     compiled = pattern.compiled
     lowered_query = (pattern.query or "").strip().lower()
+    # Once only verbatim matches can still make the list, a row whose content lacks the
+    # query's longest word (case aside) is skipped before its whitespace is collapsed:
+    # a word holds no whitespace, so collapsing can neither create nor break one, and
+    # lowering a word does not depend on what lies past the whitespace around it.
+    needle = max(lowered_query.split(), key=len, default="")
     scope = query.scope
     in_scope_desk = DeskTest(scope.desk_id, scope.desk_name) if scope is not None else None
     root = scope.thread_root if scope is not None else None
@@ -327,12 +332,15 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
                     continue
             if wanted_author is not None and author_id(row.author) != wanted_author:
                 continue
-            line = " ".join(row.content.split())
             if compiled is not None:
+                line = " ".join(row.content.split())
                 rated = rate_regex(compiled, line)
             else:
-                lowered = line.lower()
                 wanted_subsequence = len(best) < limit or best[0] < SUBSEQUENCE_CEILING
+                if not wanted_subsequence and needle not in row.content.lower():
+                    continue
+                line = " ".join(row.content.split())
+                lowered = line.lower()
                 rated = rate_lowered(lowered_query, lowered, wanted_subsequence)
                 if rated is not None and len(lowered) != len(line):
                     rated = rated[0], original_offset(line, rated[1]), rated[2]

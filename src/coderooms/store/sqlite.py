@@ -266,24 +266,39 @@ def _row_message(row: tuple[Any, ...]) -> LogMessage:
     return LogMessage(sequence, author, content, chat_id, parent)
 
 
+# A page decodes up to thousands of rows; a frozen dataclass's ``__init__`` sets each
+# slot through ``object.__setattr__``, about twice the cost of the slots' own setters.
+# Rows read back from the store were validated when posted, so ``_page`` fills the slots
+# directly. ``LogMessage`` has no ``__post_init__``; a test pins that and checks that
+# both ways build equal messages.
+_blank_message = object.__new__
+_set_sequence = LogMessage.sequence.__set__  # type: ignore[attr-defined]
+_set_author = LogMessage.author.__set__  # type: ignore[attr-defined]
+_set_content = LogMessage.content.__set__  # type: ignore[attr-defined]
+_set_chat = LogMessage.chat_id.__set__  # type: ignore[attr-defined]
+_set_parent = LogMessage.parent.__set__  # type: ignore[attr-defined]
+
+
 def _page(rows: list[tuple[Any, ...]], limit: int) -> SessionPage:
     """A page from rows already newest-first; a full page points below its oldest row.
 
     The same as mapping :func:`_row_message` over ``rows``, with the author cache looked
     up in place: a page decodes hundreds of rows by a handful of authors."""
     cached = _authors.get
-    messages = tuple(
-        [
-            LogMessage(
-                sequence,
-                cached((author_type, author_id, label)) or _author(author_type, author_id, label),
-                content,
-                chat_id,
-                parent,
-            )
-            for sequence, chat_id, parent, author_type, author_id, label, content in rows
-        ]
-    )
+    built: list[LogMessage] = []
+    keep = built.append
+    for sequence, chat_id, parent, author_type, author_id, label, content in rows:
+        message = _blank_message(LogMessage)
+        _set_sequence(message, sequence)
+        _set_author(
+            message,
+            cached((author_type, author_id, label)) or _author(author_type, author_id, label),
+        )
+        _set_content(message, content)
+        _set_chat(message, chat_id)
+        _set_parent(message, parent)
+        keep(message)
+    messages = tuple(built)
     next_before = messages[-1].sequence if messages and len(messages) >= limit else None
     return SessionPage(messages, next_before)
 
