@@ -31,6 +31,7 @@ from coderooms.rooms.search import (
     SearchQuery,
     SearchRegex,
     SearchText,
+    collapse_whitespace,
     compile_regex,
     excerpt_around,
     original_offset,
@@ -419,3 +420,19 @@ async def test_a_match_that_only_whitespace_collapsing_makes_is_found_after_prun
     ]
     [hit] = await search_messages(MemoryLog(rows), text("deploy review", limit=1))
     assert (hit.sequence, hit.kind) == (1, MatchKind.EXACT)
+
+
+_WHITESPACE = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+
+
+@settings(max_examples=400)
+@given(st.text(st.one_of(st.sampled_from([*_WHITESPACE, "a", "É", "x"]), st.characters())))
+def test_collapsing_whitespace_equals_splitting_and_joining(text: str) -> None:
+    assert collapse_whitespace(text) == " ".join(text.split())
+
+
+def test_every_whitespace_but_the_space_is_unprintable() -> None:
+    # what lets collapse_whitespace return a printable single-spaced text untouched
+    assert [c for c in _WHITESPACE if c.isprintable()] == [" "]
+    assert collapse_whitespace("one two") == "one two"
+    assert collapse_whitespace(" one\u00a0two\u2028") == "one two"

@@ -47,6 +47,7 @@ __all__ = [
     "rank_matching",
     "rate_lowered",
     "rate_regex",
+    "rate_span",
     "regex_source",
     "score",
     "score_lowered",
@@ -215,6 +216,11 @@ def rate_regex(compiled: CompiledRegex, trimmed: str) -> Rated | None:
     if found is None:
         return None
     start, end = found.span()
+    return rate_span(trimmed, start, end)
+
+
+def rate_span(trimmed: str, start: int, end: int) -> Rated:
+    """The tier and score of an expression's leftmost match ``trimmed[start:end]``."""
     width, length = end - start, len(trimmed)
     if width == 0:
         return _SUBSTRING, start, MatchKind.SUBSTRING

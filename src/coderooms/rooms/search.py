@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from coderooms.rooms.ranking import (
     Pattern,
     Rated,
     rate_lowered,
-    rate_regex,
+    rate_span,
     regex_source,
 )
 from coderooms.rooms.records import (
@@ -194,19 +195,24 @@ class Re2Regex:
 
     def search(self, text: str) -> _Span | None:
         """The leftmost match of the expression in ``text`` (character offsets)."""
+        span = self.leftmost(text)
+        return None if span is None else _Span(*span)
+
+    def leftmost(self, text: str) -> tuple[int, int] | None:
+        """The (start, end) character offsets of the leftmost match in ``text``."""
         if self._match is None:
             try:
                 found = self._compiled.search(text)
             except UnicodeEncodeError:  # a lone surrogate: read it as '?', one for one
                 found = self._compiled.search(text.encode("utf-8", "replace").decode())
-            return None if found is None else _Span(*found.span())
+            return None if found is None else found.span()
         encoded = text.encode("utf-8", "replace")
         start, end = self._match(self._unanchored, encoded, 0, len(encoded))[0]
         if start < 0:
             return None
         if len(encoded) != len(text):  # not ASCII: count characters, not bytes
-            start, end = len(encoded[:start].decode()), len(encoded[:end].decode())
-        return _Span(start, end)
+            return len(encoded[:start].decode()), len(encoded[:end].decode())
+        return start, end
 
 
 def _engine_message(err: Exception) -> str:
@@ -250,7 +256,15 @@ class MessageHit:
 
 
 def collapse_whitespace(text: str) -> str:
-    """Every run of whitespace as one space, none at either end."""
+    """Every run of whitespace as one space, none at either end.
+
+    Most rows are one line of single-spaced words already; those come back as they are
+    without being split and joined. Every whitespace character but the plain space is
+    unprintable (a control, line or paragraph separator, or a space separator other
+    than U+0020), so a printable text with no doubled, leading or trailing space has
+    nothing to collapse."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
     return " ".join(text.split())
 
 
@@ -307,6 +321,8 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     # a word holds no whitespace, so collapsing can neither create nor break one, and
     # lowering a word does not depend on what lies past the whitespace around it.
     needle = max(lowered_query.split(), key=len, default="")
+    collapse = collapse_whitespace
+    leftmost = _leftmost_of(compiled) if compiled is not None else None
     scope = query.scope
     in_scope_desk = DeskTest(scope.desk_id, scope.desk_name) if scope is not None else None
     root = scope.thread_root if scope is not None else None
@@ -332,14 +348,15 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
                     continue
             if wanted_author is not None and author_id(row.author) != wanted_author:
                 continue
-            if compiled is not None:
-                line = " ".join(row.content.split())
-                rated = rate_regex(compiled, line)
+            if leftmost is not None:
+                line = collapse(row.content)
+                span = leftmost(line)
+                rated = None if span is None else rate_span(line, span[0], span[1])
             else:
                 wanted_subsequence = len(best) < limit or best[0] < SUBSEQUENCE_CEILING
                 if not wanted_subsequence and needle not in row.content.lower():
                     continue
-                line = " ".join(row.content.split())
+                line = collapse(row.content)
                 lowered = line.lower()
                 rated = rate_lowered(lowered_query, lowered, wanted_subsequence)
                 if rated is not None and len(lowered) != len(line):
@@ -364,6 +381,18 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
         )
         for _, _, row, line, rated in found[: query.limit]
     ]
+
+
+def _leftmost_of(compiled: CompiledRegex) -> Callable[[str], tuple[int, int] | None]:
+    """The leftmost-match span finder of ``compiled``: RE2's lean path when it is one."""
+    if isinstance(compiled, Re2Regex):
+        return compiled.leftmost
+
+    def leftmost(text: str) -> tuple[int, int] | None:
+        found = compiled.search(text)
+        return None if found is None else found.span()
+
+    return leftmost
 
 
 def _rank_key(entry: tuple[int, int, LogMessage, str, Rated]) -> tuple[int, int]:
