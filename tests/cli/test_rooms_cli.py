@@ -46,7 +46,7 @@ def room(db: str) -> str:
 
 def test_init_reports_the_store_and_its_schema(db: str, tmp_path: Path) -> None:
     out = ok(db, "init")
-    assert out == f"store ready: {tmp_path / 'rooms.db'} (schema version 4)\n"
+    assert out == f"store ready: {tmp_path / 'rooms.db'} (schema version 5)\n"
     assert ok(db, "init") == out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coderooms.rooms.records import Agent, Conversation, LogMessage
+from coderooms.rooms.records import Agent, Conversation, LogMessage, Operator, Person, System
 from coderooms.store import (
     DEFAULT_STORE_PATH,
     CorruptDatabase,
@@ -129,6 +129,65 @@ async def test_a_file_written_at_schema_version_1_opens_and_upgrades(tmp_path: P
         await store.create_desk("eng")
         posted = await store.post("agent:ada", "after the upgrade", desk="eng", parent=1)
         assert posted == LogMessage(4, Agent("ada", "Ada"), "after the upgrade", "eng", 1)
+
+
+async def test_a_file_at_version_4_moves_its_authors_into_the_authors_table(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v4.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    assert apply_migrations(db, target=4) == [1, 2, 3, 4]
+    db.execute("INSERT INTO agents (id, name) VALUES ('ada', 'Ada')")
+    db.executemany(
+        "INSERT INTO messages (sequence, chat_id, chat_key, parent, author_type, author_id, "
+        "author_label, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (1, "eng", "eng", None, "agent", "ada", "Ada", "root"),
+            (2, None, "", None, "operator", None, "operator", "from the operator"),
+            (3, "eng", "eng", 1, "person", "bo", "Bo", "reply"),
+            (4, None, "", None, "system", "deploy", "Deploy bot", "deployed"),
+            (5, "eng", "eng", 1, "agent", "ada", "Ada (renamed)", "later"),
+            (6, None, "", None, "operator", None, "operator", "again"),
+        ],
+    )
+    db.close()
+
+    with SQLiteStore(path) as store:
+        page = await store.read_before(None, 10)
+        assert [(m.sequence, m.author, m.content, m.chat_id, m.parent) for m in page.messages] == [
+            (6, Operator(), "again", None, None),
+            (5, Agent("ada", "Ada (renamed)"), "later", "eng", 1),
+            (4, System("deploy", "Deploy bot"), "deployed", None, None),
+            (3, Person("bo", "Bo"), "reply", "eng", 1),
+            (2, Operator(), "from the operator", None, None),
+            (1, Agent("ada", "Ada"), "root", "eng", None),
+        ]
+        posted = await store.post("agent:ada", "after the upgrade")
+        assert posted.author == Agent("ada", "Ada")
+        assert (await store.message(posted.sequence)) == posted
+    with sqlite3.connect(path) as check:
+        authors = check.execute("SELECT ref, author_type, author_id, label FROM authors").fetchall()
+        columns = [row[1] for row in check.execute("PRAGMA table_info(messages)")]
+    # one row per distinct author, in order of first appearance; the post reused Ada's
+    assert authors == [
+        (1, "agent", "ada", "Ada"),
+        (2, "operator", None, "operator"),
+        (3, "person", "bo", "Bo"),
+        (4, "system", "deploy", "Deploy bot"),
+        (5, "agent", "ada", "Ada (renamed)"),
+    ]
+    assert columns == ["sequence", "chat_id", "chat_key", "parent", "author", "content"]
+
+
+def test_a_row_naming_a_missing_author_is_a_corrupt_database(tmp_path: Path) -> None:
+    path = tmp_path / "rooms.db"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO messages (sequence, chat_key, author, content) VALUES (1, '', 42, 'x')"
+        )
+    with SQLiteStore(path) as store, pytest.raises(CorruptDatabase, match="author 42"):
+        asyncio.run(store.read_before(None, 5))
 
 
 def _writer(path: str, writer: int, posts: int, start: multiprocessing.synchronize.Event) -> None:

@@ -475,14 +475,12 @@ def test_page_decoding_fills_messages_equal_to_the_constructor() -> None:
         "parent",
     ]
     assert not hasattr(LogMessage, "__post_init__")
-    rows = [
-        (9, "eng", 4, "agent", "ada", "Ada", "second"),
-        (7, None, None, "person", "bo", "Bo", "first"),
-        (5, None, None, "operator", None, "Operator", "op"),
-    ]
-    page = _page(rows, 3)
-    assert page.messages == tuple(_row_message(row) for row in rows)
+    authors = {1: Agent("ada", "Ada"), 2: Person("bo", "Bo"), 3: Operator()}
+    rows = [(9, "eng", 4, 1, "second"), (7, None, None, 2, "first"), (5, None, None, 3, "op")]
+    decoded: dict[int, object] = {}
+    page = _page(rows, 3, decoded, authors.__getitem__)  # type: ignore[arg-type]
+    assert page.messages == tuple(_row_message(row, authors.__getitem__) for row in rows)
     assert page.next_before == 5
-    assert hash(page.messages[0]) == hash(_row_message(rows[0]))
+    assert hash(page.messages[0]) == hash(_row_message(rows[0], authors.__getitem__))
     with pytest.raises(dataclasses.FrozenInstanceError):
         page.messages[0].content = "changed"  # type: ignore[misc]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,12 +206,54 @@ MIGRATIONS: tuple[Migration, ...] = (
             "author_type, author_id, author_label, content)",
         ),
     ),
+    Migration(
+        5,
+        "authors by reference",
+        (
+            # Each row named its author in three text columns; a page decoded all three
+            # for every row although a log has a handful of authors. Rows now carry one
+            # integer into this table, and a store decodes each author once.
+            """CREATE TABLE authors (
+                ref INTEGER PRIMARY KEY,
+                author_type TEXT NOT NULL,
+                author_id TEXT,
+                label TEXT NOT NULL
+            )""",
+            "CREATE UNIQUE INDEX authors_by_value ON authors "
+            "(author_type, coalesce(author_id, ''), label)",
+            """INSERT INTO authors (author_type, author_id, label)
+                SELECT author_type, author_id, author_label FROM messages
+                GROUP BY author_type, coalesce(author_id, ''), author_label
+                ORDER BY min(sequence)""",
+            """CREATE TABLE messages_by_ref (
+                sequence INTEGER PRIMARY KEY,
+                chat_id TEXT,
+                chat_key TEXT NOT NULL DEFAULT '',
+                parent INTEGER,
+                author INTEGER NOT NULL,
+                content TEXT NOT NULL
+            )""",
+            """INSERT INTO messages_by_ref (sequence, chat_id, chat_key, parent, author, content)
+                SELECT m.sequence, m.chat_id, m.chat_key, m.parent, a.ref, m.content
+                FROM messages AS m JOIN authors AS a
+                ON a.author_type = m.author_type
+                AND coalesce(a.author_id, '') = coalesce(m.author_id, '')
+                AND a.label = m.author_label
+                ORDER BY m.sequence""",
+            "DROP TABLE messages",
+            "ALTER TABLE messages_by_ref RENAME TO messages",
+            "CREATE INDEX messages_by_chat ON messages "
+            "(chat_key, sequence, chat_id, parent, author, content)",
+            "CREATE INDEX messages_by_parent ON messages (parent, sequence) "
+            "WHERE parent IS NOT NULL",
+        ),
+    ),
 )
 """Every schema step, oldest first. Append new steps; never edit one that shipped."""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
-_COLUMNS = "sequence, chat_id, parent, author_type, author_id, author_label, content"
+_COLUMNS = "sequence, chat_id, parent, author, content"
 
 
 def chat_key(chat_id: str | None) -> str:
@@ -239,31 +281,17 @@ _AUTHOR_TYPES: dict[str, type[Agent] | type[Person] | type[System]] = {
     "person": Person,
     "system": System,
 }
-_authors: dict[tuple[str, str | None, str], SessionAuthor] = {}
 
 
 def _author(author_type: str, author_id: str | None, label: str) -> SessionAuthor:
-    key = (author_type, author_id, label)
-    cached = _authors.get(key)
-    if cached is not None:
-        return cached
+    """The record an ``authors`` row describes."""
     if author_type == "operator":
-        author: SessionAuthor = Operator()
-    else:
-        record = _AUTHOR_TYPES.get(author_type)
-        if record is None or author_id is None:
-            raise CorruptDatabase("the log", f"a row has an unreadable author {key!r}")
-        author = record(author_id, label)
-    if len(_authors) >= AUTHOR_CACHE_CAP:
-        _authors.clear()
-    _authors[key] = author
-    return author
-
-
-def _row_message(row: tuple[Any, ...]) -> LogMessage:
-    sequence, chat_id, parent, author_type, author_id, label, content = row
-    author = _author(author_type, author_id, label)
-    return LogMessage(sequence, author, content, chat_id, parent)
+        return Operator()
+    record = _AUTHOR_TYPES.get(author_type)
+    if record is None or author_id is None:
+        key = (author_type, author_id, label)
+        raise CorruptDatabase("the log", f"a row has an unreadable author {key!r}")
+    return record(author_id, label)
 
 
 # A page decodes up to thousands of rows; a frozen dataclass's ``__init__`` sets each
@@ -278,22 +306,29 @@ _set_content = LogMessage.content.__set__  # type: ignore[attr-defined]
 _set_chat = LogMessage.chat_id.__set__  # type: ignore[attr-defined]
 _set_parent = LogMessage.parent.__set__  # type: ignore[attr-defined]
 
+AuthorOf = Callable[[int], SessionAuthor]
+"""A store's decoder from an ``authors`` reference to its record."""
 
-def _page(rows: list[tuple[Any, ...]], limit: int) -> SessionPage:
+
+def _row_message(row: tuple[Any, ...], author_of: AuthorOf) -> LogMessage:
+    sequence, chat_id, parent, author, content = row
+    return LogMessage(sequence, author_of(author), content, chat_id, parent)
+
+
+def _page(
+    rows: list[tuple[Any, ...]], limit: int, authors: dict[int, SessionAuthor], author_of: AuthorOf
+) -> SessionPage:
     """A page from rows already newest-first; a full page points below its oldest row.
 
-    The same as mapping :func:`_row_message` over ``rows``, with the author cache looked
-    up in place: a page decodes hundreds of rows by a handful of authors."""
-    cached = _authors.get
+    The same as mapping :func:`_row_message` over ``rows``, with the store's decoded
+    authors looked up in place: a page holds hundreds of rows by a handful of authors."""
+    cached = authors.get
     built: list[LogMessage] = []
     keep = built.append
-    for sequence, chat_id, parent, author_type, author_id, label, content in rows:
+    for sequence, chat_id, parent, author, content in rows:
         message = _blank_message(LogMessage)
         _set_sequence(message, sequence)
-        _set_author(
-            message,
-            cached((author_type, author_id, label)) or _author(author_type, author_id, label),
-        )
+        _set_author(message, cached(author) or author_of(author))
         _set_content(message, content)
         _set_chat(message, chat_id)
         _set_parent(message, parent)
@@ -357,6 +392,8 @@ class SQLiteStore(Store):
         self._generation: int | None = None
         self._roster: Roster = Roster(())
         self._desks: DeskSet = DeskSet((GENERAL_DESK,))
+        # ``authors`` rows never change once written, so a decoded one stays right.
+        self._authors: dict[int, SessionAuthor] = {}
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -435,6 +472,40 @@ class SQLiteStore(Store):
         with self._guard():
             return self._db.execute(sql, params).fetchall()
 
+    def _author_of(self, ref: int) -> SessionAuthor:
+        """The author an ``authors`` reference names, decoded once per store."""
+        found = self._authors.get(ref)
+        if found is not None:
+            return found
+        row = self._db.execute(
+            "SELECT author_type, author_id, label FROM authors WHERE ref = ?", (ref,)
+        ).fetchone()
+        if row is None:
+            raise CorruptDatabase(self.path, f"a row names author {ref!r}, which is not stored")
+        author = _author(*row)
+        if len(self._authors) >= AUTHOR_CACHE_CAP:
+            self._authors.clear()
+        self._authors[ref] = author
+        return author
+
+    def _page(self, rows: list[tuple[Any, ...]], limit: int) -> SessionPage:
+        return _page(rows, limit, self._authors, self._author_of)
+
+    @staticmethod
+    def _author_ref(db: sqlite3.Connection, author: SessionAuthor) -> int:
+        """The ``authors`` reference of ``author``, added if new (inside a write)."""
+        author_type, author_id, label = _author_columns(author)
+        db.execute(
+            "INSERT OR IGNORE INTO authors (author_type, author_id, label) VALUES (?, ?, ?)",
+            (author_type, author_id, label),
+        )
+        ((ref,),) = db.execute(
+            "SELECT ref FROM authors WHERE author_type = ? AND coalesce(author_id, '') = ? "
+            "AND label = ?",
+            (author_type, author_id or "", label),
+        )
+        return int(ref)
+
     def _snapshots(self) -> tuple[Roster, DeskSet]:
         """Roster and desks, reloaded only when a change bumped the generation counter."""
         (generation,) = self._db.execute(
@@ -500,7 +571,7 @@ class SQLiteStore(Store):
             f"SELECT {_COLUMNS} FROM messages WHERE sequence <= ? ORDER BY sequence DESC LIMIT ?",
             (_ceiling(before), limit),
         )
-        return _page(rows, limit)
+        return self._page(rows, limit)
 
     def conversation_log(self, conversation: Conversation) -> SessionLog:
         return _ConversationView(self, conversation)
@@ -509,7 +580,7 @@ class SQLiteStore(Store):
         if not 0 <= sequence <= MAX_SEQUENCE:
             return None
         rows = self._query(f"SELECT {_COLUMNS} FROM messages WHERE sequence = ?", (sequence,))
-        return _row_message(rows[0]) if rows else None
+        return _row_message(rows[0], self._author_of) if rows else None
 
     async def last_sequence(self) -> Sequence | None:
         ((newest,),) = self._query("SELECT max(sequence) FROM messages")
@@ -549,11 +620,10 @@ class SQLiteStore(Store):
                     raise UnknownParent(parent)
                 if found[0] not in conversation_keys(target.id, target.name):
                     raise ParentInOtherDesk(parent, target.id)
-            author_type, author_id, label = _author_columns(stored)
             cursor = db.execute(
-                "INSERT INTO messages (chat_id, chat_key, parent, author_type, author_id, "
-                "author_label, content) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (chat_id, chat_key(chat_id), parent, author_type, author_id, label, content),
+                "INSERT INTO messages (chat_id, chat_key, parent, author, content) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (chat_id, chat_key(chat_id), parent, self._author_ref(db, stored), content),
             )
             sequence = cursor.lastrowid
         assert sequence is not None
@@ -582,20 +652,22 @@ class SQLiteStore(Store):
         with self._write() as db:
             ((latest,),) = db.execute("SELECT coalesce(max(sequence), -1) FROM messages")
             batch: list[tuple[Any, ...]] = []
+            # this transaction's references: dropped with it if it rolls back
+            refs: dict[SessionAuthor, int] = {}
             for message in messages:
                 if not latest < message.sequence <= MAX_SEQUENCE:
                     raise ImportOrderError(message.sequence, latest)
                 latest = message.sequence
-                author_type, author_id, label = _author_columns(message.author)
+                ref = refs.get(message.author)
+                if ref is None:
+                    ref = refs[message.author] = self._author_ref(db, message.author)
                 batch.append(
                     (
                         message.sequence,
                         message.chat_id,
                         chat_key(message.chat_id),
                         message.parent,
-                        author_type,
-                        author_id,
-                        label,
+                        ref,
                         message.content,
                     )
                 )
@@ -608,8 +680,8 @@ class SQLiteStore(Store):
     @staticmethod
     def _insert_rows(db: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> int:
         db.executemany(
-            "INSERT INTO messages (sequence, chat_id, chat_key, parent, author_type, "
-            "author_id, author_label, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages (sequence, chat_id, chat_key, parent, author, content) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
             batch,
         )
         return len(batch)
@@ -831,7 +903,7 @@ class _ConversationView:
                 ],
                 limit,
             )
-        return _page(rows, limit)
+        return self._store._page(rows, limit)
 
     def _newest(
         self, queries: list[tuple[str, tuple[Any, ...]]], limit: int
