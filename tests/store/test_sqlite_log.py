@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -484,3 +485,29 @@ def test_page_decoding_fills_messages_equal_to_the_constructor() -> None:
     assert hash(page.messages[0]) == hash(_row_message(rows[0], authors.__getitem__))
     with pytest.raises(dataclasses.FrozenInstanceError):
         page.messages[0].content = "changed"  # type: ignore[misc]
+
+
+async def test_an_author_added_by_a_post_that_rolled_back_is_not_reused(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "rooms.db")
+    await store.add_person("pat", "Pat")
+    await store.add_person("quinn", "Quinn")
+    # a trigger fails the message insert after the post has added Pat's author row
+    store._db.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.content = 'boom' "
+        "BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END"
+    )
+    with pytest.raises(sqlite3.IntegrityError):
+        await store.post("person:pat", "boom")
+    # Quinn now takes the reference Pat's rolled-back row had
+    by_quinn = await store.post("person:quinn", "first")
+    by_pat = await store.post("person:pat", "second")
+    page = await store.read_before(None, 10)
+    assert [(m.content, m.author) for m in page.messages] == [
+        ("second", Person("pat", "Pat")),
+        ("first", Person("quinn", "Quinn")),
+    ]
+    assert (by_quinn.author, by_pat.author) == (Person("quinn", "Quinn"), Person("pat", "Pat"))
+    # the store's own cache agrees with a fresh reader of the file
+    with SQLiteStore(tmp_path / "rooms.db") as fresh:
+        assert (await fresh.read_before(None, 10)).messages == page.messages
+    store.close()

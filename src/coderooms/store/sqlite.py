@@ -394,6 +394,8 @@ class SQLiteStore(Store):
         self._desks: DeskSet = DeskSet((GENERAL_DESK,))
         # ``authors`` rows never change once written, so a decoded one stays right.
         self._authors: dict[int, SessionAuthor] = {}
+        # and the reverse, for posting: only references whose row is committed
+        self._author_refs: dict[tuple[str, str | None, str], int] = {}
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -491,10 +493,15 @@ class SQLiteStore(Store):
     def _page(self, rows: list[tuple[Any, ...]], limit: int) -> SessionPage:
         return _page(rows, limit, self._authors, self._author_of)
 
-    @staticmethod
-    def _author_ref(db: sqlite3.Connection, author: SessionAuthor) -> int:
-        """The ``authors`` reference of ``author``, added if new (inside a write)."""
-        author_type, author_id, label = _author_columns(author)
+    def _author_ref(self, db: sqlite3.Connection, author: SessionAuthor) -> int:
+        """The ``authors`` reference of ``author``, added if new (inside a write). A
+        reference this store saw committed is reused without asking SQLite; one added
+        now is remembered by :meth:`_committed_ref` once its transaction commits."""
+        columns = _author_columns(author)
+        known = self._author_refs.get(columns)
+        if known is not None:
+            return known
+        author_type, author_id, label = columns
         db.execute(
             "INSERT OR IGNORE INTO authors (author_type, author_id, label) VALUES (?, ?, ?)",
             (author_type, author_id, label),
@@ -505,6 +512,13 @@ class SQLiteStore(Store):
             (author_type, author_id or "", label),
         )
         return int(ref)
+
+    def _committed_ref(self, author: SessionAuthor, ref: int) -> None:
+        """Remember ``author``'s reference; call only after the write that used it
+        committed (an author row, once committed, never changes or goes away)."""
+        if len(self._author_refs) >= AUTHOR_CACHE_CAP:
+            self._author_refs.clear()
+        self._author_refs[_author_columns(author)] = ref
 
     def _snapshots(self) -> tuple[Roster, DeskSet]:
         """Roster and desks, reloaded only when a change bumped the generation counter."""
@@ -620,12 +634,14 @@ class SQLiteStore(Store):
                     raise UnknownParent(parent)
                 if found[0] not in conversation_keys(target.id, target.name):
                     raise ParentInOtherDesk(parent, target.id)
+            ref = self._author_ref(db, stored)
             cursor = db.execute(
                 "INSERT INTO messages (chat_id, chat_key, parent, author, content) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (chat_id, chat_key(chat_id), parent, self._author_ref(db, stored), content),
+                (chat_id, chat_key(chat_id), parent, ref, content),
             )
             sequence = cursor.lastrowid
+        self._committed_ref(stored, ref)
         assert sequence is not None
         return LogMessage(sequence, stored, content, chat_id=chat_id, parent=parent)
 
@@ -675,6 +691,8 @@ class SQLiteStore(Store):
                     count += self._insert_rows(db, batch)
                     batch = []
             count += self._insert_rows(db, batch)
+        for author, ref in refs.items():
+            self._committed_ref(author, ref)
         return count
 
     @staticmethod
