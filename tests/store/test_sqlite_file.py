@@ -190,6 +190,16 @@ def test_a_row_naming_a_missing_author_is_a_corrupt_database(tmp_path: Path) -> 
         asyncio.run(store.read_before(None, 5))
 
 
+def test_a_log_whose_authors_table_is_gone_is_a_corrupt_database(tmp_path: Path) -> None:
+    path = tmp_path / "rooms.db"
+    with SQLiteStore(path) as store:
+        asyncio.run(store.post("operator", "hello"))
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE authors")
+    with SQLiteStore(path) as store, pytest.raises(CorruptDatabase, match="no such table"):
+        asyncio.run(store.read_before(None, 5))
+
+
 def _writer(path: str, writer: int, posts: int, start: multiprocessing.synchronize.Event) -> None:
     async def run() -> None:
         store = SQLiteStore(path)

@@ -479,9 +479,10 @@ class SQLiteStore(Store):
         found = self._authors.get(ref)
         if found is not None:
             return found
-        row = self._db.execute(
-            "SELECT author_type, author_id, label FROM authors WHERE ref = ?", (ref,)
-        ).fetchone()
+        with self._guard():
+            row = self._db.execute(
+                "SELECT author_type, author_id, label FROM authors WHERE ref = ?", (ref,)
+            ).fetchone()
         if row is None:
             raise CorruptDatabase(self.path, f"a row names author {ref!r}, which is not stored")
         author = _author(*row)
