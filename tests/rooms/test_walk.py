@@ -20,8 +20,8 @@ from coderooms.errors import (
     SessionError,
 )
 from coderooms.rooms.memory import MemoryLog
-from coderooms.rooms.records import PAGE_SIZE, SCAN_LIMIT, LogMessage, SessionPage
-from coderooms.rooms.session import LogWalk, walk_log
+from coderooms.rooms.records import PAGE_SIZE, SCAN_LIMIT, Conversation, LogMessage, SessionPage
+from coderooms.rooms.session import LogWalk, interior_pages, walk_log
 
 
 async def collect(walk: LogWalk) -> list[int]:
@@ -321,3 +321,30 @@ async def test_row_checks_find_the_first_bad_row_whatever_the_page(
         with pytest.raises(SessionError) as err:
             await collect(walk)
         assert err.value == expected
+
+
+async def test_interior_pages_keep_a_desk_or_a_thread_and_stop_below_the_root() -> None:
+    older = [LogMessage(seq, ALICE, f"old {seq}", "eng") for seq in range(1, PAGE_SIZE + 1)]
+    root = PAGE_SIZE + 1
+    rows = [
+        *older,
+        LogMessage(root, ALICE, "root", "eng"),
+        LogMessage(root + 1, ALICE, "reply", "eng", parent=root),
+        LogMessage(root + 2, ALICE, "elsewhere", "ops"),
+        LogMessage(root + 3, ALICE, "top level", "Engineering"),
+        LogMessage(root + 4, ALICE, "a reply in another desk", "ops", parent=root),
+    ]
+
+    async def seen(scope: Conversation | None, log: object) -> list[int]:
+        pages = interior_pages(log, scope, None, SCAN_LIMIT)  # type: ignore[arg-type]
+        return [row.sequence async for page in pages for row in page]
+
+    everything = await seen(None, MemoryLog(rows))
+    assert everything == [row.sequence for row in reversed(rows)]
+    desk = await seen(Conversation("eng", "Engineering"), MemoryLog(rows))
+    assert desk == [root + 3, root + 1, root, *range(PAGE_SIZE, 0, -1)]
+    counting = CountingLog(MemoryLog(rows))
+    thread = await seen(Conversation("eng", "Engineering", thread_root=root), counting)
+    assert thread == [root + 1, root]
+    # the first page reaches below the root, so the older page is never read
+    assert len(counting.requests) == 1

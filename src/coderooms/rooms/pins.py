@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from coderooms.errors import InvalidBound
-from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.context import Pin
 from coderooms.rooms.masking import code_ranges, is_masked
 from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionAuthor
 from coderooms.rooms.search import cut_opening
-from coderooms.rooms.session import SessionLog, is_blank, walk_log
+from coderooms.rooms.session import SessionLog, interior_pages, is_blank
 
 __all__ = [
     "PIN_EXCERPT_CHARS",
@@ -203,21 +202,8 @@ async def read_pinboard(
         raise InvalidBound("limit", limit)
     if limit == 0:
         return []
-    root = conversation.thread_root
-    in_conversation_desk = DeskTest(conversation.desk_id, conversation.desk_name)
-    kept: list[LogMessage] = []
-    walk = walk_log(log, before, PIN_SCAN)
-    reached_root = False
-    while not reached_root and (rows := await walk.next_rows()):
-        if root is not None and rows[-1].sequence < root:
-            # a thread's rows are never older than its root: read no further
-            rows = tuple(row for row in rows if row.sequence >= root)
-            reached_root = True
-        for row in rows:
-            if not in_conversation_desk(row.chat_id):
-                continue
-            if root is not None and row.sequence != root and row.parent != root:
-                continue
-            kept.append(row)
+    kept = [
+        row async for rows in interior_pages(log, conversation, before, PIN_SCAN) for row in rows
+    ]
     kept.reverse()
     return fold_pins(kept, limit)

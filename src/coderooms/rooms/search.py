@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from coderooms.errors import InvalidBound, InvalidPattern, RegexUnsupported
-from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.ranking import (
     SUBSEQUENCE_CEILING,
     CompiledRegex,
@@ -38,7 +37,7 @@ from coderooms.rooms.records import (
     SessionAuthor,
     author_id,
 )
-from coderooms.rooms.session import SessionLog, walk_log
+from coderooms.rooms.session import SessionLog, interior_pages
 from coderooms.rooms.wire import register_tagged
 
 __all__ = [
@@ -323,9 +322,6 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     needle = max(lowered_query.split(), key=len, default="")
     collapse = collapse_whitespace
     leftmost = _leftmost_of(compiled) if compiled is not None else None
-    scope = query.scope
-    in_scope_desk = DeskTest(scope.desk_id, scope.desk_name) if scope is not None else None
-    root = scope.thread_root if scope is not None else None
     wanted_author = query.author_id
     found: list[tuple[int, int, LogMessage, str, Rated]] = []
     # The best ``limit`` scores so far (a min-heap): once its weakest beats anything a
@@ -333,19 +329,8 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     # their (costlier) subsequence test is skipped. The hits returned are the same.
     best: list[int] = []
     limit = query.limit
-    walk = walk_log(log, query.before, SEARCH_SCAN)
-    reached_root = False
-    while not reached_root and (rows := await walk.next_rows()):
-        if root is not None and rows[-1].sequence < root:
-            # a thread's rows are never older than its root: read no further
-            rows = tuple(row for row in rows if row.sequence >= root)
-            reached_root = True
+    async for rows in interior_pages(log, query.scope, query.before, SEARCH_SCAN):
         for row in rows:
-            if in_scope_desk is not None:
-                if not in_scope_desk(row.chat_id):
-                    continue
-                if root is not None and row.sequence != root and row.parent != root:
-                    continue
             if wanted_author is not None and author_id(row.author) != wanted_author:
                 continue
             if leftmost is not None:

@@ -9,7 +9,7 @@ attributed, chronological window.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from itertools import islice
 from typing import Protocol
 
@@ -24,10 +24,11 @@ from coderooms.errors import (
     PageTooLarge,
     ReadError,
 )
-from coderooms.rooms.chat import in_desk
+from coderooms.rooms.chat import DeskTest, in_desk
 from coderooms.rooms.records import (
     PAGE_SIZE,
     SCAN_LIMIT,
+    Conversation,
     LogMessage,
     Sequence,
     SessionMessage,
@@ -37,6 +38,7 @@ from coderooms.rooms.records import (
 
 __all__ = [
     "LogWalk",
+    "interior_pages",
     "SessionLog",
     "is_blank",
     "narrow_to_roots_and_first_replies",
@@ -200,6 +202,34 @@ def walk_log(log: SessionLog, before: Sequence | None, scan_limit: int = SCAN_LI
     """Walk ``log`` backwards from the exclusive cursor ``before``, reading at most
     ``scan_limit`` raw rows. See :class:`LogWalk`."""
     return LogWalk(log, before, scan_limit)
+
+
+async def interior_pages(
+    log: SessionLog, scope: Conversation | None, before: Sequence | None, scan_limit: int
+) -> AsyncIterator[tuple[LogMessage, ...]]:
+    """The rows of a conversation's interior among the newest ``scan_limit`` raw rows
+    below ``before``, newest first, a page at a time: a desk's rows with its thread
+    replies, or a thread's root and direct replies (that walk ends at the root, since
+    no reply is older). With no scope, every row. Pages may come out empty."""
+    walk = walk_log(log, before, scan_limit)
+    if scope is None:
+        while rows := await walk.next_rows():
+            yield rows
+        return
+    in_scope_desk = DeskTest(scope.desk_id, scope.desk_name)
+    root = scope.thread_root
+    while rows := await walk.next_rows():
+        if root is None:
+            yield tuple(row for row in rows if in_scope_desk(row.chat_id))
+            continue
+        yield tuple(
+            row
+            for row in rows
+            if (row.sequence == root or (row.parent == root and row.sequence > root))
+            and in_scope_desk(row.chat_id)
+        )
+        if rows[-1].sequence < root:
+            return
 
 
 def narrow_to_roots_and_first_replies(candidates: Iterable[LogMessage]) -> list[LogMessage]:
