@@ -173,31 +173,21 @@ def extract(facts: FileFacts, source: bytes) -> None:
 
     defs: list[DefSite] = []
     # Capture lists come in no guaranteed order: sort what is processed in order.
-    for node in sorted(caps.get("def.function", ()), key=_start):
-        name = node.child_by_field_name("name")
-        body = node.child_by_field_name("body")
-        if name is not None:
-            defs.append(
-                DefSite(
-                    node,
-                    "function",
-                    node_text(source, name),
-                    signature_end=body.start_byte if body else -1,
-                )
-            )
     class_nodes = sorted(caps.get("def.class", ()), key=_start)
-    for node in class_nodes:
-        name = node.child_by_field_name("name")
-        body = node.child_by_field_name("body")
-        if name is not None:
-            defs.append(
-                DefSite(
-                    node,
-                    "class",
-                    node_text(source, name),
-                    signature_end=body.start_byte if body else -1,
+    function_nodes = sorted(caps.get("def.function", ()), key=_start)
+    for kind, nodes in (("function", function_nodes), ("class", class_nodes)):
+        for node in nodes:
+            name = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            if name is not None:
+                defs.append(
+                    DefSite(
+                        node,
+                        kind,
+                        node_text(source, name),
+                        signature_end=body.start_byte if body else -1,
+                    )
                 )
-            )
 
     def is_test(d: DefSite, qualname: str, parent_qualname: str | None) -> bool:
         if not file_is_test:
