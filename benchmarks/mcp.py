@@ -47,7 +47,7 @@ from coderooms.mcp.service import RoomService  # noqa: E402
 from mcp import Client  # noqa: E402
 
 sys.path.append(str(_HERE))
-from rooms import DESKS, LARGE_ROWS, build, desk_id, staff  # noqa: E402
+from rooms import DESKS, LARGE_ROWS, build, desk_id, staff, verdict  # noqa: E402
 
 SAMPLES = 200
 FOCUS_SAMPLES = 30
@@ -87,10 +87,6 @@ async def median_ms(
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.1f} / {five:.1f} on {os.cpu_count()} CPUs"
-
-
-def verdict(ok: bool) -> str:
-    return "meets target" if ok else "MISSES target"
 
 
 async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: int) -> bool:

@@ -49,7 +49,7 @@ from coderooms.rooms.search import SEARCH_SCAN, SearchPattern, SearchQuery, sear
 from coderooms.rooms.session import SessionLog, walk_log  # noqa: E402
 from coderooms.rooms.threads import read_thread_index  # noqa: E402
 from coderooms.store.sqlite import SQLiteStore  # noqa: E402
-from rooms import DESKS, SEED, desk_id, generate  # noqa: E402
+from rooms import DESKS, SEED, desk_id, generate, verdict  # noqa: E402
 
 SMALL_ROWS = 50_000
 """Small enough to build in a moment, big enough that every desk holds a full window."""
@@ -189,10 +189,6 @@ async def measure_adversarial(samples: int) -> tuple[tuple[float, float], tuple[
         await medians_ms([lambda: search_messages(log, hostile)] * runs),
         await medians_ms([lambda: search_messages(log, plain)] * runs),
     )
-
-
-def verdict(ok: bool) -> str:
-    return "meets target" if ok else "MISSES target"
 
 
 def main() -> int:

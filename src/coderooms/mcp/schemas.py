@@ -188,13 +188,18 @@ class SufficiencyOut(_Open):
     why: str
 
 
-class FocusItemOut(_Open):
+class _NodeOut(_Open):
+    """A code node as focus, seek and impact list it."""
+
     id: str
     path: str
     kind: str
     name: str
     start_line: int
     end_line: int
+
+
+class FocusItemOut(_NodeOut):
     salience: float
     tokens: int
     why: str
@@ -238,13 +243,7 @@ class SeekOut(_Open):
     sufficiency: SufficiencyOut
 
 
-class ImpactedOut(_Open):
-    id: str
-    path: str
-    kind: str
-    name: str
-    start_line: int
-    end_line: int
+class ImpactedOut(_NodeOut):
     distance: int
     why: str
 
