@@ -222,28 +222,6 @@ def test_parallel_cold_run_resolves_like_a_serial_one(make_repo: Callable[..., P
     assert ("tests", "tests/test_mod7.py::test_run", "pkg/mod7.py::Base7") in edges
 
 
-def test_a_resolution_helper_that_dies_costs_time_not_edges(
-    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """If the forked helper exits without answering, its files are resolved here."""
-    import os
-
-    from coderooms.index import indexer
-
-    files = {f"m{i}/mod{i}.py": f"def f{i}():\n    return f{(i + 1) % 60}()\n" for i in range(60)}
-    serial = make_repo(files, name="serial")
-    parallel = make_repo(files, name="parallel")
-    Workspace.open(serial).index(workers=1)
-
-    def die(*_: object) -> None:
-        os._exit(3)
-
-    monkeypatch.setattr(indexer, "_resolve_into", die)
-    summary = Workspace.open(parallel).index(workers=2)
-    assert summary.changed["re_resolved"] == 60
-    assert dump(serial) == dump(parallel)
-
-
 def test_cold_build_leaves_the_schema_indexes_in_place(repo: Path) -> None:
     """A cold build drops the secondary indexes while it loads and must rebuild them."""
     import sqlite3

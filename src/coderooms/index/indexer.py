@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import chain
-from multiprocessing.connection import Connection
 
 from coderooms.index import db
 from coderooms.index.discover import list_files
@@ -137,7 +136,6 @@ def _run(
         todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)
     want_git = bool(listing.git and head and head != db.get_meta(conn, "head"))
     git_proc = GitLogPass(root) if want_git and not forks else None
-    helper: ForkedResolution | None = None
     changed: list[FileFacts] = []
     old_symbols: dict[str, set[tuple[str, str]]] = {}
     old_imports: dict[str, str] = {}
@@ -202,26 +200,13 @@ def _run(
         affected, table, resolver = _prepare_resolution(
             conn, key, generation, cold, changed, deleted, old_symbols, old_imports
         )
-        # A cold run holds every file's facts in memory: a forked helper can resolve
-        # half of the files from its copy while this process does the other half.
-        if (
-            forks
-            and cold
-            and resolver is not None
-            and len(affected) >= PARALLEL_MIN_FILES
-            and can_fork()
-        ):
-            helper = ForkedResolution(resolver, affected[1::2])
-            affected = affected[::2]
         if want_git and git_proc is None:
             git_proc = GitLogPass(root)
-        resolved = _store_resolution(conn, resolver, affected, helper, replace=not cold)
+        resolved = _store_resolution(conn, resolver, affected, replace=not cold)
         for statement in rebuild:
             conn.execute(statement)
         phases["resolve"] = time.perf_counter() - mark
         phases["resolve_cpu"] = time.thread_time() - cpu_mark
-        if helper is not None:
-            phases["resolve_cpu"] += helper.cpu_seconds
         mark = time.perf_counter()
 
         if listing.git and git_proc is not None:
@@ -262,8 +247,6 @@ def _run(
         conn.execute("ROLLBACK")
         if pool is not None:
             pool.terminate()
-        if helper is not None:
-            helper.cancel()
         if git_proc is not None:
             git_proc.cancel()
         raise
@@ -427,64 +410,19 @@ def _resolve_files(resolver: Resolver, paths: list[str]) -> list[ResolvedFile]:
     return out
 
 
-def _resolve_into(resolver: Resolver, paths: list[str], pipe: Connection) -> None:
-    results = _resolve_files(resolver, paths)
-    pipe.send((results, time.process_time()))  # a forked child's clock starts at zero
-    pipe.close()
-
-
-class ForkedResolution:
-    """Some files resolved by a forked copy of this process: it inherits the symbol
-    table and every file's facts, so only the resulting edge rows cross the pipe."""
-
-    def __init__(self, resolver: Resolver, paths: list[str]) -> None:
-        self.paths = paths
-        self.cpu_seconds = 0.0  # the helper's CPU time, known once its results are in
-        self._resolver = resolver
-        context = multiprocessing.get_context("fork")
-        self._pipe, child_end = context.Pipe(duplex=False)
-        self._proc = context.Process(
-            target=_resolve_into, args=(resolver, paths, child_end), daemon=True
-        )
-        self._proc.start()
-        child_end.close()
-
-    def results(self) -> list[ResolvedFile]:
-        try:
-            got: list[ResolvedFile]
-            got, self.cpu_seconds = self._pipe.recv()
-        except EOFError:  # the helper died (killed, out of memory): resolve here instead
-            got = _resolve_files(self._resolver, self.paths)
-        finally:
-            self._pipe.close()
-            self._proc.join()
-        return got
-
-    def cancel(self) -> None:
-        if self._proc.is_alive():
-            self._proc.terminate()
-        self._proc.join()
-        self._pipe.close()
-
-
 def _store_resolution(
     conn: sqlite3.Connection,
     resolver: Resolver | None,
     paths: list[str],
-    helper: ForkedResolution | None,
     *,
     replace: bool,
 ) -> int:
-    """Resolve ``paths`` and store their edges, then store the helper's share (which it
-    computed meanwhile); returns how many files were resolved."""
+    """Resolve ``paths`` and store their edges; returns how many files were resolved."""
     if resolver is None:
         return 0
-    shares = [_resolve_files(resolver, paths)]
-    _store_edges(conn, shares[0], replace=replace)
-    if helper is not None:
-        shares.append(helper.results())
-        _store_edges(conn, shares[1], replace=replace)
-    return sum(map(len, shares))
+    results = _resolve_files(resolver, paths)
+    _store_edges(conn, results, replace=replace)
+    return len(results)
 
 
 def _store_edges(conn: sqlite3.Connection, results: list[ResolvedFile], *, replace: bool) -> None:
