@@ -386,8 +386,7 @@ def _prepare_resolution(
         affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
     table = _symbol_table(conn, key, generation, files, cold, changed, deleted)
     if cold:
-        # Every indexed file was parsed in this run: facts never need reading back, so
-        # the resolver holds no database handle (a forked copy of it may run alone).
+        # Every indexed file was parsed in this run: facts never need reading back.
         in_memory = {f.path: f for f in changed}
         resolver = Resolver(table, in_memory.get)
     else:
