@@ -255,6 +255,12 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
         focus_memory = statistics.median(timings["memory"])
         focus_stdio = statistics.median(timings["stdio"])
         focus_wire = statistics.median(timings["wire"])
+        pings: list[float] = []
+        for _ in range(focus_samples):
+            started = time.perf_counter()
+            wire.request("ping", {})
+            pings.append((time.perf_counter() - started) * 1000)
+        ping = statistics.median(pings)
         wire.close()
 
     ratio = focus_wire / focus_local
@@ -271,6 +277,10 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
     )
     print(f"  over stdio, wire client                    {focus_wire:8.3f}  ratio {ratio:.2f}")
     print(f"  SDK client's own share (SDK − wire)        {focus_stdio - focus_wire:8.3f}")
+    print(
+        f"  MCP ping over the wire (the SDK server's   {ping:8.3f}  = {ping / focus_local:.0%} of in-process"
+    )
+    print("  floor: one request and response, no tool)")
     print(f"  over stdio (wire) ≤ {TARGET_FOCUS_RATIO}× in-process: {verdict(focus_ok)}")
     return read_ok and focus_ok
 
