@@ -293,3 +293,24 @@ def test_receiver_text_is_read_back_from_the_dot() -> None:
     assert recv("rows[0].method()") == "?"
     assert recv("f().attr.method()") == "?"
     assert recv("'text'.method()") == "?"
+
+
+def test_attribute_references_read_through_spacing_and_comments(tmp_path: Path) -> None:
+    """``a.b`` used as a value is one reference however it is spaced, even with a
+    comment between the name and the dot; a called ``a.b()`` is a call, not a reference."""
+    from coderooms.index.extract import process_file
+    from coderooms.index.facts import FileFacts
+
+    (tmp_path / "m.py").write_text(
+        "def f():\n"
+        "    x = (os  # the module\n"
+        "         .sep)\n"
+        "    y = os .  linesep\n"
+        "    z = os.getcwd()\n"
+        "    return ñame.attr, self.skip, x, y, z\n"
+    )
+    facts = process_file(str(tmp_path), "m.py")
+    assert isinstance(facts, FileFacts)
+    pairs = [(receiver, name) for _, receiver, name in facts.refs if receiver]
+    assert pairs == [("os", "linesep"), ("os", "sep"), ("ñame", "attr")]
+    assert ("m.py::f", "os", "getcwd", 1) in facts.calls

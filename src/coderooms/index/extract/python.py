@@ -27,7 +27,7 @@ _QUERY = """
 (import_from_statement) @import
 (call function: (identifier) @call.name)
 (call function: (attribute attribute: (identifier) @call.attr))
-(attribute object: (identifier) @ref.obj attribute: (identifier) @ref.attr)
+(attribute object: (identifier) attribute: (identifier)) @ref.pair
 (argument_list (identifier) @ref)
 (keyword_argument value: (identifier) @ref)
 (type (identifier) @ref)
@@ -153,6 +153,25 @@ def receiver_before(source: bytes, dot: int) -> str:
     return tail.decode("utf-8", "replace")
 
 
+def _split_pair(source: bytes, node: Node) -> tuple[str, str, int] | None:
+    """``(receiver, attribute, attribute start byte)`` of an ``a.b`` node whose sides are
+    both plain names; read from the text, through the children when the text holds more
+    than the two names and the dot (a comment between them)."""
+    start = node.start_byte
+    end = node.end_byte
+    text = source[start:end].decode("utf-8", "replace")
+    dot = text.find(".")
+    receiver = text[:dot].rstrip()
+    attr = text[dot + 1 :].lstrip()
+    if dot > 0 and receiver.isidentifier() and attr.isidentifier():
+        return receiver, attr, end - len(attr.encode("utf-8"))
+    obj = node.child_by_field_name("object")
+    name = node.child_by_field_name("attribute")
+    if obj is None or name is None:
+        return None
+    return node_text(source, obj), node_text(source, name), name.start_byte
+
+
 def _start(node: Node) -> int:
     return node.start_byte
 
@@ -250,17 +269,14 @@ def extract(facts: FileFacts, source: bytes) -> None:
         ident = source[a:b].decode("utf-8", "replace")
         if ident not in IGNORED_REFERENCES:
             refs.add((owner, "", ident))
-    # One match per a.b with a plain name on the left: the two lists pair up in order.
-    ref_objs = _spans(caps.get("ref.obj", ()))
-    ref_attrs = _spans(caps.get("ref.attr", ()))
-    owners_of = owners.sweep([a for a, _ in ref_objs])
-    for (o_start, o_end), (a_start, a_end), owner in zip(
-        ref_objs, ref_attrs, owners_of, strict=True
-    ):
-        if a_start in call_name_starts:
+    # Each a.b with plain names on both sides, captured whole: split at its dot.
+    pairs = sorted(caps.get("ref.pair", ()), key=_start)
+    for node, owner in zip(pairs, owners.sweep([n.start_byte for n in pairs]), strict=True):
+        split = _split_pair(source, node)
+        if split is None:
             continue
-        receiver = source[o_start:o_end].decode("utf-8", "replace")
-        if receiver in IGNORED_REFERENCES:
+        receiver, attr, attr_start = split
+        if attr_start in call_name_starts or receiver in IGNORED_REFERENCES:
             continue
-        refs.add((owner, receiver, source[a_start:a_end].decode("utf-8", "replace")))
+        refs.add((owner, receiver, attr))
     facts.refs = sorted(refs)
