@@ -51,6 +51,15 @@ def test_unknown_node_and_path_outside_root(make_repo: Callable[..., Path]) -> N
         ws.read_text("../../etc/passwd")
 
 
+def test_source_of_a_symbol_and_of_a_file(make_repo: Callable[..., Path]) -> None:
+    text = "import os\n\n\nclass A:\n    def m(self):\n        return 1\n"
+    ws, _ = index(make_repo({"a.py": text}))
+    assert ws.source_of("a.py::A.m") == "    def m(self):\n        return 1\n"
+    assert ws.source_of("a.py") == text
+    with pytest.raises(UnknownNode):
+        ws.source_of("a.py::B")
+
+
 def test_migrations_are_recorded(make_repo: Callable[..., Path]) -> None:
     root = make_repo({"a.py": ""})
     index(root)
