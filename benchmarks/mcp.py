@@ -255,12 +255,11 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
         focus_memory = statistics.median(timings["memory"])
         focus_stdio = statistics.median(timings["stdio"])
         focus_wire = statistics.median(timings["wire"])
-        pings: list[float] = []
-        for _ in range(focus_samples):
-            started = time.perf_counter()
+
+        async def ping_wire(_: int) -> None:
             wire.request("ping", {})
-            pings.append((time.perf_counter() - started) * 1000)
-        ping = statistics.median(pings)
+
+        ping = await median_ms(ping_wire, focus_samples)
         wire.close()
 
     ratio = focus_wire / focus_local
