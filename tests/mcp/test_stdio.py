@@ -342,6 +342,28 @@ def test_no_identity_is_refused(room: tuple[Sessions, str]) -> None:
     assert done.stderr.startswith("error: no agent identity")
 
 
+def test_a_server_whose_input_is_the_null_device_or_a_file_ends_cleanly(
+    room: tuple[Sessions, str], tmp_path: Path
+) -> None:
+    _, url = room
+    command = [CODEROOMS, "--db", url, "mcp", "--agent", "alice"]
+    # /dev/null is a character device epoll refuses: the server must still see its end.
+    done = subprocess.run(
+        command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
+        '"2025-06-18", "capabilities": {}, "clientInfo": {"name": "file", "version": "1"}}}\n',
+        encoding="utf-8",
+    )
+    with requests.open("rb") as source:
+        done = subprocess.run(command, capture_output=True, text=True, stdin=source, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert '"id":1,"result":{' in done.stdout and '"serverInfo"' in done.stdout
+
+
 GOAL = "apply_discount rounds the discounted total wrong"
 
 

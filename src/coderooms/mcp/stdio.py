@@ -4,7 +4,8 @@ The SDK's default stdio transport reads and writes through a worker thread, whic
 a thread hand-off per line each way; on a busy machine that is most of a tool call. When
 stdin and stdout are pipes (how every MCP client starts a server), this module hands the
 SDK's ``stdio_server`` non-blocking line streams on the asyncio loop instead. Anything
-else (a file, a terminal that the loop cannot watch) falls back to the SDK's transport.
+else (a file, a terminal, the null device: descriptors epoll cannot watch, or need not)
+falls back to the SDK's transport.
 
 As the SDK does, the real descriptors are moved aside while serving: fd 0 reads the null
 device and fd 1 writes to stderr, so a stray ``print`` can never corrupt the wire.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from typing import Any
@@ -76,7 +78,20 @@ def _restore(wire_in: int, wire_out: int) -> None:
         os.dup2(wire_out, 1)
 
 
+def _is_pipe(fd: int) -> bool:
+    """A FIFO or a socket: what the loop's pipe transports can watch. (They also take
+    character devices, but epoll refuses ``/dev/null`` and the server would never see
+    its end of input.)"""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 async def _pipes(wire_in: int, wire_out: int) -> tuple[_LineReader, _LineWriter, Any] | None:
+    if not (_is_pipe(wire_in) and _is_pipe(wire_out)):
+        return None
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
     source = os.fdopen(wire_in, "rb", buffering=0, closefd=False)
