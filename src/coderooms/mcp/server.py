@@ -114,6 +114,10 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             made = Tool.from_function(fn, annotations=annotations)
             if made.fn_metadata.output_schema is not None:
                 made.fn_metadata.output_schema = inline_refs(made.fn_metadata.output_schema)
+            # The schema is still published; the SDK would validate every result against
+            # the model once more, but each result already is a validated instance of it
+            # (see _answer), dumped as it stands.
+            made.fn_metadata.output_model = None
             tools.append(made)
             return fn
 
