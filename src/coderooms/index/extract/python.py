@@ -19,6 +19,7 @@ from coderooms.index.facts import FileFacts, ImportFact, dedupe_calls
 
 # Names that are never worth a reference edge: the receiver conventions of methods.
 IGNORED_REFERENCES = frozenset({"self", "cls"})
+_IGNORED_DOTTED = tuple(f"{name}.".encode() for name in sorted(IGNORED_REFERENCES))
 
 _QUERY = """
 (function_definition) @def.function
@@ -269,8 +270,18 @@ def extract(facts: FileFacts, source: bytes) -> None:
         ident = source[a:b].decode("utf-8", "replace")
         if ident not in IGNORED_REFERENCES:
             refs.add((owner, "", ident))
-    # Each a.b with plain names on both sides, captured whole: split at its dot.
-    pairs = sorted(caps.get("ref.pair", ()), key=_start)
+    # Each a.b with plain names on both sides, captured whole: split at its dot. Half of
+    # them are called (their attribute is a call's name, and ends where the pair ends)
+    # and many read self.x or cls.x: both are dropped before any text is decoded.
+    call_ends = {end for _, end in call_attrs}
+    pairs = sorted(
+        (
+            n
+            for n in caps.get("ref.pair", ())
+            if n.end_byte not in call_ends and not source.startswith(_IGNORED_DOTTED, n.start_byte)
+        ),
+        key=_start,
+    )
     for node, owner in zip(pairs, owners.sweep([n.start_byte for n in pairs]), strict=True):
         split = _split_pair(source, node)
         if split is None:
