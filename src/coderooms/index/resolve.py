@@ -221,6 +221,7 @@ class Resolver:
         self._bases: dict[str, list[str]] = {}
         self._classes: dict[str, str | None] = {}
         self._file_scope: dict[tuple[str, str], Target | None] = {}  # steps 2-3, per file
+        self._of_kinds: dict[tuple[str, frozenset[str]], list[str]] = {}
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -673,6 +674,18 @@ class Resolver:
                 return found
         return None
 
+    def _named(self, name: str, kinds: frozenset[str]) -> list[str]:
+        """Every symbol of the repository called ``name`` whose kind is one of ``kinds``
+        (asked for again and again: the table does not change during a resolution)."""
+        key = (name, kinds)
+        got = self._of_kinds.get(key)
+        if got is None:
+            t = self.t
+            got = self._of_kinds[key] = [
+                i for i in t.by_name.get(name, ()) if t.sym[i].kind in kinds
+            ]
+        return got
+
     def _wide(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> tuple[str | None, str]:
         """Steps 4-5: the same directory, then a unique name across the repository."""
         t = self.t
@@ -680,7 +693,7 @@ class Resolver:
         same_dir = [i for i in t.dir_top.get(here, {}).get(name, ()) if t.sym[i].kind in kinds]
         if len(same_dir) == 1:
             return same_dir[0], ""
-        everywhere = [i for i in t.by_name.get(name, ()) if t.sym[i].kind in kinds]
+        everywhere = self._named(name, kinds)
         if len(everywhere) == 1:
             return everywhere[0], ""
         if len(everywhere) > 1 or len(same_dir) > 1:
@@ -765,9 +778,7 @@ class Resolver:
                 if got[0] != "sym" or self.t.sym[got[1]].kind != "class":
                     return None, "unknown"
         # An object the resolver cannot name: only a repository-unique method will do.
-        everywhere = [
-            i for i in self.t.by_name.get(name, ()) if self.t.sym[i].kind in CALLABLE_KINDS
-        ]
+        everywhere = self._named(name, CALLABLE_KINDS)
         if len(everywhere) == 1:
             return everywhere[0], ""
         if len(everywhere) > 1:
