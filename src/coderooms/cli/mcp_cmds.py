@@ -108,6 +108,9 @@ def mcp_command(
     """Serve MCP over stdio for one agent (--agent ID or $CODEROOMS_AGENT)."""
     if not agent_id or not agent_id.strip():
         raise NoAgentIdentity()
+    from coderooms.mcp.stdio import check_stdio
+
+    check_stdio()
     import anyio
 
     from coderooms.mcp.server import build_server, fixed_caller

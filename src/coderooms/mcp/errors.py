@@ -10,7 +10,8 @@
         ├── ArgumentOutOfRange         a numeric argument outside its allowed range
         ├── NoWorkspace                focus/seek/impact with no repository to serve
         ├── TokenStoreUnsupported      agent tokens need the embedded SQLite store
-        └── PortInUse                  `coderooms up` could not bind its port
+        ├── PortInUse                  `coderooms up` could not bind its port
+        └── StdioClosed                `coderooms mcp` started with stdin or stdout closed
 
 A refusal reaches the model as a tool error whose text is the message below.
 """
@@ -27,6 +28,7 @@ __all__ = [
     "PortInUse",
     "RetiredCaller",
     "ServeError",
+    "StdioClosed",
     "ThreadNotInDesk",
     "TokenStoreUnsupported",
     "UnknownCaller",
@@ -97,3 +99,11 @@ class TokenStoreUnsupported(ServeError):
 class PortInUse(ServeError):
     fields = ("host", "port", "reason")
     template = "cannot listen on {host}:{port} ({reason}); pick another with --port"
+
+
+class StdioClosed(ServeError):
+    fields = ("stream",)
+    template = (
+        "standard {stream} is closed: an MCP client talks to `coderooms mcp` through the "
+        "server's stdin and stdout, so start it from the client (or with both open)"
+    )

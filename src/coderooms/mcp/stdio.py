@@ -1,11 +1,21 @@
-"""Serving MCP over stdio on the event loop's own pipe transports.
+"""Serving MCP over stdio: the SDK's session on line streams this module owns.
 
-The SDK's default stdio transport reads and writes through a worker thread, which costs
-a thread hand-off per line each way; on a busy machine that is most of a tool call. When
-stdin and stdout are pipes (how every MCP client starts a server), this module hands the
-SDK's ``stdio_server`` non-blocking line streams on the asyncio loop instead. Anything
-else (a file, a terminal, the null device: descriptors epoll cannot watch, or need not)
-falls back to the SDK's transport.
+The SDK's ``stdio_server`` turns lines into messages and messages into lines; the lines
+themselves come from here, for three reasons:
+
+* **Speed.** When stdin and stdout are pipes (how every MCP client starts a server), the
+  lines move on the asyncio loop's own pipe transports. The SDK's default reads and
+  writes through a worker thread, a hand-off per line each way. Anything else (a file,
+  a terminal, the null device: descriptors epoll cannot watch) is read and written on a
+  worker thread.
+* **Every request gets an answer.** A line that is not JSON, not a JSON-RPC 2.0
+  message, longer than :data:`MAX_LINE_BYTES`, or holding a lone UTF-16 surrogate (text
+  no UTF-8 wire can carry) is answered here with the JSON-RPC error it earns (id null
+  when it has none) and a one-line note on stderr; the SDK would drop it without a word.
+* **Nothing is lost at the end of input.** A client may write its requests and close
+  stdin before the answers come (``coderooms mcp < requests.jsonl``). The input ends
+  only once every request read has been answered or cancelled (at most
+  :data:`EOF_DRAIN_SECONDS`), so work already done is never left unreported.
 
 As the SDK does, the real descriptors are moved aside while serving: fd 0 reads the null
 device and fd 1 writes to stderr, so a stray ``print`` can never corrupt the wire.
@@ -14,48 +24,207 @@ device and fd 1 writes to stderr, so a stray ``print`` can never corrupt the wir
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import stat
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import suppress
-from typing import Any
+from typing import Any, BinaryIO
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+from pydantic import ValidationError
 
-__all__ = ["MAX_LINE_BYTES", "serve_stdio"]
+from coderooms.mcp.errors import StdioClosed
+
+__all__ = ["EOF_DRAIN_SECONDS", "MAX_LINE_BYTES", "check_stdio", "serve_stdio"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest JSON-RPC line accepted from the client (a message is one line)."""
 
+EOF_DRAIN_SECONDS = 300.0
+"""How long the input stays open after stdin ends, for requests still being answered."""
+
+RESPONSE_HEAD_CHARS = 256
+"""How much of an outgoing line is read to learn which request it answers."""
+
+NOTE_PREFIX = "coderooms mcp: "
+
+# How the SDK writes an answer: {"jsonrpc":"2.0","id":<id>,"result"|"error":...}
+_ANSWER_HEAD = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_OVERLONG = object()  # a line longer than MAX_LINE_BYTES, skipped up to its newline
+
+
+def check_stdio() -> None:
+    """Refuse to serve when stdin or stdout is closed: there would be no wire."""
+    for fd, stream in ((0, "input"), (1, "output")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            raise StdioClosed(stream) from None
+
+
+def _is_pipe(fd: int) -> bool:
+    """A FIFO or a socket: what the loop's pipe transports can watch. (They also take
+    character devices, but epoll refuses ``/dev/null`` and would never see its end.)"""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _key(request_id: object) -> str:
+    """One spelling of a request id, whichever way its JSON was written."""
+    return json.dumps(request_id)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+class _Wire:
+    """What the reader and the writer share: the sink, and the requests not yet answered."""
+
+    def __init__(self, write: Callable[[bytes], Awaitable[None]]) -> None:
+        self._write = write
+        self._lock = anyio.Lock()
+        self.pending: set[str] = set()
+        self._settled = anyio.Event()  # no request is waiting, or the client is gone
+        self._waiting = False
+        self.closed = False
+
+    async def send(self, text: str) -> None:
+        """Write one line; a client that hung up only ends the output."""
+        if self.closed:
+            return
+        data = text.encode("utf-8", "replace")
+        async with self._lock:
+            try:
+                await self._write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                self.closed = True
+                self._settled.set()
+
+    def answered(self, line: str) -> None:
+        head = _ANSWER_HEAD.match(line, 0, RESPONSE_HEAD_CHARS)
+        if head is None:
+            return
+        self.pending.discard(_key(json.loads(head.group(1))))
+        self._check()
+
+    def cancelled(self, request_id: object) -> None:
+        self.pending.discard(_key(request_id))
+        self._check()
+
+    def _check(self) -> None:
+        if self._waiting and not self.pending:
+            self._settled.set()
+
+    async def settle(self) -> None:
+        """Return once every request read is answered (or the wait runs out)."""
+        self._waiting = True
+        self._check()
+        if self.pending and not self.closed:
+            with anyio.move_on_after(EOF_DRAIN_SECONDS):
+                await self._settled.wait()
+
+    async def refuse(self, request_id: object, code: int, message: str) -> None:
+        """Answer a line the SDK would drop, and say so on stderr."""
+        sys.stderr.write(f"{NOTE_PREFIX}{message}\n")
+        sys.stderr.flush()
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        await self.send(json.dumps(error, separators=(",", ":")) + "\n")
+
 
 class _LineReader:
-    """Async iteration over decoded lines, as ``stdio_server`` reads its stdin."""
+    """The lines ``stdio_server`` reads: well-formed messages only; the rest answered."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
+    def __init__(self, readline: Callable[[], Awaitable[object]], wire: _Wire) -> None:
+        self._readline = readline
+        self._wire = wire
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        while True:
+            raw = await self._readline()
+            if raw is _OVERLONG:
+                await self._wire.refuse(
+                    None,
+                    INVALID_REQUEST,
+                    f"Invalid Request: a line of more than {MAX_LINE_BYTES} bytes",
+                )
+                continue
+            assert isinstance(raw, bytes)
+            if not raw or self._wire.closed:
+                await self._wire.settle()
+                raise StopAsyncIteration
+            line = raw.decode("utf-8", "replace")
+            if await self._admit(line):
+                return line
+
+    async def _admit(self, line: str) -> bool:
+        """Whether the SDK gets ``line``; a line it would drop is answered here."""
+        if not line.strip():
+            return False
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            await self._wire.refuse(None, PARSE_ERROR, f"Parse error: {exc}")
+            return False
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            request_id = None
+        try:
+            jsonrpc_message_adapter.validate_python(message, by_name=False)
+        except ValidationError:
+            await self._wire.refuse(
+                request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
+            )
+            return False
+        if "\\u" in line and _has_lone_surrogate(message):
+            await self._wire.refuse(
+                request_id,
+                INVALID_PARAMS,
+                "Invalid params: the text holds a lone UTF-16 surrogate, which is not valid "
+                "Unicode (send characters, or escape them in pairs)",
+            )
+            return False
+        method = message.get("method")
+        if method is not None and "id" in message:
+            self._wire.pending.add(_key(message["id"]))
+        elif method == "notifications/cancelled":
+            params = message.get("params") or {}
+            self._wire.cancelled(params.get("requestId"))
+        return True
 
 
 class _LineWriter:
     """``write`` and ``flush``, as ``stdio_server`` writes its stdout."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
+    def __init__(self, wire: _Wire) -> None:
+        self._wire = wire
 
     async def write(self, text: str) -> None:
-        self._writer.write(text.encode("utf-8"))
+        await self._wire.send(text)
+        self._wire.answered(text)
 
     async def flush(self) -> None:
-        await self._writer.drain()
+        return None
 
 
 def _divert() -> tuple[int, int]:
@@ -78,57 +247,96 @@ def _restore(wire_in: int, wire_out: int) -> None:
         os.dup2(wire_out, 1)
 
 
-def _is_pipe(fd: int) -> bool:
-    """A FIFO or a socket: what the loop's pipe transports can watch. (They also take
-    character devices, but epoll refuses ``/dev/null`` and the server would never see
-    its end of input.)"""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+async def _skip_overlong_pipe(reader: asyncio.StreamReader) -> object:
+    """Read past the rest of a line that overran the reader's limit."""
+    while True:
+        try:
+            await reader.readuntil(b"\n")
+            return _OVERLONG
+        except asyncio.IncompleteReadError:
+            return _OVERLONG
+        except asyncio.LimitOverrunError as exc:
+            await reader.readexactly(max(exc.consumed, 1))
 
 
-async def _pipes(wire_in: int, wire_out: int) -> tuple[_LineReader, _LineWriter, Any] | None:
-    if not (_is_pipe(wire_in) and _is_pipe(wire_out)):
-        return None
+async def _pipe_ends(
+    wire_in: int, wire_out: int
+) -> tuple[Callable[[], Awaitable[object]], Callable[[bytes], Awaitable[None]], list[Any]]:
+    """Line reads and writes on the loop's pipe transports."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
     source = os.fdopen(wire_in, "rb", buffering=0, closefd=False)
     sink = os.fdopen(wire_out, "wb", buffering=0, closefd=False)
-    try:
-        read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), source
-        )
-    except ValueError:  # not a pipe, socket or character device
-        return None
-    try:
-        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sink)
-    except ValueError:
-        read_transport.close()
-        return None
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), source
+    )
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sink)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    return _LineReader(reader), _LineWriter(writer), (read_transport, transport)
+
+    async def readline() -> object:
+        try:
+            return await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial  # the end of input (b"") or a last line without a newline
+        except asyncio.LimitOverrunError as exc:
+            await reader.readexactly(max(exc.consumed, 1))
+            return await _skip_overlong_pipe(reader)
+
+    async def write(data: bytes) -> None:
+        writer.write(data)
+        await writer.drain()
+
+    return readline, write, [read_transport, transport]
+
+
+def _thread_ends(
+    wire_in: int, wire_out: int
+) -> tuple[Callable[[], Awaitable[object]], Callable[[bytes], Awaitable[None]], list[Any]]:
+    """Line reads and writes on a worker thread (files, terminals, the null device)."""
+    source: BinaryIO = os.fdopen(wire_in, "rb", closefd=False)
+    sink: BinaryIO = os.fdopen(wire_out, "wb", buffering=0, closefd=False)
+
+    def read_line() -> object:
+        line = source.readline(MAX_LINE_BYTES + 1)
+        if len(line) <= MAX_LINE_BYTES or line.endswith(b"\n"):
+            return line
+        while line and not line.endswith(b"\n"):
+            line = source.readline(MAX_LINE_BYTES)
+        return _OVERLONG
+
+    def write_all(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[sink.write(view) or 0 :]
+
+    async def readline() -> object:
+        return await anyio.to_thread.run_sync(read_line, abandon_on_cancel=True)
+
+    async def write(data: bytes) -> None:
+        await anyio.to_thread.run_sync(write_all, data)
+
+    return readline, write, []
 
 
 async def serve_stdio(server: MCPServer) -> None:
     """Serve ``server`` on this process's stdin and stdout until the client hangs up."""
+    check_stdio()
     wire_in, wire_out = _divert()
+    transports: list[Any] = []
     try:
-        streams = await _pipes(wire_in, wire_out)
-        if streams is None:
-            _restore(wire_in, wire_out)
-            await server.run_stdio_async()
-            return
-        lines_in, lines_out, transports = streams
+        if _is_pipe(wire_in) and _is_pipe(wire_out):
+            readline, write, transports = await _pipe_ends(wire_in, wire_out)
+        else:
+            readline, write, transports = _thread_ends(wire_in, wire_out)
+        wire = _Wire(write)
+        lines_in = _LineReader(readline, wire)
+        lines_out = _LineWriter(wire)
         lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
-        try:
-            async with stdio_server(stdin=lines_in, stdout=lines_out) as (read, write):  # type: ignore[arg-type]
-                await lowlevel.run(read, write, lowlevel.create_initialization_options())
-        finally:
-            for transport in transports:
-                transport.close()
+        async with stdio_server(stdin=lines_in, stdout=lines_out) as (read, write_stream):  # type: ignore[arg-type]
+            await lowlevel.run(read, write_stream, lowlevel.create_initialization_options())
     finally:
+        for transport in transports:
+            transport.close()
         _restore(wire_in, wire_out)
         for fd in (wire_in, wire_out):
             with suppress(OSError):
