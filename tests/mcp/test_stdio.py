@@ -194,6 +194,17 @@ def test_an_invalid_regex_is_a_tool_error_with_the_engines_message(
     assert picked.is_error and text_of(picked).startswith("InvalidPattern: ")
 
 
+def test_arguments_of_the_wrong_type_are_refused_in_one_line(room: tuple[Sessions, str]) -> None:
+    sessions, _ = room
+    result = sessions.call("alice", "room_search", {"query": 5, "limit": "abc"})
+    assert result.is_error
+    assert text_of(result) == (
+        "InvalidArguments: the arguments of room_search do not fit its input schema: "
+        "query: Input should be a valid string; "
+        "limit: Input should be a valid integer, unable to parse string as an integer"
+    )
+
+
 def test_an_injection_attempt_is_rendered_inside_the_data_frame(room: tuple[Sessions, str]) -> None:
     sessions, _ = room
     payload = (

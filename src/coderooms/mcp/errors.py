@@ -8,6 +8,7 @@
         ├── NotADeskMember             the caller does not belong to the desk it named
         ├── ThreadNotInDesk            a thread root that is not a row of the named desk
         ├── ArgumentOutOfRange         a numeric argument outside its allowed range
+        ├── InvalidArguments           arguments that do not fit a tool's input schema
         ├── NoWorkspace                focus/seek/impact with no repository to serve
         ├── TokenStoreUnsupported      agent tokens need the embedded SQLite store
         ├── PortInUse                  `coderooms up` could not bind its port
@@ -22,6 +23,7 @@ from coderooms.errors import HostError
 
 __all__ = [
     "ArgumentOutOfRange",
+    "InvalidArguments",
     "NoAgentIdentity",
     "NoWorkspace",
     "NotADeskMember",
@@ -79,6 +81,11 @@ class ThreadNotInDesk(ServeError):
 class ArgumentOutOfRange(ServeError):
     fields = ("name", "value", "low", "high")
     template = "{name} must be between {low} and {high}, got {value}"
+
+
+class InvalidArguments(ServeError):
+    fields = ("tool", "problems")
+    template = "the arguments of {tool} do not fit its input schema: {problems}"
 
 
 class NoWorkspace(ServeError):

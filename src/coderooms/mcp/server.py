@@ -14,14 +14,15 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
 from coderooms import __version__
 from coderooms.errors import CoderoomsError
 from coderooms.mcp import render
-from coderooms.mcp.errors import NoAgentIdentity
+from coderooms.mcp.errors import InvalidArguments, NoAgentIdentity
 from coderooms.mcp.schemas import (
     FocusOut,
     ImpactOut,
@@ -103,6 +104,27 @@ async def _answer(work: Callable[[], Awaitable[M]], text: Callable[[M], str]) ->
         content=[TextContent(type="text", text=text(out))],
         structured_content=out.model_dump(mode="json"),
     )
+
+
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail a tool's input schema reported in one
+    line (field: problem; …) like every other refusal, not as pydantic's report."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}"
+                for error in cause.errors(include_url=False)
+            )
+            refusal = InvalidArguments(name, problems)
+            raise ToolError(f"{type(refusal).__name__}: {refusal}") from None
 
 
 def build_server(service: RoomService, caller: Caller, **settings: object) -> MCPServer:
@@ -281,7 +303,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
 
         return await _answer(work, lambda out: out.text or "")
 
-    return MCPServer(
+    return _Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
