@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from coderooms import InvalidBound, skim
 from coderooms.cli import main
-from coderooms.focus.skim import SkimResult, cut_marker, skim_text
+from coderooms.focus.skim import SkimCut, SkimResult, cut_marker, skim_text
 
 
 def words(texts: Sequence[str]) -> list[int]:
@@ -28,7 +28,9 @@ def log(noise: int, needle: str, tail: int = 0) -> str:
 
 
 def accounted(result: SkimResult) -> int:
-    return result.lines_kept + sum(cut.lines for cut in result.cuts)
+    """Lines kept plus lines cut (a shortened line is kept, not cut)."""
+    runs = [cut for cut in result.cuts if cut.reason != "line_too_long"]
+    return result.lines_kept + sum(cut.lines for cut in runs)
 
 
 def test_text_that_fits_comes_back_unchanged() -> None:
@@ -78,10 +80,26 @@ def test_matches_that_do_not_fit_are_cut_as_over_budget() -> None:
 
 
 def test_a_very_long_line_is_shortened_and_says_so() -> None:
-    text = "x" * 10_000
+    text = "x " * 5_000
     result = skim_text(text, "x", 10_000, words)
-    assert "more characters]" in result.text
+    assert result.text.endswith(" [... 8000 more characters: line too long]")
     assert len(result.text) < 3_000
+    # The input is counted whole, and the shortening is a cut like any other.
+    assert result.tokens_in == 5_001
+    shortened = words([result.text + "\n"])[0]
+    assert result.tokens_out == shortened
+    assert result.cuts == (SkimCut(1, 1, 5_001 - shortened, "line_too_long"),)
+    assert result.skimmed
+
+
+def test_a_long_line_cut_whole_counts_all_it_held() -> None:
+    lines = ["start", "y " * 3_000, *[f"noise {i}" for i in range(50)], "the needle is here"]
+    result = skim_text("\n".join(lines), "needle", 40, words)
+    assert result.tokens_in == sum(words([line + "\n" for line in lines]))
+    run = next(cut for cut in result.cuts if cut.start_line <= 2 <= cut.end_line)
+    assert run.reason == "no_goal_match"
+    assert run.tokens >= 3_001
+    assert all(cut.reason != "line_too_long" for cut in result.cuts)
 
 
 def test_a_negative_budget_is_a_typed_error() -> None:
@@ -131,6 +149,16 @@ def test_cli_skims_standard_input_and_reports_cuts() -> None:
     assert payload["tokens_out"] <= 150
     assert "segfault in the tokenizer" in payload["text"]
     assert {"start_line", "end_line", "tokens", "reason"} <= set(payload["cuts"][0])
+
+
+def test_cli_reports_a_shortened_line_as_a_cut() -> None:
+    text = "x" * 100_000 + "\n"
+    done = CliRunner().invoke(main, ["skim", "--goal", "x", "--json"], input=text)
+    assert done.exit_code == 0, done.output
+    payload = json.loads(done.stdout)
+    assert payload["skimmed"] is True
+    assert payload["tokens_in"] > payload["tokens_out"]
+    assert [cut["reason"] for cut in payload["cuts"]] == ["line_too_long"]
 
 
 def test_cli_without_a_goal_is_a_one_line_error() -> None:

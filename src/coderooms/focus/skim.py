@@ -7,7 +7,8 @@ failures, tracebacks, warnings), with a little context around each, plus the hea
 the tail of the output, and fits them to a token budget. Nothing is dropped silently:
 each run of cut lines is replaced in the text by one marker line that says which lines
 went, how many tokens they held and why, and the same is returned as :class:`SkimCut`
-records.
+records. A line longer than :data:`MAX_LINE_CHARS` keeps its start and an inline note of
+what followed; that cut is a record too, and ``tokens_in`` counts the whole input.
 
 Pure: the caller hands in the token counter (``coderooms.skimmer.skim`` binds the project's).
 """
@@ -34,7 +35,7 @@ SIGNAL_WEIGHT = 3.0
 MAX_LINE_CHARS = 2_000
 """A longer line is shortened to this many characters (and the shortening marked)."""
 
-CutReason = Literal["no_goal_match", "over_budget"]
+CutReason = Literal["no_goal_match", "over_budget", "line_too_long"]
 
 _SIGNAL = re.compile(
     r"\b(error|errors|exception|traceback|failed|failure|failures|fatal|panic|"
@@ -46,7 +47,12 @@ _SIGNAL = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class SkimCut:
-    """A run of cut lines (1-based, inclusive) and why they went."""
+    """A run of cut lines (1-based, inclusive), the tokens they held and why they went.
+
+    ``line_too_long`` is the one partial cut: the line stays, shortened to its first
+    :data:`MAX_LINE_CHARS` characters and a note of how many followed; ``tokens`` is what
+    the shortening removed.
+    """
 
     start_line: int
     end_line: int
@@ -98,12 +104,22 @@ def skim_text(
     """
     if budget < 0:
         raise InvalidBound("budget", budget)
-    lines = [_shorten(line) for line in text.split("\n")]
+    raw = text.split("\n")
+    lines = [_shorten(line) for line in raw]
     costs = count_many([line + "\n" for line in lines])
+    # What the input held: over-long lines are counted whole, once.
+    held = list(costs)
+    long_lines = [i for i, line in enumerate(raw) if len(line) > MAX_LINE_CHARS]
+    if long_lines:
+        for i, cost in zip(
+            long_lines, count_many([raw[i] + "\n" for i in long_lines]), strict=True
+        ):
+            held[i] = cost
     total = sum(costs)
     if total <= budget:
         kept = "\n".join(lines)
-        return SkimResult(kept, budget, total, total, len(lines), len(lines), ())
+        shortened = tuple(_shortening(i, held, costs) for i in long_lines)
+        return SkimResult(kept, budget, sum(held), total, len(lines), len(lines), shortened)
 
     scores = _score_lines(lines, goal)
     keep = [False] * len(lines)
@@ -147,13 +163,20 @@ def skim_text(
     for index in range(len(lines) - 2, max(len(lines) - 1 - TAIL_LINES, 0), -1):
         take(index)
 
-    return _assemble(lines, costs, scores, keep, budget, total, marker_cost)
+    return _assemble(lines, costs, held, set(long_lines), scores, keep, budget, marker_cost)
+
+
+def _shortening(index: int, held: Sequence[int], costs: Sequence[int]) -> SkimCut:
+    return SkimCut(index + 1, index + 1, max(held[index] - costs[index], 0), "line_too_long")
 
 
 def _shorten(line: str) -> str:
     if len(line) <= MAX_LINE_CHARS:
         return line
-    return line[:MAX_LINE_CHARS] + f" [... {len(line) - MAX_LINE_CHARS} more characters]"
+    return (
+        line[:MAX_LINE_CHARS]
+        + f" [... {len(line) - MAX_LINE_CHARS} more characters: line too long]"
+    )
 
 
 def _score_lines(lines: Sequence[str], goal: str) -> list[float]:
@@ -177,10 +200,11 @@ def _score_lines(lines: Sequence[str], goal: str) -> list[float]:
 def _assemble(
     lines: Sequence[str],
     costs: Sequence[int],
+    held: Sequence[int],
+    long_lines: set[int],
     scores: Sequence[float],
     keep: Sequence[bool],
     budget: int,
-    total: int,
     marker_cost: Callable[[int, int], int],
 ) -> SkimResult:
     out: list[str] = []
@@ -191,6 +215,8 @@ def _assemble(
         if keep[index]:
             out.append(lines[index])
             spent += costs[index]
+            if index in long_lines:
+                cuts.append(_shortening(index, held, costs))
             index += 1
             continue
         first = index
@@ -201,7 +227,7 @@ def _assemble(
         cut = SkimCut(
             first + 1,
             last + 1,
-            sum(costs[first : last + 1]),
+            sum(held[first : last + 1]),
             "over_budget" if matched else "no_goal_match",
         )
         cuts.append(cut)
@@ -209,4 +235,4 @@ def _assemble(
         spent += marker_cost(first, last)
     text = "\n".join(out)
     kept = sum(1 for k in keep if k)
-    return SkimResult(text, budget, total, spent, len(lines), kept, tuple(cuts))
+    return SkimResult(text, budget, sum(held), spent, len(lines), kept, tuple(cuts))

@@ -261,7 +261,7 @@ class SkimCutOut(BaseModel):
     start_line: int
     end_line: int
     tokens: int
-    reason: Literal["no_goal_match", "over_budget"]
+    reason: Literal["no_goal_match", "over_budget", "line_too_long"]
 
 
 class SkimOut(BaseModel):
@@ -271,7 +271,8 @@ class SkimOut(BaseModel):
     lines_in: int
     lines_kept: int
     cuts: list[SkimCutOut] = Field(
-        description="Every run of cut lines; each also stands in the text as a marker line."
+        description="Every run of cut lines (each also stands in the text as a marker "
+        "line), and every over-long line shortened in place (line_too_long)."
     )
     text: str | None = Field(
         default=None,
