@@ -76,9 +76,11 @@ class CliState:
 
 
 def store_of(ctx: click.Context) -> Store:
-    """Open the store this invocation names (``--db``, ``$CODEROOMS_DB``, or the default)."""
+    """Open the store this invocation names (``--db``, ``$CODEROOMS_DB``, or the default).
+
+    An in-memory store is refused: whatever a command wrote would be gone when it exits."""
     state = ctx.find_object(CliState)
-    store = open_store(state.db if state is not None else None)
+    store = open_store(state.db if state is not None else None, durable=True)
     ctx.call_on_close(store.close)
     return store
 

@@ -19,7 +19,15 @@ from coderooms.rooms.desks import Desk, DeskSet
 from coderooms.rooms.records import SESSION_WINDOW, Conversation, SessionQuery
 from coderooms.rooms.render import transcript_line
 from coderooms.rooms.wire import to_wire
-from coderooms.store import Store, UnknownAuthor, UnknownThread, parse_author_ref
+from coderooms.store import (
+    InvalidAuthor,
+    InvalidText,
+    MessageTooLarge,
+    Store,
+    UnknownAuthor,
+    UnknownThread,
+    parse_author_ref,
+)
 from coderooms.store.base import MESSAGE_BYTES_CAP
 from coderooms.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
@@ -181,12 +189,40 @@ def post(
     """Post TEXT (or standard input, minus its final newline) to a desk and print the
     new message's sequence number."""
     if text is None:
-        if sys.stdin.isatty():
-            fail("give the message as TEXT or pipe it on standard input")
-        # The newline that ends piped input is transport, not content.
-        text = sys.stdin.read(MESSAGE_BYTES_CAP + 1).rstrip("\r\n")
+        text = _read_message_input()
     posted = run(store_of(ctx).post(author, text, desk=desk_ref, parent=reply_to))
     click.echo(str(posted.sequence))
+
+
+_STDIN_SLACK = 2
+"""Bytes of standard input read past the cap: a final CR LF that is stripped off."""
+
+
+def _read_message_input() -> str:
+    """The message piped on standard input, decoded strictly as UTF-8, minus its final
+    newline (transport, not content).
+
+    At most the cap plus a final CR LF plus one byte is read, so a huge input is refused
+    as :class:`MessageTooLarge` ("more than the cap") without being held in memory."""
+    stream = sys.stdin
+    if stream is None or stream.closed:
+        fail("no input: standard input is closed; give the message as TEXT")
+    if stream.isatty():
+        fail("give the message as TEXT or pipe it on standard input")
+    limit = MESSAGE_BYTES_CAP + _STDIN_SLACK
+    binary = getattr(stream, "buffer", None)
+    if binary is None:  # a text stream without bytes beneath (an embedding caller's)
+        text = stream.read(limit + 1)
+        if len(text) > limit:
+            raise MessageTooLarge(None, MESSAGE_BYTES_CAP)
+        return text.rstrip("\r\n")
+    data: bytes = binary.read(limit + 1)
+    if len(data) > limit:
+        raise MessageTooLarge(None, MESSAGE_BYTES_CAP)
+    try:
+        return data.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise InvalidText("the message on standard input") from None
 
 
 @click.command()
@@ -253,6 +289,6 @@ def _viewer_id(viewer: str) -> str:
         return viewer
     try:
         author = parse_author_ref(viewer)
-    except ValueError as err:
-        raise UnknownAuthor(str(err)) from None
+    except ValueError:
+        raise InvalidAuthor(viewer) from None
     return getattr(author, "id", viewer)

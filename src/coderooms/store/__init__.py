@@ -4,7 +4,8 @@
 usual convention: everything after the third slash is the path, so
 ``sqlite:///rooms.db`` is relative to the working directory and
 ``sqlite:////srv/rooms.db`` is absolute; ``sqlite:///:memory:`` is a private in-memory
-store. A URL without a scheme is taken as the path of a SQLite file.
+store (refused with ``durable=True``, as the command line asks, since its rows vanish
+when the process exits). A URL without a scheme is taken as the path of a SQLite file.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from coderooms.store.base import (
     parse_author_ref,
 )
 from coderooms.store.errors import *  # noqa: F403
-from coderooms.store.errors import UnsupportedStoreUrl
+from coderooms.store.errors import EphemeralStore, UnsupportedStoreUrl
 from coderooms.store.errors import __all__ as _error_names
 from coderooms.store.sqlite import SQLiteStore
 
@@ -48,12 +49,14 @@ def default_store_url() -> str:
     return _SQLITE_PREFIX + str(Path(os.getcwd()) / DEFAULT_STORE_PATH)
 
 
-def open_store(url: str | None = None) -> Store:
+def open_store(url: str | None = None, *, durable: bool = False) -> Store:
     """Open (creating and migrating if needed) the store ``url`` names.
 
     ``None`` opens ``.coderooms/rooms.db`` under the working directory. Raises
-    :class:`~coderooms.store.errors.UnsupportedStoreUrl` for another scheme and
-    :class:`~coderooms.store.errors.CorruptDatabase` for a file that is not a store.
+    :class:`~coderooms.store.errors.UnsupportedStoreUrl` for another scheme,
+    :class:`~coderooms.store.errors.CorruptDatabase` for a file that is not a store, and
+    with ``durable`` :class:`~coderooms.store.errors.EphemeralStore` for an in-memory
+    store (whose rows would be gone once this process exits).
     """
     if url is None:
         url = default_store_url()
@@ -65,4 +68,6 @@ def open_store(url: str | None = None) -> Store:
         path = url
     if not path.strip():
         raise UnsupportedStoreUrl(url)
+    if durable and path == ":memory:":
+        raise EphemeralStore(url)
     return SQLiteStore(path)

@@ -98,7 +98,7 @@ class Store(ABC):
     ) -> LogMessage:
         """Append one message and return it with its new sequence.
 
-        Validates, in this order: the content (not blank, at most
+        Validates, in this order: the content (not blank, valid UTF-8 text, at most
         :data:`MESSAGE_BYTES_CAP` bytes), the author (a known agent that is not retired, a
         known person, the operator, or a system kind), the desk (resolved by id, then by
         name), and the parent (an existing row of the same desk). Agent and person labels

@@ -4,14 +4,20 @@
     └── StoreError                     a store refused a call or cannot be used
         ├── UnsupportedStoreUrl        open_store was given a URL it cannot open
         ├── CorruptDatabase            the file is not a coderooms SQLite store
+        ├── ReadOnlyStore              the store can be opened but not written
+        ├── StoreLocation              the store's path cannot hold a file (a parent is not
+        │                              a directory, the path is a directory …)
+        ├── EphemeralStore             an in-memory store where the data must outlive the call
         ├── NewerSchema                the file was written by a newer coderooms
         ├── UnknownAuthor              post/read names nobody on the roster
+        │   └── InvalidAuthor          an author that is not agent:ID, person:ID, operator …
         ├── RetiredAuthor              post by an agent who has been retired
         ├── UnknownParent              a reply to a row that does not exist
         ├── UnknownThread              a thread read from a row not in the desk
         ├── ParentInOtherDesk          a reply filed in another desk than its parent
         ├── BlankMessage               content that trims to nothing
         ├── MessageTooLarge            content above MESSAGE_BYTES_CAP
+        ├── InvalidText                text that is not valid UTF-8 (lone surrogates, bad bytes)
         ├── BlankIdentifier            a blank agent/person/desk id or person label
         ├── AgentExists, PersonExists  a roster id taken twice
         ├── DeskConflict               a desk id or name already in use
@@ -35,15 +41,20 @@ __all__ = [
     "CorruptDatabase",
     "DeskConflict",
     "DeskMembership",
+    "EphemeralStore",
     "GeneralDeskMembership",
     "ImportOrderError",
+    "InvalidAuthor",
+    "InvalidText",
     "MessageTooLarge",
     "NewerSchema",
     "ParentInOtherDesk",
     "PersonExists",
+    "ReadOnlyStore",
     "RetiredAuthor",
     "StoreBusy",
     "StoreError",
+    "StoreLocation",
     "UnknownAuthor",
     "UnknownParent",
     "UnknownThread",
@@ -65,6 +76,33 @@ class CorruptDatabase(StoreError):
     template = "{path} is not a usable coderooms database ({reason})"
 
 
+class ReadOnlyStore(StoreError):
+    """SQLite refused a write because the file (or its directory) is read-only."""
+
+    fields = ("path",)
+    template = (
+        "{path} is read-only: coderooms cannot write to it (check the permissions of the "
+        "file and of its directory)"
+    )
+
+
+class StoreLocation(StoreError):
+    """The store's path cannot hold a database file; ``reason`` says why."""
+
+    fields = ("path", "reason")
+    template = "cannot open the store at {path}: {reason}"
+
+
+class EphemeralStore(StoreError):
+    """An in-memory store where its data must outlive the call (the command line)."""
+
+    fields = ("url",)
+    template = (
+        "{url!r} is an in-memory store, which is lost when the command exits; "
+        "give a file path (sqlite:///PATH)"
+    )
+
+
 class NewerSchema(StoreError):
     fields = ("path", "version", "supported")
     template = (
@@ -76,6 +114,13 @@ class NewerSchema(StoreError):
 class UnknownAuthor(StoreError):
     fields = ("author",)
     template = "{author} is not on the roster; add it first (coderooms agent add / person add)"
+
+
+class InvalidAuthor(UnknownAuthor):
+    """An author string that is none of the accepted forms (so it names nobody)."""
+
+    fields = ("author",)
+    template = "author {author!r} is not agent:ID, person:ID, operator or system:KIND"
 
 
 class RetiredAuthor(StoreError):
@@ -108,8 +153,27 @@ class BlankMessage(StoreError):
 
 
 class MessageTooLarge(StoreError):
+    """Content above the cap. ``size`` is ``None`` when the content was cut off unread
+    past the cap (standard input), so only "more than ``cap``" is known."""
+
     fields = ("size", "cap")
     template = "message is {size} bytes of UTF-8; the cap is {cap} bytes"
+    size: int | None
+    cap: int
+
+    def __str__(self) -> str:
+        if self.size is None:
+            return f"message is more than {self.cap} bytes of UTF-8; the cap is {self.cap} bytes"
+        return super().__str__()
+
+
+class InvalidText(StoreError):
+    """Text that UTF-8 cannot encode: lone surrogates, e.g. undecodable bytes Python
+    carried in from a command line, or a JSON ``\\ud800`` escape. ``what`` names the
+    field; the text itself is never echoed."""
+
+    fields = ("what",)
+    template = "{what} is not valid UTF-8 text; give it as UTF-8"
 
 
 class BlankIdentifier(StoreError):

@@ -65,12 +65,17 @@ from coderooms.store.errors import (
     DeskMembership,
     GeneralDeskMembership,
     ImportOrderError,
+    InvalidAuthor,
+    InvalidText,
     MessageTooLarge,
     NewerSchema,
     ParentInOtherDesk,
     PersonExists,
+    ReadOnlyStore,
     RetiredAuthor,
     StoreBusy,
+    StoreError,
+    StoreLocation,
     UnknownAuthor,
     UnknownParent,
 )
@@ -338,6 +343,38 @@ def _page(
     return SessionPage(messages, next_before)
 
 
+def _require_text(what: str, value: str | None) -> None:
+    """Refuse text SQLite cannot store as UTF-8 (lone surrogates: undecodable bytes a
+    command line carried in, or a JSON ``\\ud800`` escape) with one typed error naming
+    the field. Every write checks its text with this before touching the database."""
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidText(what) from None
+
+
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_CANTOPEN = 5, 6, 8, 14
+"""SQLite's primary result codes (the low byte of an extended code)."""
+
+
+def _sqlite_failure(path: str, err: sqlite3.Error) -> StoreError:
+    """The store error a person can act on for a SQLite failure on ``path``."""
+    code = getattr(err, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(err)
+    if primary in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in text or "busy" in text:
+        return StoreBusy(path, BUSY_TIMEOUT_MS)
+    if primary == _SQLITE_READONLY or "readonly database" in text:
+        return ReadOnlyStore(path)
+    if primary == _SQLITE_CANTOPEN or "unable to open database file" in text:
+        return StoreLocation(
+            path, "SQLite cannot open or create the file (check that its directory is writable)"
+        )
+    return CorruptDatabase(path, text)
+
+
 def _check_limit(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise InvalidBound("limit", limit)
@@ -397,18 +434,36 @@ class SQLiteStore(Store):
         # and the reverse, for posting: only references whose row is committed
         self._author_refs: dict[tuple[str, str | None, str], int] = {}
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._make_directory()
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=0
             )
         except sqlite3.Error as err:
-            raise CorruptDatabase(self.path, f"cannot open it: {err}") from None
+            failure = _sqlite_failure(self.path, err)
+            if isinstance(failure, CorruptDatabase):
+                failure = CorruptDatabase(self.path, f"cannot open it: {err}")
+            raise failure from None
         try:
             self._open()
         except BaseException:
             self._db.close()
             raise
+
+    def _make_directory(self) -> None:
+        """Create the file's directory if missing; a path that cannot hold a file is a
+        :class:`StoreLocation` error naming the part in the way."""
+        path = Path(self.path)
+        try:
+            if path.is_dir():
+                raise StoreLocation(self.path, "it is a directory, not a database file")
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            for ancestor in reversed(path.parents):
+                if ancestor.exists() and not ancestor.is_dir():
+                    raise StoreLocation(self.path, f"{ancestor} is not a directory") from None
+            reason = f"cannot create directory {path.parent} ({err.strerror or err})"
+            raise StoreLocation(self.path, reason) from None
 
     def _open(self) -> None:
         try:
@@ -432,12 +487,8 @@ class SQLiteStore(Store):
             self._db.execute("PRAGMA foreign_keys = ON")
             self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             apply_migrations(self._db)
-        except sqlite3.OperationalError as err:
-            if "locked" in str(err) or "busy" in str(err):
-                raise StoreBusy(self.path, BUSY_TIMEOUT_MS) from None
-            raise CorruptDatabase(self.path, str(err)) from None
         except sqlite3.DatabaseError as err:
-            raise CorruptDatabase(self.path, str(err)) from None
+            raise _sqlite_failure(self.path, err) from None
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -446,17 +497,17 @@ class SQLiteStore(Store):
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
-        """Turn SQLite failures into store errors a person can act on."""
+        """Turn SQLite failures into store errors a person can act on. Text that reached
+        SQLite without :func:`_require_text` (it cannot be encoded) is refused the same
+        way, naming no field."""
         try:
             yield
-        except sqlite3.OperationalError as err:
-            if "locked" in str(err) or "busy" in str(err):
-                raise StoreBusy(self.path, BUSY_TIMEOUT_MS) from None
-            raise CorruptDatabase(self.path, str(err)) from None
         except sqlite3.DatabaseError as err:
             if isinstance(err, sqlite3.IntegrityError):
                 raise
-            raise CorruptDatabase(self.path, str(err)) from None
+            raise _sqlite_failure(self.path, err) from None
+        except UnicodeEncodeError:
+            raise InvalidText("a value written to the store") from None
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -611,13 +662,21 @@ class SQLiteStore(Store):
     ) -> LogMessage:
         if is_blank(content):
             raise BlankMessage()
-        size = len(content.encode("utf-8", "surrogatepass"))
+        try:
+            size = len(content.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise InvalidText("the message content") from None
         if size > MESSAGE_BYTES_CAP:
             raise MessageTooLarge(size, MESSAGE_BYTES_CAP)
+        if isinstance(author, str):
+            _require_text("the author", author)
         try:
             wanted = parse_author_ref(author)
-        except ValueError as err:
-            raise UnknownAuthor(str(err)) from None
+        except ValueError:
+            raise InvalidAuthor(author) from None
+        for value in _author_columns(wanted)[1:]:
+            _require_text("the author", value)
+        _require_text("the desk", desk)
         with self._write() as db:
             roster, desks = self._snapshots()
             stored = self._roster_author(wanted, roster)
@@ -661,7 +720,7 @@ class SQLiteStore(Store):
                 raise UnknownAuthor(f"person {author.id!r}")
             return Person(person.id, person.label)
         if isinstance(author, System) and not author.kind.strip():
-            raise UnknownAuthor("a system author with a blank kind")
+            raise InvalidAuthor(f"system:{author.kind}")
         return author
 
     def import_messages(self, messages: Iterable[LogMessage]) -> int:
@@ -677,6 +736,8 @@ class SQLiteStore(Store):
                 latest = message.sequence
                 ref = refs.get(message.author)
                 if ref is None:
+                    for value in _author_columns(message.author):
+                        _require_text(f"the author of imported message {message.sequence}", value)
                     ref = refs[message.author] = self._author_ref(db, message.author)
                 batch.append(
                     (
@@ -698,11 +759,18 @@ class SQLiteStore(Store):
 
     @staticmethod
     def _insert_rows(db: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> int:
-        db.executemany(
-            "INSERT INTO messages (sequence, chat_id, chat_key, parent, author, content) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            batch,
-        )
+        try:
+            db.executemany(
+                "INSERT INTO messages (sequence, chat_id, chat_key, parent, author, content) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                batch,
+            )
+        except UnicodeEncodeError:
+            # found only on failure: checking every row up front would slow every import
+            for sequence, chat_id, _, _, _, content in batch:
+                _require_text(f"the desk of imported message {sequence}", chat_id)
+                _require_text(f"the content of imported message {sequence}", content)
+            raise
         return len(batch)
 
     # --- roster -------------------------------------------------------------------------------
@@ -714,6 +782,8 @@ class SQLiteStore(Store):
     async def add_agent(self, agent_id: str, name: str | None = None) -> RosterMember:
         if not agent_id.strip():
             raise BlankIdentifier("an agent id")
+        _require_text("the agent id", agent_id)
+        _require_text("the agent name", name)
         member = RosterMember(agent_id, name if name is not None and name.strip() else None)
         with self._write() as db:
             roster, _ = self._snapshots()
@@ -725,6 +795,7 @@ class SQLiteStore(Store):
         return member
 
     async def retire_agent(self, agent_id: str) -> None:
+        _require_text("the agent id", agent_id)
         with self._write() as db:
             roster, _ = self._snapshots()
             if roster.member(agent_id) is None:
@@ -737,6 +808,8 @@ class SQLiteStore(Store):
             raise BlankIdentifier("a person id")
         if not label.strip():
             raise BlankIdentifier("a person's label")
+        _require_text("the person id", person_id)
+        _require_text("the person's label", label)
         person = RosterPerson(person_id, label)
         with self._write() as db:
             roster, _ = self._snapshots()
@@ -760,6 +833,9 @@ class SQLiteStore(Store):
             raise BlankIdentifier("a desk id")
         if name is not None and not name.strip():
             raise BlankIdentifier("a desk name")
+        _require_text("the desk id", desk_id)
+        _require_text("the desk name", name)
+        _require_text("the desk description", description)
         desk = Desk(desk_id, name if name is not None else desk_id, description)
         with self._write() as db:
             _, desks = self._snapshots()
@@ -785,6 +861,8 @@ class SQLiteStore(Store):
         return desk
 
     async def add_desk_member(self, desk: str, agent_id: str) -> None:
+        _require_text("the desk", desk)
+        _require_text("the agent id", agent_id)
         with self._write() as db:
             roster, desks = self._snapshots()
             target = self._member_desk(desks, desk)
@@ -807,6 +885,8 @@ class SQLiteStore(Store):
             self._changed()
 
     async def retire_desk_member(self, desk: str, agent_id: str) -> None:
+        _require_text("the desk", desk)
+        _require_text("the agent id", agent_id)
         with self._write() as db:
             _, desks = self._snapshots()
             target = self._member_desk(desks, desk)
@@ -824,6 +904,9 @@ class SQLiteStore(Store):
 
     async def set_desk_order(self, desk: str, ordered: Iterable[str]) -> None:
         wanted = tuple(ordered)
+        _require_text("the desk", desk)
+        for agent_id in wanted:
+            _require_text("an agent id in the order", agent_id)
         with self._write() as db:
             _, desks = self._snapshots()
             target = self._member_desk(desks, desk)

@@ -1,0 +1,222 @@
+"""One-line refusals for input the room commands cannot use: bytes that are not UTF-8 (on
+the command line or standard input), a closed or oversized standard input, malformed
+authors, read-only stores, impossible store paths and in-memory stores."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from coderooms.cli import main
+from coderooms.store import MESSAGE_BYTES_CAP
+
+PROGRAM = "from coderooms.cli import main; main()"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'rooms.db'}"
+    assert cli(url, "agent", "add", "alice").exit_code == 0
+    return url
+
+
+def cli(db: str, *args: str, input: bytes | str | io.RawIOBase | None = None) -> Result:
+    return CliRunner().invoke(main, ["--db", db, *args], input=input)
+
+
+def refused(result: Result) -> str:
+    """The one error line of a refused command (exit 1, nothing on stdout)."""
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def run_process(
+    argv: list[str | bytes], *, close_stdin: bool = False, user: list[str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the real command line in a child process: argv bytes stay bytes, and standard
+    input can be closed outright (``<&-``)."""
+    command: list[str | bytes] = [*(user or []), sys.executable, "-c", PROGRAM, *argv]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        stdin=None if close_stdin else subprocess.DEVNULL,
+        preexec_fn=(lambda: os.close(0)) if close_stdin else None,
+        timeout=60,
+        check=False,
+    )
+
+
+def process_error(done: subprocess.CompletedProcess[bytes]) -> str:
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == b""
+    assert b"Traceback" not in done.stderr
+    lines = done.stderr.decode("utf-8").splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+# --- text that is not UTF-8 ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        ([b"post", b"--as", b"agent:alice", b"bad \xff"], "the message content"),
+        ([b"agent", b"add", b"q\xff"], "the agent id"),
+        ([b"person", b"add", b"z\xff", b"--label", b"L"], "the person id"),
+        ([b"desk", b"create", b"z\xff"], "the desk id"),
+        ([b"post", b"--as", b"agent:al\xffce", b"hi"], "the author"),
+    ],
+    ids=["post", "agent add", "person add", "desk create", "post --as"],
+)
+def test_argv_bytes_that_are_not_utf8_are_one_line_naming_the_field(
+    db: str, args: list[bytes], what: str
+) -> None:
+    line = process_error(run_process([b"--db", db.encode(), *args]))
+    assert line == f"error: {what} is not valid UTF-8 text; give it as UTF-8"
+
+
+def test_stdin_bytes_that_are_not_utf8_are_one_line_and_nothing_is_posted(db: str) -> None:
+    line = refused(cli(db, "post", "--as", "agent:alice", input=b"bad \xff\n"))
+    assert line == "error: the message on standard input is not valid UTF-8 text; give it as UTF-8"
+    assert cli(db, "post", "--as", "agent:alice", input="fine\n").stdout == "1\n"
+
+
+# --- standard input ---------------------------------------------------------------------
+
+
+def test_a_closed_stdin_is_one_line_not_a_traceback(db: str) -> None:
+    done = run_process(["--db", db, "post", "--as", "agent:alice"], close_stdin=True)
+    assert process_error(done) == (
+        "error: no input: standard input is closed; give the message as TEXT"
+    )
+
+
+class Endless(io.RawIOBase):
+    """Standard input that never ends; counts the bytes handed out."""
+
+    def __init__(self) -> None:
+        self.served = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        buffer[:] = b"a" * len(buffer)
+        self.served += len(buffer)
+        return len(buffer)
+
+
+def test_an_oversized_stdin_says_more_than_the_cap_and_is_not_read_whole(db: str) -> None:
+    endless = Endless()
+    line = refused(cli(db, "post", "--as", "agent:alice", input=endless))
+    assert line == (
+        f"error: message is more than {MESSAGE_BYTES_CAP} bytes of UTF-8; "
+        f"the cap is {MESSAGE_BYTES_CAP} bytes"
+    )
+    assert endless.served <= MESSAGE_BYTES_CAP + 64 * 1024
+    ten_mb = b"a" * (10 * 1024 * 1024)
+    assert "more than" in refused(cli(db, "post", "--as", "agent:alice", input=ten_mb))
+
+
+def test_stdin_at_the_cap_posts_and_just_above_it_gives_the_exact_size(db: str) -> None:
+    at_cap = b"a" * MESSAGE_BYTES_CAP
+    assert cli(db, "post", "--as", "agent:alice", input=at_cap + b"\r\n").stdout == "1\n"
+    line = refused(cli(db, "post", "--as", "agent:alice", input=at_cap + b"a\n"))
+    assert line.startswith(f"error: message is {MESSAGE_BYTES_CAP + 1} bytes of UTF-8")
+
+
+# --- authors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("author", "expected"),
+    [
+        ("zed", "author 'zed' is not agent:ID, person:ID, operator or system:KIND"),
+        ("agent:", "author 'agent:' is not agent:ID, person:ID, operator or system:KIND"),
+        ("system:", "author 'system:' is not agent:ID, person:ID, operator or system:KIND"),
+        (
+            "agent:zed",
+            "agent 'zed' is not on the roster; add it first (coderooms agent add / person add)",
+        ),
+        (
+            "person:zed",
+            "person 'zed' is not on the roster; add it first (coderooms agent add / person add)",
+        ),
+    ],
+)
+def test_an_author_error_says_one_thing(db: str, author: str, expected: str) -> None:
+    assert refused(cli(db, "post", "--as", author, "hi")) == f"error: {expected}"
+
+
+def test_a_malformed_reader_says_only_that_its_form_is_wrong(db: str) -> None:
+    assert refused(cli(db, "read", "--as", "agent:")) == (
+        "error: author 'agent:' is not agent:ID, person:ID, operator or system:KIND"
+    )
+
+
+# --- the store ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory another user can write in (pytest's own is private to its user)."""
+    path = Path(tempfile.mkdtemp(prefix="coderooms-ro-"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path)
+
+
+def test_a_read_only_store_file_says_it_is_read_only(shared_dir: Path) -> None:
+    path = shared_dir / "rooms.db"
+    url = f"sqlite:///{path}"
+    assert cli(url, "agent", "add", "alice").exit_code == 0
+    path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    user: list[str] = []
+    if os.geteuid() == 0:  # root writes whatever the file's mode says: post as nobody
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv to drop to an unprivileged user")
+        user = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    done = run_process(["--db", url, "post", "--as", "agent:alice", "hi"], user=user)
+    assert process_error(done) == (
+        f"error: {path} is read-only: coderooms cannot write to it "
+        "(check the permissions of the file and of its directory)"
+    )
+
+
+def test_a_store_path_below_a_regular_file_says_it_is_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "afile.txt").write_text("text")
+    url = f"sqlite:///{tmp_path / 'afile.txt' / 'x.db'}"
+    assert refused(cli(url, "init")) == (
+        f"error: cannot open the store at {tmp_path / 'afile.txt' / 'x.db'}: "
+        f"{tmp_path / 'afile.txt'} is not a directory"
+    )
+
+
+@pytest.mark.parametrize("url", [":memory:", "sqlite:///:memory:"])
+@pytest.mark.parametrize(
+    "args",
+    [("post", "--as", "operator", "hi"), ("agent", "add", "x"), ("init",), ("desk", "list")],
+    ids=lambda a: " ".join(a),
+)
+def test_an_in_memory_store_is_refused_on_the_command_line(url: str, args: tuple[str, ...]) -> None:
+    assert refused(cli(url, *args)) == (
+        f"error: {url!r} is an in-memory store, which is lost when the command exits; "
+        "give a file path (sqlite:///PATH)"
+    )
