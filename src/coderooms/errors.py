@@ -17,7 +17,9 @@ Every error the package raises on purpose derives from :class:`CoderoomsError`::
     │       SequenceOrderError
     ├── PatternError                       a search pattern that cannot run
     │   ├── RegexUnsupported
-    │   └── InvalidPattern
+    │   ├── InvalidPattern
+    │   ├── BlankQuery                     a query typed into a surface that asks for nothing
+    │   └── QueryTooLong                   a query longer than QUERY_MAX_CHARS
     └── HostError                          stores, indexes and surfaces (see their modules)
 
 Each error keeps the values it names as attributes (``PageTooLarge.requested`` …) and
@@ -60,6 +62,8 @@ __all__ = [
     "PatternError",
     "RegexUnsupported",
     "InvalidPattern",
+    "BlankQuery",
+    "QueryTooLong",
 ]
 
 
@@ -259,3 +263,13 @@ class RegexUnsupported(PatternError):
 class InvalidPattern(PatternError):
     fields = ("pattern", "message")
     template = "regular expression /{pattern}/ does not compile: {message}"
+
+
+class BlankQuery(PatternError):
+    def __init__(self) -> None:
+        super().__init__("the query is blank: give words to look for, or a /regular expression/")
+
+
+class QueryTooLong(PatternError):
+    fields = ("length", "limit")
+    template = "the query is {length} characters; a query holds at most {limit}"

@@ -131,6 +131,16 @@ def test_search_says_when_nothing_matched(room: str) -> None:
     assert ok(room, "search", "zebra") == "no matches (searched at most the newest 2048 messages)\n"
 
 
+def test_a_blank_or_overlong_query_is_refused_not_answered_with_no_matches(room: str) -> None:
+    for command in (["search"], ["pick", "agents"], ["pick", "desks"]):
+        for blank in ("", "   ", "/ /"):
+            assert "the query is blank" in refused(room, *command, blank)
+        assert "a query holds at most 4096" in refused(room, *command, "x" * 5000)
+    assert "a query holds at most 4096" in refused(room, "threads", "x" * 5000)
+    # No words for threads is the live index, as over MCP.
+    assert ok(room, "threads", "--desk", "eng", "") == ok(room, "threads", "--desk", "eng")
+
+
 def test_a_bad_expression_is_one_line_and_never_a_literal_search(room: str) -> None:
     line = refused(room, "search", "/(deploy/")
     assert "does not compile" in line and "missing )" in line

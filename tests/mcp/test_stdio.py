@@ -194,6 +194,21 @@ def test_an_invalid_regex_is_a_tool_error_with_the_engines_message(
     assert picked.is_error and text_of(picked).startswith("InvalidPattern: ")
 
 
+def test_a_blank_or_overlong_query_is_a_tool_error(room: tuple[Sessions, str]) -> None:
+    sessions, _ = room
+    for tool, args in (
+        ("room_search", {"query": "  "}),
+        ("room_pick", {"kind": "agents", "query": ""}),
+    ):
+        result = sessions.call("alice", tool, args)
+        assert result.is_error and text_of(result).startswith("BlankQuery: the query is blank")
+    result = sessions.call("alice", "room_search", {"query": "q" * 5000})
+    assert result.is_error
+    assert text_of(result) == (
+        "QueryTooLong: the query is 5000 characters; a query holds at most 4096"
+    )
+
+
 def test_arguments_of_the_wrong_type_are_refused_in_one_line(room: tuple[Sessions, str]) -> None:
     sessions, _ = room
     result = sessions.call("alice", "room_search", {"query": 5, "limit": "abc"})

@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_fakes import CountingLog
 
-from coderooms.errors import InvalidBound, InvalidPattern, ReadError, RegexUnsupported
+from coderooms.errors import (
+    BlankQuery,
+    InvalidBound,
+    InvalidPattern,
+    QueryTooLong,
+    ReadError,
+    RegexUnsupported,
+)
 from coderooms.rooms.memory import MemoryLog
 from coderooms.rooms.ranking import MatchKind, score
 from coderooms.rooms.records import (
@@ -436,3 +443,16 @@ def test_every_whitespace_but_the_space_is_unprintable() -> None:
     assert [c for c in _WHITESPACE if c.isprintable()] == [" "]
     assert collapse_whitespace("one two") == "one two"
     assert collapse_whitespace(" one\u00a0two\u2028") == "one two"
+
+
+def test_a_typed_query_is_checked_for_blankness_and_length() -> None:
+    from coderooms.rooms.search import QUERY_MAX_CHARS, checked_query
+
+    for blank in ("", "  \n", "/ /", " /  / "):
+        with pytest.raises(BlankQuery):
+            checked_query(blank)
+    with pytest.raises(QueryTooLong) as too_long:
+        checked_query("a" * (QUERY_MAX_CHARS + 1))
+    assert (too_long.value.length, too_long.value.limit) == (QUERY_MAX_CHARS + 1, QUERY_MAX_CHARS)
+    for fine in ("deploy", "//", "/dep.oy/", "a" * QUERY_MAX_CHARS):
+        assert checked_query(fine) == fine

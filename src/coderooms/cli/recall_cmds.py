@@ -32,6 +32,7 @@ from coderooms.rooms.search import (
     MessageHit,
     SearchPattern,
     SearchQuery,
+    checked_query,
     compile_regex,
     search_messages,
 )
@@ -142,7 +143,7 @@ def search(
             scope = await _conversation(store, desk_ref, thread)
         log = store.conversation_log(scope) if scope is not None else store
         search_query = SearchQuery(
-            SearchPattern.parse(query), scope, _author_filter(author), before, limit
+            SearchPattern.parse(checked_query(query)), scope, _author_filter(author), before, limit
         )
         return await search_messages(log, search_query)
 
@@ -219,9 +220,10 @@ def threads(
     async def go() -> list[Any]:
         conversation = await _conversation(store, desk_ref, None)
         log = store.conversation_log(conversation)
-        if query is None:
+        if query is None or not query.strip():  # as over MCP: no words, the live index
             return await read_thread_index(log, conversation, limit)
-        return await search_threads(log, conversation, SearchPattern.parse(query), limit)
+        pattern = SearchPattern.parse(checked_query(query))
+        return await search_threads(log, conversation, pattern, limit)
 
     found = run(go())
     if as_json:
@@ -258,7 +260,7 @@ def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -
     expression. Retired agents are never offered.
     """
     store = store_of(ctx)
-    source = regex_source(query)
+    source = regex_source(checked_query(query))
     pattern = Pattern.regex(compile_regex(source)) if source is not None else Pattern.text(query)
 
     async def go() -> list[Hit]:

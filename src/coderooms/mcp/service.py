@@ -88,6 +88,7 @@ from coderooms.rooms.search import (
     SEARCH_SCAN,
     SearchPattern,
     SearchQuery,
+    checked_query,
     compile_regex,
     search_messages,
 )
@@ -362,7 +363,7 @@ class RoomService:
         _check_range("limit", limit, 1, MAX_HITS)
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        pattern = SearchPattern.parse(query)
+        pattern = SearchPattern.parse(checked_query(query))
         hits = await search_messages(
             await self._log(conversation),
             SearchQuery(pattern, conversation, author, before, limit),
@@ -402,7 +403,8 @@ class RoomService:
             return ThreadsOut(
                 desk=desk_out(found), query=None, threads=[thread_out(x) for x in lines]
             )
-        hits = await search_threads(log, conversation, SearchPattern.parse(query), limit)
+        pattern = SearchPattern.parse(checked_query(query))
+        hits = await search_threads(log, conversation, pattern, limit)
         return ThreadsOut(
             desk=desk_out(found),
             query=query,
@@ -423,7 +425,7 @@ class RoomService:
     ) -> PickOut:
         _check_range("limit", limit, 1, MAX_HITS)
         snap = await self._caller(agent_id)
-        source = regex_source(query)
+        source = regex_source(checked_query(query))
         hits: list[Hit]
         if source is not None:
             pattern = Pattern.regex(compile_regex(source))

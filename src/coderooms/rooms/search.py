@@ -19,7 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from coderooms.errors import InvalidBound, InvalidPattern, RegexUnsupported
+from coderooms.errors import (
+    BlankQuery,
+    InvalidBound,
+    InvalidPattern,
+    QueryTooLong,
+    RegexUnsupported,
+)
 from coderooms.rooms.ranking import (
     SUBSEQUENCE_CEILING,
     CompiledRegex,
@@ -42,6 +48,7 @@ from coderooms.rooms.wire import register_tagged
 
 __all__ = [
     "EXCERPT_CHARS",
+    "QUERY_MAX_CHARS",
     "SEARCH_LIMIT",
     "SEARCH_SCAN",
     "MessageHit",
@@ -50,6 +57,7 @@ __all__ = [
     "SearchQuery",
     "SearchRegex",
     "SearchText",
+    "checked_query",
     "collapse_whitespace",
     "compile_regex",
     "cut_opening",
@@ -59,6 +67,8 @@ __all__ = [
 
 SEARCH_LIMIT = 10
 """Hits a search returns by default."""
+QUERY_MAX_CHARS = 4096
+"""The longest query a surface accepts (search, thread ranking, pickers)."""
 SEARCH_SCAN = 2048
 """Raw rows one search may read before it returns what it found."""
 EXCERPT_CHARS = 96
@@ -103,6 +113,18 @@ class SearchPattern(abc.ABC):
     @abc.abstractmethod
     def compile(self) -> Pattern:
         """The matchable form; compiling an expression may raise a ``PatternError``."""
+
+
+def checked_query(text: str) -> str:
+    """``text`` as typed into a surface, refused when it asks for nothing (blank, or an
+    empty ``//``) or is longer than :data:`QUERY_MAX_CHARS`. The core itself reads a blank
+    pattern as "nothing to find"; a person who typed one deserves to be told."""
+    if len(text) > QUERY_MAX_CHARS:
+        raise QueryTooLong(len(text), QUERY_MAX_CHARS)
+    source = regex_source(text)
+    if (source if source is not None else text).strip() == "":
+        raise BlankQuery()
+    return text
 
 
 @dataclass(frozen=True, slots=True)
