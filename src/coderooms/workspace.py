@@ -8,6 +8,7 @@ code graph (cached until the index changes).
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import marshal
 import os
@@ -31,11 +32,12 @@ from coderooms.focus.runtime import (
 from coderooms.index import db, indexer
 from coderooms.index.discover import INDEX_DIR
 from coderooms.index.errors import (
-    IndexDatabaseError,
+    IndexDirectoryUnwritable,
     NotIndexed,
     UnknownNode,
     WorkspaceNotADirectory,
     WorkspaceNotFound,
+    WorkspacePathNotUtf8,
     WorkspaceUnreadable,
 )
 from coderooms.index.summary import IndexSummary
@@ -76,7 +78,13 @@ class Workspace:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
-        root = os.path.abspath(os.fspath(path))
+        root = os.path.abspath(os.fsdecode(path))
+        try:
+            root.encode("utf-8")  # stored as text in index.db
+        except UnicodeEncodeError:
+            raise WorkspacePathNotUtf8(
+                os.fsencode(root).decode("utf-8", "backslashreplace")
+            ) from None
         if not os.path.exists(root):
             raise WorkspaceNotFound(root)
         if not os.path.isdir(root):
@@ -93,10 +101,7 @@ class Workspace:
         if not os.path.exists(self.db_path):
             if not create:
                 raise NotIndexed(self.root)
-            try:
-                os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
-            except OSError as exc:
-                raise IndexDatabaseError(self.db_path, exc.strerror or str(exc)) from exc
+            _index_dir(os.path.dirname(self.db_path))
         self._conn = db.connect(self.db_path)
         return self._conn
 
@@ -122,7 +127,7 @@ class Workspace:
             try:
                 return indexer.run(self.root, conn, progress=show, workers=workers)
             except sqlite3.DatabaseError as exc:
-                raise IndexDatabaseError(self.db_path, str(exc)) from exc
+                raise db.database_error(self.db_path, exc) from exc
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -132,7 +137,7 @@ class Workspace:
             try:
                 yield conn
             except sqlite3.DatabaseError as exc:
-                raise IndexDatabaseError(self.db_path, str(exc)) from exc
+                raise db.database_error(self.db_path, exc) from exc
 
     def summary(self) -> IndexSummary:
         """The state of the index as last written, without running the indexer."""
@@ -255,6 +260,19 @@ class Workspace:
         if os.path.islink(full) or not os.path.isfile(full):
             raise UnknownNode(path)
         return full
+
+
+def _index_dir(path: str) -> None:
+    """Create the index directory ``path`` if needed; it must take a new index.db."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, FileExistsError):
+            reason = "a file of that name is in the way"
+        raise IndexDirectoryUnwritable(path, reason) from exc
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise IndexDirectoryUnwritable(path, os.strerror(errno.EACCES))
 
 
 GraphRows = tuple[

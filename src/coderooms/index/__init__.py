@@ -20,12 +20,15 @@ The Python face is :class:`coderooms.workspace.Workspace`.
 from coderooms.index.errors import (
     AmbiguousNode,
     CodeIndexError,
+    IndexBusy,
     IndexDatabaseError,
+    IndexDirectoryUnwritable,
     IndexTooNew,
     NotIndexed,
     UnknownNode,
     WorkspaceNotADirectory,
     WorkspaceNotFound,
+    WorkspacePathNotUtf8,
     WorkspaceUnreadable,
 )
 from coderooms.index.summary import IndexSummary
@@ -33,12 +36,15 @@ from coderooms.index.summary import IndexSummary
 __all__ = [
     "AmbiguousNode",
     "CodeIndexError",
+    "IndexBusy",
     "IndexDatabaseError",
+    "IndexDirectoryUnwritable",
     "IndexSummary",
     "IndexTooNew",
     "NotIndexed",
     "UnknownNode",
     "WorkspaceNotADirectory",
     "WorkspaceNotFound",
+    "WorkspacePathNotUtf8",
     "WorkspaceUnreadable",
 ]

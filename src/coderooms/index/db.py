@@ -7,13 +7,14 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
-from coderooms.index.errors import IndexDatabaseError, IndexTooNew
+from coderooms.index.errors import CodeIndexError, IndexBusy, IndexDatabaseError, IndexTooNew
 from coderooms.index.facts import FileFacts, ImportFact, SymbolFact, encode_facts
 
 __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "connect",
+    "database_error",
     "migrate",
     "encode_facts",
     "decode_facts",
@@ -118,8 +119,16 @@ def connect(path: str) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys=OFF")
         migrate(conn, path)
     except sqlite3.DatabaseError as exc:
-        raise IndexDatabaseError(path, str(exc)) from exc
+        raise database_error(path, exc) from exc
     return conn
+
+
+def database_error(path: str, exc: sqlite3.DatabaseError) -> CodeIndexError:
+    """The typed error for a failure of the database at ``path``: a lock another process
+    held past the timeout is not damage, so it never says to delete the index."""
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
+        return IndexBusy(path)
+    return IndexDatabaseError(path, str(exc))
 
 
 def migrate(conn: sqlite3.Connection, path: str) -> None:
@@ -136,13 +145,17 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in sql.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-                (version, name, datetime.now(UTC).isoformat(timespec="seconds")),
-            )
+            # Another process may have applied it while this one waited for the lock.
+            if not conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
+            ).fetchone():
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, datetime.now(UTC).isoformat(timespec="seconds")),
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -4,6 +4,8 @@ that honours ``.gitignore``. Symlinks are never followed."""
 from __future__ import annotations
 
 import os
+import re
+import stat
 import subprocess
 from dataclasses import dataclass, field
 
@@ -33,6 +35,10 @@ WALK_IGNORED_DIRS = frozenset(
         ".vscode",
     }
 )
+
+
+# git's warning for a directory it cannot list (its untracked files go unseen).
+GIT_UNREADABLE_DIR = re.compile(r"^warning: could not open directory '(.*)/': ", re.MULTILINE)
 
 
 @dataclass(slots=True)
@@ -81,6 +87,11 @@ def list_files(root: str) -> Listing:
             reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise WorkspaceUnreadable(root, reason[0] if reason else "git ls-files failed")
         paths = sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+        if done.stderr:
+            errors = done.stderr.decode("utf-8", "surrogateescape")
+            for rel in GIT_UNREADABLE_DIR.findall(errors):
+                if rel.split("/", 1)[0] not in ALWAYS_IGNORED_DIRS:
+                    _skip(listing, rel, "unreadable")
     else:
         paths = _walk(root, listing)
     real_root = os.path.realpath(root)
@@ -89,24 +100,23 @@ def list_files(root: str) -> Listing:
         if first in ALWAYS_IGNORED_DIRS:
             continue
         if not _is_utf8(rel):
-            listing.skipped.append(
-                Skipped(
-                    rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                    "undecodable_path",
-                )
-            )
+            _skip(listing, rel, "undecodable_path")
             continue
         full = os.path.join(root, rel)
         try:
             st = os.lstat(full)
-        except OSError:
+        except FileNotFoundError:
             continue  # tracked but deleted from the working tree
-        if _is_symlink(st.st_mode):
-            listing.skipped.append(Skipped(rel, _symlink_reason(full, real_root)))
+        except OSError:
+            listing.skipped.append(Skipped(rel, "unreadable"))  # e.g. in a closed directory
             continue
-        if not _is_regular(st.st_mode):
-            continue  # a submodule directory or a special file
-        listing.files[rel] = (st.st_size, st.st_mtime_ns)
+        mode = st.st_mode
+        if stat.S_ISREG(mode):
+            listing.files[rel] = (st.st_size, st.st_mtime_ns)
+        elif stat.S_ISLNK(mode):
+            listing.skipped.append(Skipped(rel, _symlink_reason(full, real_root)))
+        elif not stat.S_ISDIR(mode):  # a directory is a submodule: not a file of this one
+            listing.skipped.append(Skipped(rel, "not_a_file"))  # FIFO, socket, device
     listing.skipped.sort(key=lambda s: s.path)
     return listing
 
@@ -120,16 +130,12 @@ def _is_utf8(path: str) -> bool:
     return True
 
 
-def _is_symlink(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISLNK(mode)
-
-
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
+def _skip(listing: Listing, rel: str, reason: str) -> None:
+    """Count ``rel`` as skipped; a name that is not valid UTF-8 is stored readably."""
+    if not _is_utf8(rel):
+        rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        reason = "undecodable_path"
+    listing.skipped.append(Skipped(rel, reason))
 
 
 def _symlink_reason(full: str, real_root: str) -> str:
@@ -159,8 +165,15 @@ def _walk(root: str, listing: Listing) -> list[str]:
                 return True
         return False
 
+    def unreadable(exc: OSError) -> None:
+        where = os.fsdecode(exc.filename) if exc.filename is not None else root
+        rel = os.path.relpath(where, root).replace(os.sep, "/")
+        if rel == ".":
+            raise WorkspaceUnreadable(root, exc.strerror or str(exc)) from exc
+        _skip(listing, rel, "unreadable")
+
     for dirpath, dirnames, filenames in os.walk(
-        root, topdown=True, followlinks=False, onerror=None
+        root, topdown=True, followlinks=False, onerror=unreadable
     ):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
@@ -181,7 +194,7 @@ def _walk(root: str, listing: Listing) -> list[str]:
             if d in ALWAYS_IGNORED_DIRS or d in WALK_IGNORED_DIRS or ignored(rel, True):
                 continue
             if os.path.islink(full):
-                listing.skipped.append(Skipped(rel, _symlink_reason(full, real_root)))
+                _skip(listing, rel, _symlink_reason(full, real_root))
                 continue
             keep.append(d)
         dirnames[:] = keep

@@ -7,7 +7,10 @@
         ├── WorkspaceNotFound          the path does not exist
         ├── WorkspaceNotADirectory     the path is a file, not a directory
         ├── WorkspaceUnreadable        the directory (or its git repository) cannot be read
+        ├── WorkspacePathNotUtf8       the path is not valid UTF-8 (paths are stored as text)
+        ├── IndexDirectoryUnwritable   .coderooms/ cannot be created or written
         ├── IndexDatabaseError         .coderooms/index.db cannot be opened or is damaged
+        ├── IndexBusy                  another process holds the index's write lock
         ├── IndexTooNew                index.db was written by a newer coderooms
         ├── NotIndexed                 a graph was asked for before the first index run
         ├── UnknownNode                no file or symbol has that id
@@ -23,7 +26,10 @@ __all__ = [
     "WorkspaceNotFound",
     "WorkspaceNotADirectory",
     "WorkspaceUnreadable",
+    "WorkspacePathNotUtf8",
+    "IndexDirectoryUnwritable",
     "IndexDatabaseError",
+    "IndexBusy",
     "IndexTooNew",
     "NotIndexed",
     "UnknownNode",
@@ -50,11 +56,36 @@ class WorkspaceUnreadable(CodeIndexError):
     template = "cannot read {path}: {reason}"
 
 
+class WorkspacePathNotUtf8(CodeIndexError):
+    """``path`` is shown with its undecodable bytes escaped (``repo\\xff``)."""
+
+    fields = ("path",)
+    template = (
+        "the path {path} is not valid UTF-8: coderooms stores paths as text; "
+        "rename the directory and index it again"
+    )
+
+
+class IndexDirectoryUnwritable(CodeIndexError):
+    fields = ("path", "reason")
+    template = (
+        "cannot create or write the index directory {path}: {reason} "
+        "(coderooms keeps its index there: make it a writable directory)"
+    )
+
+
 class IndexDatabaseError(CodeIndexError):
     fields = ("path", "reason")
     template = (
         "cannot use the index database {path}: {reason} (delete it and run `coderooms index` again)"
     )
+
+
+class IndexBusy(CodeIndexError):
+    """Another process held the write lock for longer than the busy timeout."""
+
+    fields = ("path",)
+    template = "another process is writing the index {path}: try again when it finishes"
 
 
 class IndexTooNew(CodeIndexError):

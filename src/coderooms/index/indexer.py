@@ -105,42 +105,46 @@ def _run(
     head = head_commit(root) if listing.git else ""
     phases: dict[str, float] = {"list": time.perf_counter() - started}
 
-    known = {
-        p: (h, s, m)
-        for p, h, s, m in conn.execute("SELECT path, content_hash, size, mtime_ns FROM files")
-    }
-    known_skipped = {
-        p: (r, s, m)
-        for p, r, s, m in conn.execute("SELECT path, reason, size, mtime_ns FROM skipped")
-    }
-    cold = not known
-    todo: list[tuple[str, str | None]] = []
-    for path, (size, mtime) in listing.files.items():
-        old = known.get(path)
-        if old is not None and old[1] == size and old[2] == mtime:
-            continue
-        skipped = known_skipped.get(path)
-        if old is None and skipped is not None and skipped[1] == size and skipped[2] == mtime:
-            continue
-        todo.append((path, old[0] if old else None))
-    symlinks = {s.path for s in listing.skipped}
-    listed = set(listing.files) | symlinks
-    deleted = sorted(p for p in known if p not in listed)
-    gone_skips = sorted(p for p in known_skipped if p not in listed)
-
-    # Processes are forked before any thread exists: git log (read by a thread) starts
-    # right away when parsing stays in this process, else once the forking is over.
-    pool = open_pool([path for path, _ in todo], workers)
-    forks = pool is not None
-    if forks:  # largest files first: no worker is left parsing a big one at the end
-        todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)
-    want_git = bool(listing.git and head and head != db.get_meta(conn, "head"))
-    git_proc = GitLogPass(root) if want_git and not forks else None
-    changed: list[FileFacts] = []
-    old_symbols: dict[str, set[tuple[str, str]]] = {}
-    old_imports: dict[str, str] = {}
+    pool: multiprocessing.pool.Pool | None = None
+    git_proc: GitLogPass | None = None
+    # The write lock before anything is read: a run that waited for another run's lock
+    # then sees that run's work (and does an incremental run, not a second cold build).
     conn.execute("BEGIN IMMEDIATE")
     try:
+        known = {
+            p: (h, s, m)
+            for p, h, s, m in conn.execute("SELECT path, content_hash, size, mtime_ns FROM files")
+        }
+        known_skipped = {
+            p: (r, s, m)
+            for p, r, s, m in conn.execute("SELECT path, reason, size, mtime_ns FROM skipped")
+        }
+        cold = not known
+        todo: list[tuple[str, str | None]] = []
+        for path, (size, mtime) in listing.files.items():
+            old = known.get(path)
+            if old is not None and old[1] == size and old[2] == mtime:
+                continue
+            skipped = known_skipped.get(path)
+            if old is None and skipped is not None and skipped[1] == size and skipped[2] == mtime:
+                continue
+            todo.append((path, old[0] if old else None))
+        symlinks = {s.path for s in listing.skipped}
+        listed = set(listing.files) | symlinks
+        deleted = sorted(p for p in known if p not in listed)
+        gone_skips = sorted(p for p in known_skipped if p not in listed)
+
+        # Processes are forked before any thread exists: git log (read by a thread) starts
+        # right away when parsing stays in this process, else once the forking is over.
+        pool = open_pool([path for path, _ in todo], workers)
+        forks = pool is not None
+        if forks:  # largest files first: no worker is left parsing a big one at the end
+            todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)
+        want_git = bool(listing.git and head and head != db.get_meta(conn, "head"))
+        git_proc = GitLogPass(root) if want_git and not forks else None
+        changed: list[FileFacts] = []
+        old_symbols: dict[str, set[tuple[str, str]]] = {}
+        old_imports: dict[str, str] = {}
         # A cold build fills empty tables: their indexes are rebuilt once at the end.
         rebuild = db.drop_indexes(conn, BULK_TABLES) if cold else []
         for path in deleted:
