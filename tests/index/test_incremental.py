@@ -141,6 +141,46 @@ def test_reexport_change_reresolves_importers(
     assert dump(root) == cold_dump(root, tmp_path)
 
 
+def test_a_module_appearing_under_a_reexport_reresolves_the_importers_behind_it(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # pkg re-exports alpha from other.three, outside the repo at first; one.py imports it
+    # from pkg and never names other or three, so only pkg's exports can tell it to move.
+    root = make_repo(
+        {
+            "pkg/__init__.py": "from other.three import alpha\n",
+            "pkg/one.py": "from pkg import alpha\n\n\ndef beta():\n    return alpha()\n",
+        }
+    )
+    run(root)
+    (root / "other").mkdir()
+    (root / "other/three.py").write_text("")
+    run(root)
+    assert dump(root) == cold_dump(root, tmp_path)
+
+
+def test_a_renamed_definition_reresolves_callers_through_an_aliased_reexport(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo(
+        {
+            "lib.py": "def alpha():\n    return 1\n",
+            "pkg/__init__.py": "from lib import alpha as gamma\n",
+            "pkg/one.py": "from pkg import gamma\n\n\ndef beta():\n    return gamma()\n",
+            "main.py": "from pkg.one import gamma\n\n\ndef go():\n    return gamma()\n",
+        }
+    )
+    run(root)
+    graph = edge_set(Workspace.open(root).graph())
+    assert ("calls", "pkg/one.py::beta", "lib.py::alpha") in graph
+    assert ("calls", "main.py::go", "lib.py::alpha") in graph
+    (root / "lib.py").write_text("def delta():\n    return 1\n")
+    run(root)
+    graph = edge_set(Workspace.open(root).graph())
+    assert not any(dst == "lib.py::alpha" for _, _, dst in graph)
+    assert dump(root) == cold_dump(root, tmp_path)
+
+
 def test_file_turning_binary_leaves_the_graph(repo: Path, tmp_path: Path) -> None:
     run(repo)
     (repo / "app/helpers.py").write_bytes(b"\0\1\2binary")

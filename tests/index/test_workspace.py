@@ -68,6 +68,33 @@ def test_migrations_are_recorded(make_repo: Callable[..., Path]) -> None:
     assert rows == [(v, n) for v, n, _ in db.MIGRATIONS]
 
 
+def test_an_index_from_before_the_exports_digests_is_upgraded_in_place(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    from index_fixtures import cold_dump, dump
+
+    root = make_repo(
+        {
+            "lib.py": "def alpha():\n    return 1\n",
+            "pkg/__init__.py": "from lib import alpha as gamma\n",
+            "pkg/one.py": "from pkg import gamma\n\n\ndef beta():\n    return gamma()\n",
+        }
+    )
+    index(root)
+    conn = sqlite3.connect(root / ".coderooms" / "index.db")
+    conn.execute("DROP TABLE exports")  # as schema version 1 left it
+    conn.execute("DELETE FROM schema_migrations WHERE version = 2")
+    conn.commit()
+    conn.close()
+    (root / "lib.py").write_text("def delta():\n    return 1\n")
+    ws = Workspace.open(root)
+    ws.index(workers=1)  # no digests recorded: every re-resolved file counts as moved
+    ws.close()
+    assert dump(root) == cold_dump(root, tmp_path)
+    conn = sqlite3.connect(root / ".coderooms" / "index.db")
+    assert conn.execute("SELECT COUNT(*) FROM exports").fetchone()[0] > 0
+
+
 def test_newer_schema_is_refused(make_repo: Callable[..., Path]) -> None:
     root = make_repo({"a.py": ""})
     index(root)

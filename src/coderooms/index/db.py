@@ -104,6 +104,16 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        2,
+        "exports digests",
+        """
+        CREATE TABLE exports (
+            path TEXT PRIMARY KEY,
+            digest TEXT NOT NULL
+        );
+        """,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -294,7 +304,7 @@ def write_file(
 
 
 def delete_file(conn: sqlite3.Connection, path: str) -> None:
-    for table in ("files", "symbols", "unresolved"):
+    for table in ("files", "symbols", "unresolved", "exports"):
         conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
     conn.execute("DELETE FROM edges WHERE origin = ?", (path,))
 

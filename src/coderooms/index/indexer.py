@@ -12,6 +12,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import chain
@@ -206,12 +207,17 @@ def _run(
         )
         if want_git and git_proc is None:
             git_proc = GitLogPass(root)
-        results = _resolve_files(resolver, affected) if resolver is not None else []
+        results: list[ResolvedFile] = []
+        digests: dict[str, str] = {}
+        if resolver is not None:
+            results = _resolve_files(resolver, affected)
+            results += _follow_exports(conn, resolver, results, deleted, digests, cold=cold)
         # Resolution alone, then what storing its edges (and rebuilding the indexes a
         # cold build dropped) costs on top: the benchmark weighs the two apart.
         phases["resolve_cpu"] = time.thread_time() - cpu_mark
         cpu_mark = time.thread_time()
         _store_edges(conn, results, replace=not cold)
+        conn.executemany("INSERT OR REPLACE INTO exports VALUES (?, ?)", sorted(digests.items()))
         resolved = len(results)
         for statement in rebuild:
             conn.execute(statement)
@@ -417,6 +423,54 @@ def _resolve_files(resolver: Resolver, paths: list[str]) -> list[ResolvedFile]:
         rows = [(s, d, k, w, path) for (s, d, k), w in sorted(res.edges.items())]
         out.append((path, rows, tuple(res.unresolved[r] for r in UNRESOLVED_REASONS)))
     return out
+
+
+def _follow_exports(
+    conn: sqlite3.Connection,
+    resolver: Resolver,
+    results: list[ResolvedFile],
+    deleted: list[str],
+    digests: dict[str, str],
+    *,
+    cold: bool,
+) -> list[ResolvedFile]:
+    """Resolve the importers of every file whose exports moved, and theirs in turn,
+    until no digest moves (a re-export chain: ``b`` imports ``alpha`` from ``a``, ``c``
+    imports it from ``b``). Fills ``digests`` with the digest of every file resolved."""
+    digests.update((path, resolver.exports(path)) for path, _, _ in results)
+    if cold:
+        return []
+    old = dict(conn.execute("SELECT path, digest FROM exports"))
+    moved = [path for path, digest in digests.items() if old.get(path) != digest]
+    moved += deleted
+    done = set(digests)
+    extra: list[ResolvedFile] = []
+    importers: dict[str, set[str]] | None = None
+    new_rows = results
+    while moved:
+        if importers is None:  # read once, only when some file's exports moved
+            importers = defaultdict(set)
+            for origin, dst in conn.execute("SELECT origin, dst FROM edges WHERE kind = 'imports'"):
+                importers[dst].add(origin)
+        for path, rows, _ in new_rows:  # imports this run found (not stored yet)
+            for _, dst, kind, _, _ in rows:
+                if kind == "imports":
+                    importers[dst].add(path)
+        files = resolver.t.files
+        nxt = sorted(
+            origin
+            for origin in set().union(*(importers.get(path, ()) for path in moved))
+            if origin not in done and files.get(origin) in PARSED_LANGUAGES
+        )
+        new_rows = _resolve_files(resolver, nxt)
+        extra += new_rows
+        done.update(nxt)
+        moved = []
+        for path in nxt:
+            digests[path] = resolver.exports(path)
+            if old.get(path) != digests[path]:
+                moved.append(path)
+    return extra
 
 
 def _store_edges(conn: sqlite3.Connection, results: list[ResolvedFile], *, replace: bool) -> None:

@@ -9,6 +9,7 @@ ambiguous, unknown) and never guessed.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import posixpath
 from bisect import insort
 from collections import defaultdict
@@ -20,6 +21,7 @@ from coderooms.index.facts import FileFacts, ImportFact
 
 MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
 MAX_BASE_DEPTH = 6  # how many inheritance levels a method lookup climbs
+EXPORTS_DIGEST_BYTES = 8  # size of the digest of what a file exports (see Resolver.exports)
 PYTHON_BUILTINS = frozenset(dir(builtins))
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
 SELF_RECEIVERS = frozenset({"self", "cls", "this", "Self"})
@@ -256,6 +258,17 @@ class Resolver:
             else:
                 self._bind_other(lang, path, imp, bindings, stars, imported)
         return bindings
+
+    def exports(self, path: str) -> str:
+        """A digest of what other files import from ``path``: every name it binds by
+        import, followed to where it leads, and the modules it star-imports. Names it
+        defines itself are not in it (a change to those changes the names other files
+        use); when this digest moves, files importing ``path`` may resolve differently."""
+        bound = sorted(self.bindings(path).items(), key=lambda item: item[0])
+        led = [(name, self._follow(target, 0) or target) for name, target in bound]
+        stars = [self._follow(star, 0) or star for star in self._stars.get(path, ())]
+        text = repr((led, stars)).encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(text, digest_size=EXPORTS_DIGEST_BYTES).hexdigest()
 
     def imported_files(self, path: str) -> list[str]:
         self.bindings(path)
