@@ -21,6 +21,16 @@ GIT_ENV = {
 }
 
 
+# lib.alpha reaches pkg/one.py only as pkg's alias gamma: a rename in lib.py changes
+# nothing one.py names, so only pkg's exports digest can send the change on.
+ALIASED_REEXPORT: dict[str, str] = {
+    "lib.py": "def alpha():\n    return 1\n",
+    "pkg/__init__.py": "from lib import alpha as gamma\n",
+    "pkg/one.py": "from pkg import gamma\n\n\ndef beta():\n    return gamma()\n",
+}
+ALPHA_RENAMED = "def delta():\n    return 1\n"
+
+
 def write_files(root: Path, files: Files) -> None:
     for rel, content in files.items():
         target = root / rel

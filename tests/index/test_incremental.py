@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from index_fixtures import cold_dump, dump, edge_set, write_files
+from index_fixtures import ALIASED_REEXPORT, ALPHA_RENAMED, cold_dump, dump, edge_set, write_files
 
 from coderooms.workspace import Workspace
 
@@ -164,9 +164,7 @@ def test_a_renamed_definition_reresolves_callers_through_an_aliased_reexport(
 ) -> None:
     root = make_repo(
         {
-            "lib.py": "def alpha():\n    return 1\n",
-            "pkg/__init__.py": "from lib import alpha as gamma\n",
-            "pkg/one.py": "from pkg import gamma\n\n\ndef beta():\n    return gamma()\n",
+            **ALIASED_REEXPORT,
             "main.py": "from pkg.one import gamma\n\n\ndef go():\n    return gamma()\n",
         }
     )
@@ -174,7 +172,7 @@ def test_a_renamed_definition_reresolves_callers_through_an_aliased_reexport(
     graph = edge_set(Workspace.open(root).graph())
     assert ("calls", "pkg/one.py::beta", "lib.py::alpha") in graph
     assert ("calls", "main.py::go", "lib.py::alpha") in graph
-    (root / "lib.py").write_text("def delta():\n    return 1\n")
+    (root / "lib.py").write_text(ALPHA_RENAMED)
     run(root)
     graph = edge_set(Workspace.open(root).graph())
     assert not any(dst == "lib.py::alpha" for _, _, dst in graph)

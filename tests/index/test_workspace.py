@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from index_fixtures import index
+from index_fixtures import ALIASED_REEXPORT, ALPHA_RENAMED, cold_dump, dump, index
 
 from coderooms.errors import CoderoomsError
 from coderooms.index import db
@@ -71,22 +71,14 @@ def test_migrations_are_recorded(make_repo: Callable[..., Path]) -> None:
 def test_an_index_from_before_the_exports_digests_is_upgraded_in_place(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    from index_fixtures import cold_dump, dump
-
-    root = make_repo(
-        {
-            "lib.py": "def alpha():\n    return 1\n",
-            "pkg/__init__.py": "from lib import alpha as gamma\n",
-            "pkg/one.py": "from pkg import gamma\n\n\ndef beta():\n    return gamma()\n",
-        }
-    )
+    root = make_repo(ALIASED_REEXPORT)
     index(root)
     conn = sqlite3.connect(root / ".coderooms" / "index.db")
     conn.execute("DROP TABLE exports")  # as schema version 1 left it
     conn.execute("DELETE FROM schema_migrations WHERE version = 2")
     conn.commit()
     conn.close()
-    (root / "lib.py").write_text("def delta():\n    return 1\n")
+    (root / "lib.py").write_text(ALPHA_RENAMED)
     ws = Workspace.open(root)
     ws.index(workers=1)  # no digests recorded: every re-resolved file counts as moved
     ws.close()
