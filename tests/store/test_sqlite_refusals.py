@@ -17,6 +17,7 @@ from coderooms.store import (
     CorruptDatabase,
     EphemeralStore,
     InvalidAuthor,
+    InvalidIdentifier,
     InvalidText,
     MessageTooLarge,
     ReadOnlyStore,
@@ -24,6 +25,7 @@ from coderooms.store import (
     StoreError,
     StoreLocation,
     UnknownAuthor,
+    UnsupportedStoreUrl,
     open_store,
 )
 
@@ -196,3 +198,44 @@ def test_a_non_sqlite_file_is_still_a_corrupt_database(tmp_path: Path) -> None:
     path.write_bytes(b"not a database at all" * 300)
     with pytest.raises(CorruptDatabase):
         open_store(str(path))
+
+
+ADDS: list[tuple[str, Callable[[SQLiteStore, str], Awaitable[Any]]]] = [
+    ("the agent id", lambda s, i: s.add_agent(i)),
+    ("the person id", lambda s, i: s.add_person(i, "Label")),
+    ("the desk id", lambda s, i: s.create_desk(i)),
+]
+
+
+@pytest.mark.parametrize(("what", "add"), ADDS, ids=[w for w, _ in ADDS])
+async def test_an_id_that_cannot_be_mentioned_is_refused(
+    what: str, add: Callable[[SQLiteStore, str], Awaitable[Any]]
+) -> None:
+    store = await staffed()
+    before = (await store.roster(), await store.desks())
+    for bad in ("a b/c", "line\nbreak", "@zz", "x:y", "-dash", "é" * 3, "x" * 65):
+        with pytest.raises(InvalidIdentifier) as caught:
+            await add(store, bad)
+        message = str(caught.value)
+        assert message.startswith(f"{what} ") and "not a usable id" in message
+        assert "\n" not in message.replace("\\n", "") and len(message) < 300
+    assert (await store.roster(), await store.desks()) == before
+    for fine in ("agent-0", "a.b_c", "_x", "X" * 64):
+        await add(store, fine)
+
+
+@pytest.mark.parametrize("url", ["file:/tmp/x.db", "sqlite:x.db", "postgres://h/db"])
+def test_store_urls_that_are_not_sqlite_paths_are_refused(url: str) -> None:
+    with pytest.raises(UnsupportedStoreUrl) as caught:
+        open_store(url)
+    assert "sqlite:///PATH" in str(caught.value)
+
+
+def test_a_store_url_is_decoded_and_a_home_path_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with open_store("sqlite:///~/my%20rooms/r.db") as store:
+        assert isinstance(store, SQLiteStore)
+    assert (tmp_path / "my rooms" / "r.db").is_file()
+    assert not (tmp_path / "~").exists()

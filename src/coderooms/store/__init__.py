@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import unquote
 
 from coderooms.store.base import (
     MESSAGE_BYTES_CAP,
@@ -61,13 +62,15 @@ def open_store(url: str | None = None, *, durable: bool = False) -> Store:
     if url is None:
         url = default_store_url()
     if url.startswith(_SQLITE_PREFIX):
-        path = url[len(_SQLITE_PREFIX) :]
-    elif "://" in url or url.startswith("sqlite:"):
+        path = unquote(url[len(_SQLITE_PREFIX) :])  # a URL: %20 is a space
+    elif "://" in url or url.startswith(("sqlite:", "file:")):
         raise UnsupportedStoreUrl(url)
     else:
         path = url
     if not path.strip():
         raise UnsupportedStoreUrl(url)
+    if path.startswith("~"):
+        path = os.path.expanduser(path)
     if durable and path == ":memory:":
         raise EphemeralStore(url)
     return SQLiteStore(path)

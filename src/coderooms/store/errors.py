@@ -37,6 +37,7 @@ from coderooms.errors import HostError
 __all__ = [
     "AgentExists",
     "BlankIdentifier",
+    "InvalidIdentifier",
     "BlankMessage",
     "CorruptDatabase",
     "DeskConflict",
@@ -68,7 +69,7 @@ class StoreError(HostError):
 
 class UnsupportedStoreUrl(StoreError):
     fields = ("url",)
-    template = "cannot open store {url!r}: only SQLite stores (sqlite:///PATH) are supported"
+    template = "cannot open store {url!r}: give a SQLite file as sqlite:///PATH (or a plain path)"
 
 
 class CorruptDatabase(StoreError):
@@ -179,6 +180,15 @@ class InvalidText(StoreError):
 class BlankIdentifier(StoreError):
     fields = ("what",)
     template = "{what} cannot be blank"
+
+
+class InvalidIdentifier(StoreError):
+    fields = ("what", "shown", "limit")
+    template = (
+        "{what} {shown} is not a usable id: use letters, digits, '_', '.' or '-', "
+        "starting with a letter, digit or '_', at most {limit} characters (ids are "
+        "mentioned as @id and written as agent:id)"
+    )
 
 
 class AgentExists(StoreError):

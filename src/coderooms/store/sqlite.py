@@ -25,6 +25,7 @@ a worker thread made a desk page slower in every run (median 0.20-0.23 ms direct
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -66,6 +67,7 @@ from coderooms.store.errors import (
     GeneralDeskMembership,
     ImportOrderError,
     InvalidAuthor,
+    InvalidIdentifier,
     InvalidText,
     MessageTooLarge,
     NewerSchema,
@@ -341,6 +343,24 @@ def _page(
     messages = tuple(built)
     next_before = messages[-1].sequence if messages and len(messages) >= limit else None
     return SessionPage(messages, next_before)
+
+
+IDENTIFIER_MAX_CHARS = 64
+"""The longest agent, person or desk id a store accepts."""
+IDENTIFIER_SHOWN_CHARS = 40
+"""How much of a refused id its error message repeats."""
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def _require_identifier(what: str, value: str) -> None:
+    """Refuse an id that cannot be mentioned (``@id``) or written as an author
+    (``agent:id``): spaces, slashes, colons, line breaks, or more than
+    :data:`IDENTIFIER_MAX_CHARS` characters. Ids already stored are left as they are."""
+    if len(value) <= IDENTIFIER_MAX_CHARS and _IDENTIFIER.fullmatch(value):
+        return
+    _require_text(what, value)
+    shown = value if len(value) <= IDENTIFIER_SHOWN_CHARS else value[:IDENTIFIER_SHOWN_CHARS] + "…"
+    raise InvalidIdentifier(what, repr(shown), IDENTIFIER_MAX_CHARS)
 
 
 def _require_text(what: str, value: str | None) -> None:
@@ -782,7 +802,7 @@ class SQLiteStore(Store):
     async def add_agent(self, agent_id: str, name: str | None = None) -> RosterMember:
         if not agent_id.strip():
             raise BlankIdentifier("an agent id")
-        _require_text("the agent id", agent_id)
+        _require_identifier("the agent id", agent_id)
         _require_text("the agent name", name)
         member = RosterMember(agent_id, name if name is not None and name.strip() else None)
         with self._write() as db:
@@ -808,7 +828,7 @@ class SQLiteStore(Store):
             raise BlankIdentifier("a person id")
         if not label.strip():
             raise BlankIdentifier("a person's label")
-        _require_text("the person id", person_id)
+        _require_identifier("the person id", person_id)
         _require_text("the person's label", label)
         person = RosterPerson(person_id, label)
         with self._write() as db:
@@ -833,7 +853,7 @@ class SQLiteStore(Store):
             raise BlankIdentifier("a desk id")
         if name is not None and not name.strip():
             raise BlankIdentifier("a desk name")
-        _require_text("the desk id", desk_id)
+        _require_identifier("the desk id", desk_id)
         _require_text("the desk name", name)
         _require_text("the desk description", description)
         desk = Desk(desk_id, name if name is not None else desk_id, description)
