@@ -51,10 +51,47 @@ __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
 
 
 @dataclass(frozen=True, slots=True)
+class _Stamp:
+    """What the index was built from, as the disk showed it: each indexed file's size and
+    mtime, the mtime of every directory holding one (a file added or removed there moves
+    it), and which index.db file the connection has open."""
+
+    files: tuple[tuple[str, int, int], ...]
+    dirs: tuple[tuple[str, int], ...]
+    database: tuple[int, int]
+
+    def is_current(self, db_path: str) -> bool:
+        lstat, stat = os.lstat, os.stat
+        try:
+            st = stat(db_path)
+            if (st.st_dev, st.st_ino) != self.database:
+                return False
+            for path, size, mtime in self.files:
+                st = lstat(path)
+                if st.st_mtime_ns != mtime or st.st_size != size:
+                    return False
+            for path, mtime in self.dirs:
+                if stat(path).st_mtime_ns != mtime:
+                    return False
+        except OSError:
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
 class NodeEdges:
     node: CodeNode
     outgoing: tuple[CodeEdge, ...]
     incoming: tuple[CodeEdge, ...]
+
+
+def _file_id(path: str) -> tuple[int, int]:
+    """(device, inode) of ``path``, or (-1, -1) when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (st.st_dev, st.st_ino)
 
 
 def _terminal_progress(done: int, total: int) -> None:
@@ -75,6 +112,7 @@ class Workspace:
         self._lock = threading.RLock()
         self._graph: tuple[str, CodeGraph] | None = None
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
+        self._stamp: _Stamp | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -125,9 +163,43 @@ class Workspace:
         with self._lock:
             conn = self._connection(create=True)
             try:
-                return indexer.run(self.root, conn, progress=show, workers=workers)
+                summary = indexer.run(self.root, conn, progress=show, workers=workers)
+                self._stamp = self._take_stamp(conn)
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
+            return summary
+
+    def refresh(self) -> bool:
+        """Index again when the disk no longer matches what the index was built from (a
+        file edited, added or removed, or index.db replaced), and say whether it did.
+        Checking costs one ``stat`` per indexed file and directory; focus, seek and impact
+        do it first, so they never answer from code that has changed since."""
+        stamp = self._stamp
+        if stamp is not None and stamp.is_current(self.db_path):
+            return False
+        with self._lock:
+            if stamp is not None and stamp.database != _file_id(self.db_path):
+                self.close()  # index.db was deleted or replaced: open the one there now
+            self.index()
+        return True
+
+    def _take_stamp(self, conn: sqlite3.Connection) -> _Stamp:
+        files: list[tuple[str, int, int]] = []
+        dirs = {self.root}
+        for path, size, mtime in conn.execute("SELECT path, size, mtime_ns FROM files"):
+            full = os.path.join(self.root, path)
+            files.append((full, size, mtime))
+            parent = os.path.dirname(full)
+            while parent not in dirs and len(parent) > len(self.root):
+                dirs.add(parent)
+                parent = os.path.dirname(parent)
+        stamped: list[tuple[str, int]] = []
+        for path in sorted(dirs):
+            try:
+                stamped.append((path, os.stat(path).st_mtime_ns))
+            except OSError:
+                stamped.append((path, -1))  # gone already: the next check re-indexes
+        return _Stamp(tuple(files), tuple(stamped), _file_id(self.db_path))
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -244,12 +316,19 @@ class Workspace:
             return engine
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
+        self.refresh()
         return self.focus_engine().focus(goal, budget=budget, mode=mode)
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
+        self.refresh()
         return self.focus_engine().seek(query, limit=limit)
 
     def impact(self, target: str, depth: int = 2) -> ImpactResult:
+        self.refresh()
+        if os.path.isabs(target):  # a path inside the repository, as its index names it
+            full = os.path.normpath(target)
+            if full == self.root or full.startswith(self.root + os.sep):
+                target = os.path.relpath(full, self.root).replace(os.sep, "/")
         return blast_radius(self.graph(), target, depth=depth)
 
     def _inside(self, path: str) -> str:

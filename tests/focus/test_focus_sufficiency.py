@@ -104,3 +104,31 @@ def test_a_clear_lead_is_sufficient_only_with_its_best_code_loaded_in_full() -> 
         named = result.sufficiency.why.split("(", 1)[1].split(")", 1)[0]
         assert named in result.covered_ids()
     assert leads > 0
+
+
+def test_seek_agrees_with_focus_when_nothing_ties_the_query_to_the_code() -> None:
+    unrelated = "bake sourdough bread with rye flour overnight"
+    seek = ENGINE.seek(unrelated)
+    assert seek.sufficiency.state == "gathering"
+    assert seek.sufficiency.why.replace("query", "goal") == (
+        ENGINE.focus(unrelated, budget=500).sufficiency.why
+    )
+    assert ENGINE.seek("route_parcel nearest_depot").sufficiency.state != "gathering"
+
+
+def test_an_empty_index_says_so_instead_of_asking_for_a_better_goal() -> None:
+    empty = make_engine({})
+    for verdict in (empty.focus("install greet").sufficiency, empty.seek("greet").sufficiency):
+        assert verdict.state == "gathering"
+        assert verdict.why.startswith("the index holds no files")
+
+
+def test_a_goal_longer_than_the_limit_is_a_typed_error() -> None:
+    from coderooms.focus.errors import GoalTooLong
+    from coderooms.focus.runtime import MAX_GOAL_CHARS
+
+    for call in (ENGINE.focus, ENGINE.seek):
+        with pytest.raises(GoalTooLong) as caught:
+            call("parcel " * (MAX_GOAL_CHARS // 7 + 1))
+        assert str(caught.value).startswith("the ") and "\n" not in str(caught.value)
+    assert ENGINE.focus("route_parcel " + "x" * (MAX_GOAL_CHARS - 20), budget=100).goal

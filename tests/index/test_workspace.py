@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -163,3 +164,59 @@ def test_foreign_database_is_a_typed_error_when_reading(make_repo: Callable[...,
         Workspace.open(root).graph()
     with pytest.raises(IndexDatabaseError):
         Workspace.open(root).index()
+
+
+# --- staying current -----------------------------------------------------------------
+
+
+def test_focus_seek_and_impact_see_edits_made_since_the_index(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"pkg/a.py": "def helper(x):\n    return x * 2\n"})
+    ws = Workspace.open(root)
+    ws.index()
+    assert ws.refresh() is False  # nothing moved: no index run
+    generation = ws.generation()
+    assert ws.refresh() is False and ws.generation() == generation
+    (root / "pkg/a.py").write_text(
+        "def helper(x):\n    return x * 3\n\n\ndef frobnicate():\n    pass\n"
+    )
+    (root / "pkg/b.py").write_text(
+        "from pkg.a import frobnicate\n\n\ndef run():\n    frobnicate()\n"
+    )
+    found = ws.focus("frobnicate", budget=500)
+    assert "def frobnicate" in found.context() and "x * 3" in found.context()
+    assert [hit.node.id for hit in ws.impact("frobnicate").impacted] == ["pkg/b.py::run"]
+    (root / "pkg/b.py").unlink()
+    assert ws.impact("frobnicate").impacted == ()
+    assert "pkg/b.py" not in {hit["id"] for hit in ws.seek("run").results}
+    ws.close()
+
+
+def test_an_index_replaced_under_an_open_workspace_is_reopened(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"a.py": "def quuxify():\n    pass\n"})
+    ws = Workspace.open(root)
+    ws.index()
+    assert "def quuxify" in ws.focus("quuxify").context()
+    shutil.rmtree(root / ".coderooms")  # deleted, then rebuilt by another process
+    (root / "a.py").write_text("def zorblify():\n    pass\n")
+    Workspace.open(root).index()
+    context = ws.focus("zorblify").context()
+    assert "def zorblify" in context and "quuxify" not in context
+    ws.close()
+
+
+def test_impact_takes_an_absolute_path_inside_the_repository(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {"pkg/a.py": "def helper():\n    pass\n", "pkg/b.py": "from pkg.a import helper\n"}
+    )
+    ws = Workspace.open(root)
+    ws.index()
+    by_path = ws.impact(str(root / "pkg" / "a.py"))
+    assert by_path.target.id == "pkg/a.py"
+    assert [hit.node.id for hit in by_path.impacted] == ["pkg/b.py"]
+    ws.close()

@@ -130,3 +130,25 @@ def test_any_content_stays_inside_exactly_one_frame(bodies: list[str]) -> None:
     ]
     expected = [line for body in bodies for line in (body.splitlines() or [""])]
     assert recovered == expected
+
+
+def test_a_long_goal_is_clipped_in_the_readable_text_not_in_the_structure() -> None:
+    from coderooms.mcp.render import GOAL_SHOWN_CHARS, render_focus
+    from coderooms.mcp.schemas import FocusOut
+
+    goal = "why does fixture teardown run twice " * 100
+    out = FocusOut.model_validate(
+        {
+            "goal": goal,
+            "mode": "check",
+            "budget": {"limit": 10, "used": 0, "left": 10},
+            "focus_set": [],
+            "ignored": [],
+            "ignored_total": 0,
+            "ignored_by_reason": {},
+            "sufficiency": {"state": "gathering", "captured_salience_mass": 0.0, "why": "x"},
+        }
+    )
+    first = render_focus(out).splitlines()[0]
+    assert first == f"Focus (check) for goal: {goal[:GOAL_SHOWN_CHARS]}… ({len(goal)} characters)"
+    assert out.goal == goal

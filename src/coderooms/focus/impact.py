@@ -2,21 +2,45 @@
 
 Bounded twice: by ``depth`` (edges away from the target) and by
 :data:`MAX_IMPACT_NODES`. Whatever a bound cut off is listed, with the bound that cut it.
+
+Calling a class runs its constructor, but the graph files such calls under the class
+node. So when the walk reaches a constructor (:func:`is_constructor`) it goes on from
+the constructor's class as well: what depends on the class is listed one step further
+out, as depending on the class. The class itself is listed only if it depends on the
+target through an edge of its own.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from coderooms.focus.errors import AmbiguousTarget, InvalidLimit, UnknownTarget
+from coderooms.focus.errors import (
+    AbsolutePathTarget,
+    AmbiguousTarget,
+    DirectoryTarget,
+    FocusError,
+    InvalidLimit,
+    TargetTooLong,
+    UnknownTarget,
+)
 from coderooms.focus.graph import CodeGraph, CodeNode
 
 MAX_IMPACT_DEPTH = 6
 MAX_IMPACT_NODES = 200
 MAX_AMBIGUOUS_SHOWN = 5
+MAX_TARGET_CHARS = 1_000
+"""Longest target resolved; a path, qualified name or node id is far shorter."""
+TARGET_SHOWN_CHARS = 60
+"""How much of an over-long target its error quotes."""
 DEPENDENCY_KINDS = ("calls", "references", "inherits", "imports", "tests")
+
+PYTHON_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
+JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+CLASS_NAMED_CONSTRUCTOR_LANGUAGES = frozenset({"java"})
+_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:[\\/]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,26 +79,111 @@ class ImpactResult:
         }
 
 
+def is_constructor(graph: CodeGraph, node: CodeNode) -> CodeNode | None:
+    """The class ``node`` constructs, or None when ``node`` is not a constructor.
+
+    A constructor is a method directly inside a class named ``__init__``, ``__new__`` or
+    ``__post_init__`` (Python), ``constructor`` (JavaScript, TypeScript) or like its
+    class (Java)."""
+    if node.kind != "method" or node.parent is None:
+        return None
+    owner = graph.node(node.parent)
+    if owner is None or owner.kind != "class":
+        return None
+    if node.language == "python":
+        found = node.name in PYTHON_CONSTRUCTORS
+    elif node.language in JS_LANGUAGES:
+        found = node.name == "constructor"
+    elif node.language in CLASS_NAMED_CONSTRUCTOR_LANGUAGES:
+        found = node.name == owner.name
+    else:
+        found = False
+    return owner if found else None
+
+
+def _shown(target: str) -> str:
+    """``target`` cut to what an error message quotes."""
+    if len(target) <= TARGET_SHOWN_CHARS:
+        return target
+    return target[:TARGET_SHOWN_CHARS] + "…"
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith("/") or _WINDOWS_ABSOLUTE.match(path) is not None
+
+
+def _normal_path(path: str) -> str:
+    """``path`` without ``./`` steps, repeated or trailing slashes (``""``: the root)."""
+    return "/".join(part for part in path.split("/") if part not in ("", "."))
+
+
+def _ambiguous(target: str, matches: list[CodeNode]) -> AmbiguousTarget:
+    # Shallowest first (a top-level symbol before methods of that name), then by id.
+    ordered = sorted(matches, key=lambda n: (n.qualname.count("."), n.id))
+    shown = ", ".join(n.id for n in ordered[:MAX_AMBIGUOUS_SHOWN])
+    if len(ordered) > MAX_AMBIGUOUS_SHOWN:
+        shown += f" and {len(ordered) - MAX_AMBIGUOUS_SHOWN} more"
+    return AmbiguousTarget(target, shown)
+
+
+def _one(target: str, matches: list[CodeNode]) -> CodeNode | None:
+    if len(matches) > 1:
+        raise _ambiguous(target, matches)
+    return matches[0] if matches else None
+
+
+def _unresolved(graph: CodeGraph, target: str, path: str) -> FocusError:
+    """The error for a ``target`` that names no node; ``path`` as a path would read."""
+    if _is_absolute(path):
+        return AbsolutePathTarget(target)
+    prefix = _normal_path(path)
+    prefix = prefix + "/" if prefix else ""
+    files = sorted(n.path for n in graph.nodes if n.kind == "file" and n.path.startswith(prefix))
+    if files and path:
+        return DirectoryTarget(target, len(files), files[0])
+    return UnknownTarget(target)
+
+
 def resolve_target(graph: CodeGraph, target: str) -> CodeNode:
-    """A node id, a file path, a qualified name (``Class.method``) or a plain name."""
+    """A node id, a file path, a qualified name (``Class.method``), ``path::qualname`` or
+    a plain name.
+
+    A path may start with ``./`` and end with ``/``. A plain name must name exactly one
+    symbol; a qualified name must name exactly one symbol by its qualified name (or, if
+    none, by its name). Absolute paths are refused: the graph does not know where the
+    repository is, so the caller makes them relative. Directories are refused too."""
+    if len(target) > MAX_TARGET_CHARS:
+        raise TargetTooLong(len(target), MAX_TARGET_CHARS, _shown(target))
     exact = graph.node(target)
     if exact is not None:
         return exact
     text = target.strip()
-    for field_name in ("qualname", "name"):
-        matches = sorted(
-            (n for n in graph.nodes if n.kind != "file" and getattr(n, field_name) == text),
-            key=lambda n: n.id,
+    if not text:
+        raise UnknownTarget(target)
+    symbols = [n for n in graph.nodes if n.kind != "file"]
+    if ":" in text and not _WINDOWS_ABSOLUTE.match(text):
+        path, _, qual = text.replace("::", ":").partition(":")
+        path = _normal_path(path)
+        found = graph.node(f"{path}::{qual}") or _one(
+            target, [n for n in symbols if n.path == path and n.qualname == qual]
         )
-        if ":" in text:
-            path, _, qual = text.replace("::", ":").partition(":")
-            matches = [n for n in graph.nodes if n.path == path and n.qualname == qual]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            shown = ", ".join(n.id for n in matches[:MAX_AMBIGUOUS_SHOWN])
-            raise AmbiguousTarget(target, shown)
-    raise UnknownTarget(target)
+        if found is not None:
+            return found
+        raise _unresolved(graph, target, text.partition(":")[0])
+    if "/" in text:
+        found = graph.node(_normal_path(text))
+        if found is not None:
+            return found
+        raise _unresolved(graph, target, text)
+    if "." in text:
+        found = _one(target, [n for n in symbols if n.qualname == text]) or _one(
+            target, [n for n in symbols if n.name == text]
+        )
+    else:
+        found = _one(target, [n for n in symbols if n.name == text])
+    if found is not None:
+        return found
+    raise _unresolved(graph, target, text)
 
 
 def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
@@ -93,6 +202,11 @@ def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
     for key in children:
         children[key].sort()
 
+    def walked_with(node: CodeNode) -> list[str]:
+        """``node`` and, for a constructor, its class: the ids whose dependents are its."""
+        owner = is_constructor(graph, node)
+        return [node.id] if owner is None else [node.id, owner.id]
+
     # A file or class is depended on through its parts as well.
     sources = [root.id]
     stack = [root.id]
@@ -100,8 +214,13 @@ def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
         for child in children.get(stack.pop(), []):
             sources.append(child)
             stack.append(child)
-    seen = set(sources)
-    frontier = sorted(sources)
+    for source in list(sources):
+        node = graph.node(source)
+        if node is not None:
+            sources.extend(walked_with(node)[1:])
+    seen = set(sources)  # ids that are the target or listed
+    expanded = set(sources)  # ids whose dependents are walked
+    frontier = sorted(expanded)
     impacted: list[Impacted] = []
     ignored: list[tuple[str, str]] = []
     for distance in range(1, depth + 2):
@@ -120,6 +239,9 @@ def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
                     ignored.append((src, "over_limit"))
                 else:
                     impacted.append(Impacted(node, distance, kind, node_id))
-                    nxt.append(src)
+                    for walked in walked_with(node):
+                        if walked not in expanded:
+                            expanded.add(walked)
+                            nxt.append(walked)
         frontier = sorted(nxt)
     return ImpactResult(root, depth, tuple(impacted), tuple(ignored))

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from coderooms.focus.errors import InvalidBudget, InvalidLimit, InvalidMode
+from coderooms.focus.errors import GoalTooLong, InvalidBudget, InvalidLimit, InvalidMode
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.impact import ImpactResult, impact
 from coderooms.focus.packing import (
@@ -31,7 +31,7 @@ from coderooms.focus.salience import (
     file_scores,
     rank,
 )
-from coderooms.focus.sufficiency import Sufficiency, judge, knee
+from coderooms.focus.sufficiency import Sufficiency, judge, knee, unmatched
 
 Mode = Literal["set", "check"]
 
@@ -39,11 +39,19 @@ DEFAULT_BUDGET = 8_000
 MAX_BUDGET = 1_000_000
 DEFAULT_SEEK_LIMIT = 20
 MAX_SEEK_LIMIT = 500
+MAX_GOAL_CHARS = 100_000
+"""The longest focus goal or seek query read: an issue with its logs fits (SWE-bench Lite
+statements reach 25k characters); a whole file or dump does not."""
 SALIENCE_DIGITS = 4
 
 
 class SourceReader(Protocol):
     def read_text(self, path: str) -> str: ...
+
+
+def _check_goal(what: str, goal: str) -> None:
+    if len(goal) > MAX_GOAL_CHARS:
+        raise GoalTooLong(what, len(goal), MAX_GOAL_CHARS)
 
 
 def _check_budget(budget: object) -> int:
@@ -187,6 +195,7 @@ class FocusEngine:
     # --- surfaces ----------------------------------------------------------------------
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
+        _check_goal("goal", goal)
         budget = _check_budget(budget)
         chosen: Mode
         if mode == "set":
@@ -215,6 +224,7 @@ class FocusEngine:
             or not 1 <= limit <= MAX_SEEK_LIMIT
         ):
             raise InvalidLimit("limit", limit, MAX_SEEK_LIMIT)
+        _check_goal("query", query)
         sal = self.salience(query)
         rows, _floor = candidate_rows(sal)
         results = tuple(self._describe(sal, r) for r in rows[:limit])
@@ -226,8 +236,9 @@ class FocusEngine:
             }
             for r in rows[limit:]
         )
-        if not rows:
-            verdict = Sufficiency("gathering", 0.0, "nothing in the code matches the query")
+        weak = unmatched(sal, self.index, bool(rows), "query")
+        if weak is not None:
+            verdict = weak
         else:
             curve = [float(sal.scores[r]) for r in rows]
             head = knee(curve)

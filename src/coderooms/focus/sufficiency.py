@@ -72,21 +72,39 @@ def _clear_lead(index: SalienceIndex, salience: Salience) -> tuple[str, float, s
     return index.nodes[files[0]].path, margin, index.nodes[best].id
 
 
-def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Sufficiency:
-    if salience.seeded == 0 or not packing.candidates:
+def unmatched(
+    salience: Salience, index: SalienceIndex, found_any: bool, asked: str = "goal"
+) -> Sufficiency | None:
+    """The verdict when nothing (or nothing firm) ties ``asked`` to the code, else None:
+    focus and seek say the same thing here."""
+    if not index.nodes:
         return Sufficiency(
             "gathering",
             0.0,
-            "nothing in the code matches the goal; name a file, a symbol or an error message",
+            "the index holds no files to look in: index the repository first "
+            "(coderooms index PATH), or point --repo at one that has source files",
+        )
+    if salience.seeded == 0 or not found_any:
+        return Sufficiency(
+            "gathering",
+            0.0,
+            f"nothing in the code matches the {asked}; name a file, a symbol or an error message",
         )
     if salience.precise_cues == 0 and salience.term_coverage < MIN_TERM_COVERAGE:
         return Sufficiency(
             "gathering",
             0.0,
-            f"the goal is weakly tied to this code (only {salience.term_coverage:.0%} of its "
-            "terms occur here, and it names no symbol, path or message found here); "
+            f"the {asked} is weakly tied to this code (only {salience.term_coverage:.0%} of "
+            "its terms occur here, and it names no symbol, path or message found here); "
             "name what you are after",
         )
+    return None
+
+
+def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Sufficiency:
+    verdict = unmatched(salience, index, bool(packing.candidates))
+    if verdict is not None:
+        return verdict
     loaded = {item.node.id: item for item in packing.loaded}
     covered: dict[str, float] = {}
     for item in packing.loaded:

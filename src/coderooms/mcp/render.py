@@ -182,9 +182,19 @@ def render_inbox(out: InboxOut) -> str:
     return render_blocks(None, [block]) + "\n\n" + tail
 
 
+GOAL_SHOWN_CHARS = 300
+"""How much of a long goal or query the readable text repeats back."""
+
+
+def _clip(text: str) -> str:
+    if len(text) <= GOAL_SHOWN_CHARS:
+        return text
+    return f"{text[:GOAL_SHOWN_CHARS]}… ({len(text)} characters)"
+
+
 def render_focus(out: FocusOut) -> str:
     lines = [
-        f"Focus ({out.mode}) for goal: {out.goal}",
+        f"Focus ({out.mode}) for goal: {_clip(out.goal)}",
         f"Budget: {out.budget.used}/{out.budget.limit} tokens used, {out.budget.left} left",
         f"Sufficiency: {out.sufficiency.state} "
         f"(captured salience mass {out.sufficiency.captured_salience_mass}): {out.sufficiency.why}",
@@ -226,7 +236,7 @@ def _ignored_lines(
 
 
 def render_seek(out: SeekOut) -> str:
-    lines = [f"Seek: {out.query}"]
+    lines = [f"Seek: {_clip(out.query)}"]
     for result in out.results:
         where = result.get("path", "")
         if "start_line" in result:
