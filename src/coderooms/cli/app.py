@@ -2,13 +2,18 @@
 
 Every failure a person can cause — a bad option, an unknown agent, a corrupt database —
 ends the same way: one ``error: …`` line on stderr and a non-zero exit status, never a
-traceback. Usage mistakes exit 2 (as click does), refusals exit 1.
+traceback. Usage mistakes exit 2 (as click does), refusals exit 1. A command stopped
+part-way by Ctrl-C (SIGINT) or SIGTERM unwinds (rolling back what it was writing) and
+exits 130 or 143 with one line; a command whose job is to run until stopped (``up``)
+treats the stop as success itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
+import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
@@ -18,10 +23,14 @@ import click
 from coderooms.errors import CoderoomsError
 from coderooms.store import Store, open_store
 
-__all__ = ["CoderoomsGroup", "CliState", "fail", "main", "run", "store_of"]
+__all__ = ["CoderoomsGroup", "CliState", "Terminated", "fail", "main", "run", "store_of"]
 
 EXIT_REFUSED = 1
 """Exit status when coderooms refuses the request (a typed error)."""
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+"""Exit status after Ctrl-C stopped a command part-way."""
+EXIT_TERMINATED = 128 + signal.SIGTERM
+"""Exit status after SIGTERM stopped a command part-way."""
 
 DB_ENV = "CODEROOMS_DB"
 """Environment variable naming the store URL when ``--db`` is not given."""
@@ -39,9 +48,36 @@ def fail(message: str, status: int = EXIT_REFUSED) -> NoReturn:
     sys.exit(status)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be: a command unwinds the
+    same way for both (its ``finally`` blocks run, a worker pool is shut down)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+class _Stopped(click.ClickException):
+    """A command stopped part-way by a signal: one line, exit 128 + the signal."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class CoderoomsGroup(click.Group):
     """A click group whose failures are one-line errors instead of usage dumps or
     tracebacks."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Terminated:
+            raise _Stopped("terminated", EXIT_TERMINATED) from None
+        except KeyboardInterrupt:
+            if sys.stderr.isatty():
+                click.echo(err=True)  # past the terminal's ^C echo
+            raise _Stopped("interrupted", EXIT_INTERRUPTED) from None
 
     def main(
         self,
@@ -51,6 +87,7 @@ class CoderoomsGroup(click.Group):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        previous = _on_sigterm(_raise_terminated)
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as err:
@@ -61,11 +98,20 @@ class CoderoomsGroup(click.Group):
             fail(str(err))
         except OSError as err:
             fail(f"{err.strerror or err}: {err.filename}" if err.filename else str(err))
+        finally:
+            _on_sigterm(previous)
         if isinstance(result, int) and not isinstance(result, bool) and result != 0:
             sys.exit(result)
         if standalone_mode:
             sys.exit(0)
         return result
+
+
+def _on_sigterm(handler: Any) -> Any:
+    """Install ``handler`` for SIGTERM (from the main thread only); the one it replaces."""
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler)
 
 
 @dataclass

@@ -8,9 +8,13 @@ repository it is started in (showing progress), serves MCP over streamable HTTP 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import socket
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,9 @@ SERVER_KEY = "coderooms"
 """The name the printed client configuration gives this server."""
 LISTEN_BACKLOG = 128
 """Pending connections the HTTP socket queues."""
+GRACEFUL_SHUTDOWN_S = 5.0
+"""On Ctrl-C or SIGTERM, how long `up` waits for open connections (an MCP client's event
+stream stays open) before it cancels them and stops."""
 
 
 def register(group: click.Group) -> None:
@@ -195,9 +202,11 @@ def up_command(
     store = store_of(ctx)
     book = TokenBook.for_store(store)
     ctx.call_on_close(book.close)
-    tokens: dict[str, str] = {}
+    # Everything that can refuse the start comes before anything that changes the
+    # roster or the tokens: a start that fails (a taken port, a retired agent, an
+    # interrupted index) leaves them as they were.
     for agent_id in agents:
-        run(_enrol(store, agent_id))
+        run(_check_enrolable(store, agent_id))
     sock = _bind(port)
     ctx.call_on_close(sock.close)
     bound = sock.getsockname()[1]
@@ -207,7 +216,10 @@ def up_command(
     click.echo(f"opening {repo.resolve()}", err=True)
     workspace = Workspace.open(repo)
     _index(workspace, echo=True)
+
+    tokens: dict[str, str] = {}
     for agent_id in agents:
+        run(_enrol(store, agent_id))
         tokens[agent_id] = book.issue(agent_id)
 
     service = RoomService(store, lambda: workspace, _dispatch(dispatch_hops))
@@ -234,8 +246,49 @@ def up_command(
         click.echo("Get a token with: coderooms agent token AGENT_ID")
     sys.stdout.flush()
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    anyio.run(uvicorn.Server(config).serve, [sock])
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
+    anyio.run(_quiet_stop_server(uvicorn.Server)(config).serve, [sock])
+
+
+def _quiet_stop_server(base: type[Any]) -> type[Any]:
+    """``uvicorn.Server`` whose stop on SIGINT/SIGTERM is the end of the command.
+
+    uvicorn shuts down gracefully on either signal, then raises the signal again so
+    the default action follows (a KeyboardInterrupt, or death by SIGTERM). For ``up``
+    a requested stop is a success: after the graceful shutdown it returns normally."""
+
+    class QuietStopServer(base):  # type: ignore[misc, valid-type]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            stops = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return QuietStopServer
+
+
+async def _check_enrolable(store: Any, agent_id: str) -> None:
+    """Refuse, without changing anything, an agent ``up`` could not enrol (a retired
+    one); an agent not on the roster yet is fine (``_enrol`` adds it)."""
+    from coderooms.mcp.errors import UnknownCaller
+    from coderooms.mcp.tokens import check_token_holder
+
+    try:
+        await check_token_holder(store, agent_id)
+    except UnknownCaller:
+        pass
 
 
 async def _enrol(store: Any, agent_id: str) -> None:

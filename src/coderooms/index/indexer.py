@@ -3,12 +3,14 @@ read git signals, and store it all in index.db in one transaction."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import multiprocessing
 import multiprocessing.pool
 import os
 import secrets
+import signal
 import sqlite3
 import threading
 import time
@@ -47,6 +49,32 @@ def _process_chunk(root: str, chunk: list[tuple[str, str | None]]) -> list[Outco
     return [process_file(root, path, old) for path, old in chunk]
 
 
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+"""Signals that stop a command. They are the parent's to act on: it terminates the pool."""
+POOL_STOP_S = 5.0
+"""How long an abandoned run waits for its pool to terminate (a healthy pool: ~0.1 s)."""
+
+
+def _start_worker() -> None:
+    """Once per worker process: only the parent stops the pool's workers.
+
+    A worker that dies of a signal at an arbitrary point may hold a queue's lock (the
+    parent's ``pool.terminate()`` then waits for it forever) or print a traceback. So a
+    worker leaves the process group (Ctrl-C at a terminal, ``timeout``, ``kill --
+    -PGID`` reach the parent alone, which terminates the pool) and ignores SIGINT.
+    SIGTERM, which ``terminate()`` sends once it holds the locks, gets its default
+    action back: a forked worker inherits the parent's handler. The stop signals were
+    blocked while the pool forked (see ``open_pool``); one that came meanwhile is
+    delivered now."""
+    gc.disable()  # many small, acyclic objects: the cyclic collector only adds pauses
+    if hasattr(os, "setpgrp"):
+        os.setpgrp()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 def can_fork() -> bool:
     """Whether this process may fork: not while another thread could hold a lock."""
     return threading.active_count() == 1
@@ -59,7 +87,34 @@ def open_pool(paths: list[str], workers: int) -> multiprocessing.pool.Pool | Non
     prepare(language_of(p) for p in paths)  # compiled once, before the workers fork
     # fork is fastest; with other threads alive it is unsafe, so use forkserver then.
     method = "fork" if can_fork() else "forkserver"
-    return multiprocessing.get_context(method).Pool(workers, initializer=gc.disable)
+    context = multiprocessing.get_context(method)
+    if method != "fork":
+        return context.Pool(workers, initializer=_start_worker)
+    # A stop signal waits while the pool forks: its handler would otherwise run in the
+    # middle of a fork (where an exception is ignored, the stop lost) or leave a pool
+    # half made. The pool's threads and processes start with the signals blocked:
+    # threads keep them so (the main thread handles them), workers unblock them.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        pool = context.Pool(workers, initializer=_start_worker)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a stop that waited comes here
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    return pool
+
+
+def _stop_pool(pool: multiprocessing.pool.Pool) -> None:
+    """Terminate ``pool`` now (its work is being abandoned), waiting at most
+    ``POOL_STOP_S``: ``terminate()`` can hang for good when a worker was killed while it
+    held a queue's lock (a race inside multiprocessing), and the caller is unwinding."""
+    stopper = threading.Thread(target=pool.terminate, name="coderooms-pool-stop", daemon=True)
+    stopper.start()
+    stopper.join(POOL_STOP_S)
 
 
 def process_files(
@@ -260,9 +315,13 @@ def _run(
         keep_table(key, generation, table)
         phases["git_and_commit"] = time.perf_counter() - mark
     except BaseException:
-        conn.execute("ROLLBACK")
+        # A stop can land after COMMIT or inside a SQLite call: roll back only what is
+        # open, and never let the rollback hide why the run ended.
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
         if pool is not None:
-            pool.terminate()
+            _stop_pool(pool)
         if git_proc is not None:
             git_proc.cancel()
         raise
