@@ -200,12 +200,10 @@ def _run(
         git_proc = GitLogPass(root) if want_git and not forks else None
         changed: list[FileFacts] = []
         old_symbols: dict[str, set[tuple[str, str]]] = {}
-        old_imports: dict[str, str] = {}
         # A cold build fills empty tables: their indexes are rebuilt once at the end.
         rebuild = db.drop_indexes(conn, BULK_TABLES) if cold else []
         for path in deleted:
             old_symbols[path] = _symbol_keys(conn, path)
-            old_imports[path] = _imports_blob(conn, path)
             db.delete_file(conn, path)
         for path in gone_skips:
             conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
@@ -241,7 +239,6 @@ def _run(
             else:
                 if path in known:
                     old_symbols[path] = _symbol_keys(conn, path)
-                    old_imports[path] = _imports_blob(conn, path)
                 if path in known_skipped:
                     conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
                 db.write_file(conn, outcome, mtime, replace=path in known)
@@ -258,7 +255,7 @@ def _run(
         key = os.path.realpath(root)
         generation = db.get_meta(conn, "generation", "")
         affected, table, resolver = _prepare_resolution(
-            conn, key, generation, cold, changed, deleted, old_symbols, old_imports
+            conn, key, generation, cold, changed, deleted, old_symbols
         )
         if want_git and git_proc is None:
             git_proc = GitLogPass(root)
@@ -340,14 +337,6 @@ def _symbol_keys(conn: sqlite3.Connection, path: str) -> set[tuple[str, str]]:
     return {(i, n) for i, n in conn.execute("SELECT id, name FROM symbols WHERE path = ?", (path,))}
 
 
-def _imports_blob(conn: sqlite3.Connection, path: str) -> str:
-    row = conn.execute("SELECT facts FROM files WHERE path = ?", (path,)).fetchone()
-    if row is None:
-        return ""
-    text = str(row[0])
-    return text[: text.find(',"c":')]
-
-
 def _file_names(path: str) -> set[str]:
     """Names under which other files may import ``path``: its stem and its directory."""
     parts = path.split("/")
@@ -419,10 +408,11 @@ def _prepare_resolution(
     changed: list[FileFacts],
     deleted: list[str],
     old_symbols: dict[str, set[tuple[str, str]]],
-    old_imports: dict[str, str],
 ) -> tuple[list[str], SymbolTable | None, Resolver | None]:
-    """The files whose edges the changes can affect (sorted), the symbol table of the
-    new state and a resolver over it (both None when nothing changed)."""
+    """The files whose edges the changes can affect through the names they use (sorted),
+    the symbol table of the new state and a resolver over it (both None when nothing
+    changed). Files that reach a change only through an import are found after
+    resolution, by :func:`_follow_exports`."""
     files = {p: lang for p, lang in conn.execute("SELECT path, language FROM files ORDER BY path")}
     if cold:
         affected = {p for p, lang in files.items() if lang in PARSED_LANGUAGES}
@@ -431,7 +421,6 @@ def _prepare_resolution(
             return [], None, None
         delta: set[str] = set()
         affected = {f.path for f in changed if f.language in PARSED_LANGUAGES}
-        importers_of: set[str] = set()
         for f in changed:
             new = {(s.id, s.name) for s in f.symbols}
             old = old_symbols.get(f.path)
@@ -440,24 +429,13 @@ def _prepare_resolution(
                 delta.update(n for _, n in new)
                 continue
             delta.update(n for _, n in new ^ old)
-            encoded = db.encode_facts(f)
-            if old_imports.get(f.path) != encoded[: encoded.find(',"c":')]:
-                importers_of.add(f.path)  # its re-exports may have changed
         for path in deleted:
             delta.update(_file_names(path))
             delta.update(n for _, n in old_symbols.get(path, ()))
-            importers_of.add(path)
         if delta:
             for path, uses in conn.execute("SELECT path, uses FROM files WHERE uses != ''"):
                 if not delta.isdisjoint(uses.split("\n")):
                     affected.add(path)
-        for path in sorted(importers_of):
-            affected.update(
-                p
-                for (p,) in conn.execute(
-                    "SELECT origin FROM edges WHERE dst = ? AND kind = 'imports'", (path,)
-                )
-            )
         affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
     table = _symbol_table(conn, key, generation, files, cold, changed, deleted)
     if cold:
@@ -505,6 +483,7 @@ def _follow_exports(
     done = set(digests)
     extra: list[ResolvedFile] = []
     importers: dict[str, set[str]] | None = None
+    files = resolver.t.files
     new_rows = results
     while moved:
         if importers is None:  # read once, only when some file's exports moved
@@ -515,7 +494,6 @@ def _follow_exports(
             for _, dst, kind, _, _ in rows:
                 if kind == "imports":
                     importers[dst].add(path)
-        files = resolver.t.files
         nxt = sorted(
             origin
             for origin in set().union(*(importers.get(path, ()) for path in moved))
