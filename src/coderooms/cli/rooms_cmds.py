@@ -211,12 +211,11 @@ def _read_message_input() -> str:
         fail("give the message as TEXT or pipe it on standard input")
     limit = MESSAGE_BYTES_CAP + _STDIN_SLACK
     binary = getattr(stream, "buffer", None)
+    data: bytes
     if binary is None:  # a text stream without bytes beneath (an embedding caller's)
-        text = stream.read(limit + 1)
-        if len(text) > limit:
-            raise MessageTooLarge(None, MESSAGE_BYTES_CAP)
-        return text.rstrip("\r\n")
-    data: bytes = binary.read(limit + 1)
+        data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
+    else:
+        data = binary.read(limit + 1)
     if len(data) > limit:
         raise MessageTooLarge(None, MESSAGE_BYTES_CAP)
     try:

@@ -278,9 +278,8 @@ async def _pipe_ends(
             return await reader.readuntil(b"\n")
         except asyncio.IncompleteReadError as exc:
             return exc.partial  # the end of input (b"") or a last line without a newline
-        except asyncio.LimitOverrunError as exc:
-            await reader.readexactly(max(exc.consumed, 1))
-            return await _skip_overlong_pipe(reader)
+        except asyncio.LimitOverrunError:
+            return await _skip_overlong_pipe(reader)  # the line is still in the buffer
 
     async def write(data: bytes) -> None:
         writer.write(data)
