@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from mcp_harness import CODEROOMS
+from mcp_types import JSONRPCResponse
 
 from coderooms.mcp import stdio
 from coderooms.store import open_store
@@ -204,3 +205,18 @@ def test_a_line_over_the_limit_is_skipped_to_its_newline(
         for fd in (read_fd, sink_fd, drain_fd):
             os.close(fd)
     assert got == [b'{"a": 1}\n', stdio._OVERLONG, b'{"b": 2}\n', stdio._OVERLONG]
+
+
+def test_an_answer_is_one_line_of_utf8_json_as_the_sdk_spells_it() -> None:
+    answer = JSONRPCResponse(
+        jsonrpc="2.0", id=7, result={"content": [{"type": "text", "text": "naïve → ok"}]}
+    )
+    line = stdio._serialise(answer)
+    assert line == answer.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    assert b"\n" not in line
+
+
+def test_text_utf8_cannot_carry_is_replaced_in_an_answer_not_fatal() -> None:
+    answer = JSONRPCResponse(jsonrpc="2.0", id=8, result={"path": "caf\udce9.py"})
+    decoded = json.loads(stdio._serialise(answer))
+    assert decoded == {"jsonrpc": "2.0", "id": 8, "result": {"path": "caf?.py"}}

@@ -1,12 +1,14 @@
-"""Serving MCP over stdio: the SDK's session on line streams this module owns.
+"""Serving MCP over stdio: the SDK's server session on a transport this module owns.
 
-The SDK's ``stdio_server`` turns lines into messages and messages into lines; the lines
-themselves come from here, for three reasons:
+The SDK's dispatcher reads and writes through two small stream protocols
+(``ReadStream``, ``WriteStream``); here they are implemented on the process's own
+descriptors, instead of the SDK's ``stdio_server``, for three reasons:
 
-* **Speed.** When stdin and stdout are pipes (how every MCP client starts a server), the
-  lines move on the asyncio loop's own pipe transports. The SDK's default reads and
-  writes through a worker thread, a hand-off per line each way. Anything else (a file,
-  a terminal, the null device: descriptors epoll cannot watch) is read and written on a
+* **Speed.** A line is parsed once, by the task that dispatches it, and an answer is
+  serialised once and written by the task that made it: no hand-off between tasks on
+  either side. When stdin and stdout are pipes (how every MCP client starts a server),
+  lines move on the asyncio loop's own pipe transports; anything else (a file, a
+  terminal, the null device: descriptors epoll cannot watch) is read and written on a
   worker thread.
 * **Every request gets an answer.** A line that is not JSON, not a JSON-RPC 2.0
   message, longer than :data:`MAX_LINE_BYTES`, or holding a lone UTF-16 surrogate (text
@@ -29,16 +31,27 @@ import os
 import re
 import stat
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.stdio import stdio_server
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from coderooms.mcp.errors import StdioClosed
 
@@ -50,13 +63,8 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 EOF_DRAIN_SECONDS = 300.0
 """How long the input stays open after stdin ends, for requests still being answered."""
 
-RESPONSE_HEAD_CHARS = 256
-"""How much of an outgoing line is read to learn which request it answers."""
-
 NOTE_PREFIX = "coderooms mcp: "
 
-# How the SDK writes an answer: {"jsonrpc":"2.0","id":<id>,"result"|"error":...}
-_ANSWER_HEAD = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _OVERLONG = object()  # a line longer than MAX_LINE_BYTES, skipped up to its newline
 
@@ -106,11 +114,10 @@ class _Wire:
         self._waiting = False
         self.closed = False
 
-    async def send(self, text: str) -> None:
+    async def send(self, data: bytes) -> None:
         """Write one line; a client that hung up only ends the output."""
         if self.closed:
             return
-        data = text.encode("utf-8", "replace")
         async with self._lock:
             try:
                 await self._write(data)
@@ -118,11 +125,8 @@ class _Wire:
                 self.closed = True
                 self._settled.set()
 
-    def answered(self, line: str) -> None:
-        head = _ANSWER_HEAD.match(line, 0, RESPONSE_HEAD_CHARS)
-        if head is None:
-            return
-        self.pending.discard(_key(json.loads(head.group(1))))
+    def answered(self, request_id: object) -> None:
+        self.pending.discard(_key(request_id))
         self._check()
 
     def cancelled(self, request_id: object) -> None:
@@ -146,20 +150,18 @@ class _Wire:
         sys.stderr.write(f"{NOTE_PREFIX}{message}\n")
         sys.stderr.flush()
         error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-        await self.send(json.dumps(error, separators=(",", ":")) + "\n")
+        await self.send(json.dumps(error, separators=(",", ":")).encode() + b"\n")
 
 
-class _LineReader:
-    """The lines ``stdio_server`` reads: well-formed messages only; the rest answered."""
+class _Inbound:
+    """The server's read stream (the SDK's ``ReadStream``): one message per line, parsed
+    once, on the task that dispatches it; every line the SDK would drop is answered here."""
 
     def __init__(self, readline: Callable[[], Awaitable[object]], wire: _Wire) -> None:
         self._readline = readline
         self._wire = wire
 
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self
-
-    async def __anext__(self) -> str:
+    async def receive(self) -> SessionMessage:
         while True:
             raw = await self._readline()
             if raw is _OVERLONG:
@@ -172,58 +174,108 @@ class _LineReader:
             assert isinstance(raw, bytes)
             if not raw or self._wire.closed:
                 await self._wire.settle()
-                raise StopAsyncIteration
-            line = raw.decode("utf-8", "replace")
-            if await self._admit(line):
-                return line
+                raise anyio.EndOfStream
+            message = await self._admit(raw.decode("utf-8", "replace"))
+            if message is not None:
+                return SessionMessage(message)
 
-    async def _admit(self, line: str) -> bool:
-        """Whether the SDK gets ``line``; a line it would drop is answered here."""
+    async def _admit(self, line: str) -> JSONRPCMessage | None:
+        """The message on ``line``, or None when the line was answered here instead."""
         if not line.strip():
-            return False
+            return None
         try:
-            message = json.loads(line)
+            message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValidationError:
+            message = await self._diagnose(line)
+            if message is None:
+                return None
+        if isinstance(message, JSONRPCRequest):
+            self._wire.pending.add(_key(message.id))
+        elif isinstance(message, JSONRPCNotification) and (
+            message.method == "notifications/cancelled"
+        ):
+            self._wire.cancelled((message.params or {}).get("requestId"))
+        return message
+
+    async def _diagnose(self, line: str) -> JSONRPCMessage | None:
+        """Why a line failed the fast parse, answered; or its message, when only the fast
+        parse objected to it."""
+        try:
+            raw = json.loads(line)
         except ValueError as exc:
             await self._wire.refuse(None, PARSE_ERROR, f"Parse error: {exc}")
-            return False
-        request_id = message.get("id") if isinstance(message, dict) else None
+            return None
+        request_id = raw.get("id") if isinstance(raw, dict) else None
         if isinstance(request_id, bool) or not isinstance(request_id, int | str):
             request_id = None
-        try:
-            jsonrpc_message_adapter.validate_python(message, by_name=False)
-        except ValidationError:
-            await self._wire.refuse(
-                request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
-            )
-            return False
-        if "\\u" in line and _has_lone_surrogate(message):
+        if _has_lone_surrogate(raw):
             await self._wire.refuse(
                 request_id,
                 INVALID_PARAMS,
                 "Invalid params: the text holds a lone UTF-16 surrogate, which is not valid "
                 "Unicode (send characters, or escape them in pairs)",
             )
-            return False
-        method = message.get("method")
-        if method is not None and "id" in message:
-            self._wire.pending.add(_key(message["id"]))
-        elif method == "notifications/cancelled":
-            params = message.get("params") or {}
-            self._wire.cancelled(params.get("requestId"))
-        return True
+            return None
+        try:
+            message: JSONRPCMessage = jsonrpc_message_adapter.validate_python(raw, by_name=False)
+        except ValidationError:
+            await self._wire.refuse(
+                request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
+            )
+            return None
+        return message
+
+    def __aiter__(self) -> _Inbound:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> _Inbound:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
 
 
-class _LineWriter:
-    """``write`` and ``flush``, as ``stdio_server`` writes its stdout."""
+def _serialise(message: JSONRPCMessage) -> bytes:
+    """``message`` as one line of UTF-8 JSON, as the SDK spells it. Text that UTF-8
+    cannot carry (a lone surrogate, say from a file name that is not UTF-8) is replaced,
+    not allowed to end the server."""
+    try:
+        return message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        plain = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8", "replace")
+
+
+class _Outbound:
+    """The server's write stream (the SDK's ``WriteStream``): each message serialised
+    once and written by the task that sends it."""
 
     def __init__(self, wire: _Wire) -> None:
         self._wire = wire
 
-    async def write(self, text: str) -> None:
-        await self._wire.send(text)
-        self._wire.answered(text)
+    async def send(self, item: SessionMessage, /) -> None:
+        message = item.message
+        await self._wire.send(_serialise(message) + b"\n")
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._wire.answered(message.id)
 
-    async def flush(self) -> None:
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> _Outbound:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
         return None
 
 
@@ -328,11 +380,10 @@ async def serve_stdio(server: MCPServer) -> None:
         else:
             readline, write, transports = _thread_ends(wire_in, wire_out)
         wire = _Wire(write)
-        lines_in = _LineReader(readline, wire)
-        lines_out = _LineWriter(wire)
         lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
-        async with stdio_server(stdin=lines_in, stdout=lines_out) as (read, write_stream):  # type: ignore[arg-type]
-            await lowlevel.run(read, write_stream, lowlevel.create_initialization_options())
+        await lowlevel.run(
+            _Inbound(readline, wire), _Outbound(wire), lowlevel.create_initialization_options()
+        )
     finally:
         for transport in transports:
             transport.close()
