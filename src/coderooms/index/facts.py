@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import operator
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -104,10 +105,7 @@ class Skipped:
 
 def dedupe_calls(raw: list[tuple[str, str, str]]) -> list[tuple[str, str, str, int]]:
     """Count repeated call sites so each (owner, receiver, name) appears once, sorted."""
-    counts: dict[tuple[str, str, str], int] = {}
-    for key in raw:
-        counts[key] = counts.get(key, 0) + 1
-    return sorted((o, r, n, c) for (o, r, n), c in counts.items())
+    return sorted((o, r, n, c) for (o, r, n), c in Counter(raw).items())
 
 
 def encode_facts(facts: FileFacts) -> str:
