@@ -311,7 +311,10 @@ class Workspace:
             graph = self.graph()
             if self._engine is not None and self._engine[0] is graph:
                 return self._engine[1]
-            engine = FocusEngine.from_reader(graph, self, tokens.count_tokens, embeddings.embed)
+            previous = self._engine[1] if self._engine is not None else None
+            engine = FocusEngine.from_reader(
+                graph, self, tokens.count_tokens, embeddings.embed, previous=previous
+            )
             self._engine = (graph, engine)
             return engine
 

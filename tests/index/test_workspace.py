@@ -186,6 +186,10 @@ def test_focus_seek_and_impact_see_edits_made_since_the_index(
     )
     found = ws.focus("frobnicate", budget=500)
     assert "def frobnicate" in found.context() and "x * 3" in found.context()
+    # The engine rebuilt on the previous one answers as one built from nothing.
+    fresh = Workspace.open(root)
+    assert found.to_json() == fresh.focus("frobnicate", budget=500).to_json()
+    fresh.close()
     assert [hit.node.id for hit in ws.impact("frobnicate").impacted] == ["pkg/b.py::run"]
     (root / "pkg/b.py").unlink()
     assert ws.impact("frobnicate").impacted == ()

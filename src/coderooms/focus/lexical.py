@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,24 +19,35 @@ BM25_B = 0.75
 
 class BM25:
     def __init__(self, documents: Sequence[Sequence[str]]) -> None:
-        vocabulary: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        counts: list[int] = []
-        lengths = np.zeros(len(documents), dtype=np.float64)
-        for row, terms in enumerate(documents):
-            lengths[row] = len(terms)
-            for term, count in Counter(terms).items():
-                col = vocabulary.setdefault(term, len(vocabulary))
-                rows.append(row)
-                cols.append(col)
-                counts.append(count)
+        self._build([Counter(terms) for terms in documents])
+
+    @classmethod
+    def from_counts(cls, documents: Sequence[Mapping[str, int]]) -> BM25:
+        """The index of documents given as term counts (a document's length is the sum
+        of its counts)."""
+        index = cls.__new__(cls)
+        index._build(documents)
+        return index
+
+    def _build(self, documents: Sequence[Mapping[str, int]]) -> None:
+        # Columns in order of first appearance, document by document.
+        vocabulary = {term: col for col, term in enumerate(dict.fromkeys(chain(*documents)))}
+        sizes = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
+        total = int(sizes.sum())
+        rows = np.repeat(np.arange(len(documents), dtype=np.int64), sizes)
+        cols = np.fromiter(
+            map(vocabulary.__getitem__, chain(*documents)), dtype=np.int64, count=total
+        )
+        counts = np.fromiter(
+            chain.from_iterable(d.values() for d in documents), dtype=np.float64, count=total
+        )
+        lengths = np.fromiter(
+            (sum(d.values()) for d in documents), dtype=np.float64, count=len(documents)
+        )
         self.vocabulary = vocabulary
         self.size = len(documents)
         shape = (len(documents), max(len(vocabulary), 1))
-        tf = sp.csc_matrix(
-            (np.asarray(counts, dtype=np.float64), (rows, cols)), shape=shape, dtype=np.float64
-        )
+        tf = sp.csc_matrix((counts, (rows, cols)), shape=shape, dtype=np.float64)
         document_frequency = np.diff(tf.indptr).astype(np.float64)
         self.idf = np.log1p((self.size - document_frequency + 0.5) / (document_frequency + 0.5))
         average = float(lengths.mean()) if self.size else 0.0

@@ -150,10 +150,14 @@ class FocusEngine:
         count_tokens: TokenCounter,
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
+        previous: FocusEngine | None = None,
     ) -> None:
+        """``previous``, the engine of an earlier graph of the same repository, lends the
+        work done for code that has not changed (see :class:`SalienceIndex`)."""
         self.graph = graph
         self.count_tokens = count_tokens
-        self.index = SalienceIndex(graph, texts, embedder, config)
+        earlier = previous.index if previous is not None else None
+        self.index: SalienceIndex = SalienceIndex(graph, texts, embedder, config, earlier)
         self._renders: RenderCache = {}
         self._last: tuple[str, Salience] | None = None
 
@@ -165,9 +169,10 @@ class FocusEngine:
         count_tokens: TokenCounter,
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
+        previous: FocusEngine | None = None,
     ) -> FocusEngine:
         texts = {n.path: reader.read_text(n.path) for n in graph.nodes if n.kind == "file"}
-        return cls(graph, texts, count_tokens, embedder, config)
+        return cls(graph, texts, count_tokens, embedder, config, previous)
 
     # --- ranking -----------------------------------------------------------------------
 

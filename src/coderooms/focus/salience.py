@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -135,7 +136,12 @@ class SalienceIndex:
         texts: Mapping[str, str],
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
+        previous: SalienceIndex | None = None,
     ) -> None:
+        """``previous``, an index of an earlier graph of the same repository, lends its
+        tokenised documents and embedding rows to every node whose text is unchanged:
+        re-indexing after an edit then costs about what the edit touched. The result
+        equals an index built from nothing."""
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: tuple[CodeNode, ...] = tuple(sorted(graph.nodes, key=lambda n: n.id))
@@ -150,8 +156,14 @@ class SalienceIndex:
             [self.file_of_path.get(n.path, i) for i, n in enumerate(self.nodes)], dtype=np.int64
         )
         self._lines = {p: t.splitlines() for p, t in self.texts.items()}
-        self.file_bm25 = BM25([self._file_terms(self.nodes[i]) for i in self.file_rows])
-        self.symbol_bm25 = BM25([self._symbol_terms(self.nodes[i]) for i in self.symbol_rows])
+        known_counts = previous._counts if previous is not None else {}
+        self._counts: dict[tuple[str | bytes, ...], Counter[str]] = {}
+        self.file_bm25 = BM25.from_counts(
+            [self._file_counts(self.nodes[i], known_counts) for i in self.file_rows]
+        )
+        self.symbol_bm25 = BM25.from_counts(
+            [self._symbol_counts(self.nodes[i], known_counts) for i in self.symbol_rows]
+        )
         self.definitions: dict[str, list[int]] = defaultdict(list)
         self.qualnames: dict[str, list[int]] = defaultdict(list)
         for i in self.symbol_rows:
@@ -189,10 +201,9 @@ class SalienceIndex:
         self.notes = [self.penalty_notes(i) for i in range(len(self.nodes))]
         self.embeddings: np.ndarray | None = None
         self.embedder = embedder
+        self._embedded: dict[bytes, int] = {}  # digest of an embedded text -> its row
         if embedder is not None and self.nodes:
-            vectors = np.asarray(embedder([self._embed_text(n) for n in self.nodes]))
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            self.embeddings = vectors / np.maximum(norms, 1e-12)
+            self.embeddings = self._embed_all(embedder, previous)
 
     def children_of(self, node_id: str) -> list[CodeNode]:
         """Direct children in source order (top-level symbols for a file)."""
@@ -213,14 +224,54 @@ class SalienceIndex:
     def _path_terms(self, path: str) -> list[str]:
         return tokenize(path.replace("/", " ").replace(".", " "))
 
-    def _file_terms(self, node: CodeNode) -> list[str]:
-        return self._path_terms(node.path) + tokenize(self.texts.get(node.path, ""))
+    def _file_counts(
+        self, node: CodeNode, known: Mapping[tuple[str | bytes, ...], Counter[str]]
+    ) -> Counter[str]:
+        """Term counts of a file: its path and its text (reused from ``known`` when the
+        file is unchanged)."""
+        text = self.texts.get(node.path, "")
+        key = (node.path, text)
+        counts = known.get(key)
+        if counts is None:
+            counts = Counter(self._path_terms(node.path) + tokenize(text))
+        self._counts[key] = counts
+        return counts
 
-    def _symbol_terms(self, node: CodeNode) -> list[str]:
-        head = tokenize(node.qualname) * 2
-        return (
-            head + self._path_terms(node.path) + tokenize(self.body(node)[:SYMBOL_TEXT_CAP_CHARS])
+    def _symbol_counts(
+        self, node: CodeNode, known: Mapping[tuple[str | bytes, ...], Counter[str]]
+    ) -> Counter[str]:
+        """Term counts of a symbol: its name (twice), its path and its body."""
+        body = self.body(node)[:SYMBOL_TEXT_CAP_CHARS]
+        key = (node.qualname, node.path, _digest(body))
+        counts = known.get(key)
+        if counts is None:
+            counts = Counter(
+                tokenize(node.qualname) * 2 + self._path_terms(node.path) + tokenize(body)
+            )
+        self._counts[key] = counts
+        return counts
+
+    def _embed_all(self, embedder: Embedder, previous: SalienceIndex | None) -> np.ndarray:
+        """Unit rows, one per node; a text ``previous`` embedded keeps its row."""
+        texts = [self._embed_text(n) for n in self.nodes]
+        keys = [_digest(text) for text in texts]
+        rows: dict[bytes, np.ndarray] = {}
+        if (
+            previous is not None
+            and previous.embedder is embedder
+            and previous.embeddings is not None
+        ):
+            rows = {key: previous.embeddings[i] for key, i in previous._embedded.items()}
+        fresh = sorted(
+            {text: key for text, key in zip(texts, keys, strict=True) if key not in rows}.items()
         )
+        if fresh:
+            vectors = np.asarray(embedder([text for text, _ in fresh]))
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            unit = vectors / np.maximum(norms, 1e-12)
+            rows.update(zip([key for _, key in fresh], unit, strict=True))
+        self._embedded = {key: i for i, key in enumerate(keys)}
+        return np.stack([rows[key] for key in keys])
 
     def _embed_text(self, node: CodeNode) -> str:
         if node.kind == "file":
@@ -323,6 +374,11 @@ class SalienceIndex:
         if node.is_generated:
             notes.append(f"generated ×{self.config.generated_penalty:g}")
         return notes
+
+
+def _digest(text: str) -> bytes:
+    """A short fingerprint of a text, to recognise it in the next index."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 # --- per-goal ranking ----------------------------------------------------------------

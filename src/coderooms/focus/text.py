@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 MIN_TERM_LENGTH = 2
 MIN_CODE_NAME_LENGTH = 3
@@ -19,6 +20,7 @@ MIN_LITERAL_LENGTH = 12
 MAX_LITERAL_LENGTH = 200
 MAX_GOAL_CHARS = 20_000
 MIN_OPTION_LENGTH = 5
+WORD_TERMS_CACHE_SIZE = 100_000  # distinct words whose terms are remembered
 
 STOPWORDS = frozenset(
     """
@@ -76,15 +78,23 @@ def _normalize(term: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Search terms of a text: identifier parts plus whole multi-part identifiers."""
     terms: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        parts = split_identifier(word)
-        for part in parts:
-            if len(part) >= MIN_TERM_LENGTH and part not in STOPWORDS and not part.isdigit():
-                terms.append(_normalize(part))
-        if len(parts) > 1:
-            terms.append(word.lower())
+    for word in _WORD.findall(text):
+        terms.extend(word_terms(word))
     return terms
+
+
+@lru_cache(maxsize=WORD_TERMS_CACHE_SIZE)
+def word_terms(word: str) -> tuple[str, ...]:
+    """The search terms of one identifier-shaped word (cached: code repeats its names)."""
+    parts = split_identifier(word)
+    terms = [
+        _normalize(part)
+        for part in parts
+        if len(part) >= MIN_TERM_LENGTH and part not in STOPWORDS and not part.isdigit()
+    ]
+    if len(parts) > 1:
+        terms.append(word.lower())
+    return tuple(terms)
 
 
 def is_code_like(word: str) -> bool:

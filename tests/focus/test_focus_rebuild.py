@@ -1,0 +1,120 @@
+"""An engine built on the previous one (after an edit) reuses the work done for code that
+did not change, and answers exactly as an engine built from nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+from fixture_repo import SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS, build_graph, count_words
+
+from coderooms import embeddings
+from coderooms.focus.lexical import BM25
+from coderooms.focus.runtime import FocusEngine
+
+GOALS = (
+    "Calling `Cart.add_item` with quantity 0 raises ValueError",
+    "price_of gives wrong results after a discount",
+    "route parcels by weight with a new carrier",
+    "send_receipt to an address",
+)
+
+
+class CountingEmbedder:
+    """The shipped embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return embeddings.embed(texts)
+
+
+def _edited() -> dict[str, str]:
+    sources = dict(SHOP)
+    # A body changed in place (same name, same lines), a function added, a file added
+    # and a file removed.
+    cart = sources["shop/cart.py"].replace(
+        "self.items.append((sku, quantity))", "self.items.insert(0, (sku, quantity))"
+    )
+    assert cart != sources["shop/cart.py"]
+    sources["shop/cart.py"] = cart + (
+        '\n\ndef empty_cart(cart):\n    """Remove every item."""\n    cart.items.clear()\n'
+    )
+    sources["shop/returns.py"] = "def refund(order):\n    return order.total\n"
+    del sources["shop/shipping.py"]
+    return sources
+
+
+def _engine(
+    sources: dict[str, str], embedder: CountingEmbedder, previous: FocusEngine | None = None
+) -> FocusEngine:
+    graph = build_graph(
+        sources,
+        tuple(c for c in SHOP_CALLS if all(i.split("::")[0] in sources for i in c)),
+        SHOP_IMPORTS,
+        SHOP_TESTS,
+    )
+    return FocusEngine(graph, sources, count_words, embedder, previous=previous)
+
+
+def _answers(engine: FocusEngine) -> list[str]:
+    return [
+        json.dumps([engine.focus(g, budget=300).to_json(), engine.seek(g).to_json()]) for g in GOALS
+    ]
+
+
+def test_an_engine_built_on_the_previous_one_equals_one_built_from_nothing() -> None:
+    embedder = CountingEmbedder()
+    before = _engine(dict(SHOP), embedder)
+    after = _engine(_edited(), embedder, previous=before)
+    fresh = _engine(_edited(), CountingEmbedder())
+    assert after.index.embeddings is not None and fresh.index.embeddings is not None
+    assert np.array_equal(after.index.embeddings, fresh.index.embeddings)
+    for mine, theirs in (
+        (after.index.file_bm25, fresh.index.file_bm25),
+        (after.index.symbol_bm25, fresh.index.symbol_bm25),
+    ):
+        assert list(mine.vocabulary) == list(theirs.vocabulary)
+        assert (mine.weights != theirs.weights).nnz == 0
+    assert _answers(after) == _answers(fresh)
+
+
+def test_only_changed_code_is_embedded_again() -> None:
+    embedder = CountingEmbedder()
+    before = _engine(dict(SHOP), embedder)
+    first = len(embedder.texts)
+    embedder.texts.clear()
+    _engine(_edited(), embedder, previous=before)
+    again = embedder.texts
+    assert 0 < len(again) < first / 2
+    assert any("empty_cart" in text for text in again)
+    assert any("refund" in text for text in again)
+    assert not any(text.startswith("shop/catalog.py") for text in again)  # unchanged
+
+
+def test_rows_of_another_embedder_are_not_reused() -> None:
+    before = _engine(dict(SHOP), CountingEmbedder())
+    other = CountingEmbedder()
+    after = _engine(_edited(), other, previous=before)
+    assert len(other.texts) == len({*other.texts})
+    assert after.index.embeddings is not None
+    assert len(other.texts) == len({*after.index._embedded})
+
+
+def test_bm25_from_counts_equals_bm25_from_terms() -> None:
+    documents = [["cart", "item", "cart"], [], ["depot", "item"], ["cart"]]
+    from_terms = BM25(documents)
+    from_counts = BM25.from_counts([_counts(d) for d in documents])
+    assert list(from_terms.vocabulary) == list(from_counts.vocabulary) == ["cart", "item", "depot"]
+    assert (from_terms.weights != from_counts.weights).nnz == 0
+    assert np.array_equal(from_terms.scores(["cart"]), from_counts.scores(["cart"]))
+
+
+def _counts(terms: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for term in terms:
+        out[term] = out.get(term, 0) + 1
+    return out
