@@ -13,10 +13,12 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from click.testing import CliRunner, Result
 
+from coderooms import launch
 from coderooms.cli import main
 from coderooms.store import MESSAGE_BYTES_CAP
 
@@ -225,3 +227,26 @@ def test_an_in_memory_store_is_refused_on_the_command_line(url: str, args: tuple
         f"error: {url!r} is an in-memory store, which is lost when the command exits; "
         "give a file path (sqlite:///PATH)"
     )
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted() -> NoReturn:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(launch, "_load", interrupted)
+    with pytest.raises(SystemExit) as stopped:
+        launch.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == "error: interrupted\n"
+
+
+def test_the_console_script_runs_the_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from coderooms.launch import main; main()", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "Usage:" in done.stdout

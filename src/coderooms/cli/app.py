@@ -21,14 +21,13 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from coderooms.errors import CoderoomsError
+from coderooms.launch import EXIT_INTERRUPTED
 from coderooms.store import Store, open_store
 
 __all__ = ["CoderoomsGroup", "CliState", "Terminated", "fail", "main", "run", "store_of"]
 
 EXIT_REFUSED = 1
 """Exit status when coderooms refuses the request (a typed error)."""
-EXIT_INTERRUPTED = 128 + signal.SIGINT
-"""Exit status after Ctrl-C stopped a command part-way."""
 EXIT_TERMINATED = 128 + signal.SIGTERM
 """Exit status after SIGTERM stopped a command part-way."""
 

@@ -1,0 +1,30 @@
+"""The console script's entry point.
+
+Loading the command line takes a few tenths of a second (click, the store, the MCP SDK).
+Ctrl-C in that window would otherwise end in Python's traceback; here it is the same one
+line and exit status as a command stopped part-way. This module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+"""Exit status after Ctrl-C stopped a command part-way (or while it loaded)."""
+
+
+def _load() -> Callable[[], object]:
+    from coderooms.cli import main as cli
+
+    return cli
+
+
+def main() -> None:
+    try:
+        cli = _load()
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    cli()
