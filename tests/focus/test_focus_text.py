@@ -56,3 +56,11 @@ def test_a_capital_counts_as_a_name_only_inside_a_sentence() -> None:
     cues = goal_cues("Module imported twice\nPackage    Version\nthe Session object, then Pool")
     assert "Session" in cues.mid_capitals and "Pool" in cues.mid_capitals
     assert "Module" not in cues.mid_capitals and "Package" not in cues.mid_capitals
+
+
+def test_goal_cues_find_configuration_and_prose_files_by_their_path() -> None:
+    cues = goal_cues(
+        "tox.ini: the docs env fails; see docs/usage.rst, setup.cfg and MANIFEST.in "
+        "(not numpy.c_ or obj.method or e.g. v1.2)"
+    )
+    assert cues.paths == ("tox.ini", "docs/usage.rst", "setup.cfg", "MANIFEST.in")

@@ -12,6 +12,7 @@ import pytest
 from index_fixtures import ALIASED_REEXPORT, ALPHA_RENAMED, cold_dump, dump, index
 
 from coderooms.errors import CoderoomsError
+from coderooms.focus.packing import Loaded
 from coderooms.index import db
 from coderooms.index.errors import (
     IndexDatabaseError,
@@ -223,4 +224,33 @@ def test_impact_takes_an_absolute_path_inside_the_repository(
     by_path = ws.impact(str(root / "pkg" / "a.py"))
     assert by_path.target.id == "pkg/a.py"
     assert [hit.node.id for hit in by_path.impacted] == ["pkg/b.py"]
+    ws.close()
+
+
+def test_a_file_named_in_the_goal_is_loaded_even_when_it_is_not_code(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "pkg/builder.py": "def build_docs(env):\n    return env\n\n\ndef clean(env):\n"
+            "    return None\n",
+            "tox.ini": "[tox]\nenvlist = py311, docs\n\n[testenv:docs]\ncommands = sphinx\n",
+            "docs/usage.rst": "Usage\n=====\n\n" + "Build the docs env with tox.\n" * 200,
+        }
+    )
+    ws = Workspace.open(root)
+    ws.index()
+
+    def item(goal: str, node_id: str) -> Loaded:
+        return next(i for i in ws.focus(goal, budget=2000).packing.loaded if i.node.id == node_id)
+
+    plain = item("the docs env fails to build", "tox.ini")
+    named = item("tox.ini: the docs env fails to build", "tox.ini")
+    assert "not code (ini)" in plain.why and "named in the goal" not in plain.why
+    assert "named in the goal" in named.why and "not code" not in named.why
+    assert named.salience > 10 * plain.salience and named.render == "full"
+    # Too long to load whole: its first lines stand in for the outline it does not have.
+    rst = item("docs/usage.rst says to build the docs env with tox", "docs/usage.rst")
+    assert rst.render == "skeleton" and "documentation/example" not in rst.why
+    assert "docs/usage.rst lines 1-203 (the first" in rst.text and "Usage\n=====" in rst.text
     ws.close()

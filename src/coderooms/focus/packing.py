@@ -35,6 +35,7 @@ FULL_FILE_MAX_SHARE = 0.25  # a whole file is loaded only when it takes at most 
 SKELETON_MAX_SHARE = 0.02  # an outline is loaded only when it takes at most this share
 SKELETON_MIN_ALLOWANCE = 160  # … or at most this many tokens, whichever is more
 DOCSTRING_SUMMARY_CHARS = 160
+EXCERPT_MAX_CHARS = 400  # the head of a file with no outline, shown in place of one
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +94,12 @@ def _signature(
 
 def skeleton(index: SalienceIndex, node: CodeNode) -> str:
     """Signatures only: the node's own (with its docstring's first line), then its direct
-    children's; the methods of a class inside a file outline are listed by name."""
+    children's; the methods of a class inside a file outline are listed by name. A file
+    that defines nothing (configuration, prose, a script) has no outline: its first
+    lines stand in for one."""
     lines = index.lines(node.path)
+    if node.kind == "file" and not index.children_of(node.id):
+        return "\n".join(_head(lines))
     out = [] if node.kind == "file" else _signature(lines, node, docstring=True)
     indent = "" if node.kind == "file" else "    "
     for child in index.children_of(node.id):
@@ -106,9 +111,27 @@ def skeleton(index: SalienceIndex, node: CodeNode) -> str:
     return "\n".join(out) + ("\n    ..." if node.kind != "file" else "")
 
 
-def _header(node: CodeNode, render: Render) -> str:
+def _head(lines: list[str]) -> list[str]:
+    """The first lines of a file, up to :data:`EXCERPT_MAX_CHARS` (at least one line)."""
+    out: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line) + 1
+        if out and size > EXCERPT_MAX_CHARS:
+            break
+        out.append(line[:EXCERPT_MAX_CHARS])
+    return out
+
+
+def _header(index: SalienceIndex, node: CodeNode, render: Render) -> str:
     label = node.path if node.kind == "file" else f"{node.path}::{node.qualname}"
-    suffix = "" if render == "full" else " (signatures only)"
+    if render == "full":
+        suffix = ""
+    elif node.kind == "file" and not index.children_of(node.id):
+        shown = len(_head(index.lines(node.path)))
+        suffix = f" (the first {shown} lines only)"
+    else:
+        suffix = " (signatures only)"
     return f"# {label} lines {node.start_line}-{node.end_line}{suffix}\n"
 
 
@@ -153,7 +176,7 @@ def render(
     if cache is not None and key in cache:
         return cache[key]
     body = index.body(node) if kind == "full" else skeleton(index, node)
-    text = _header(node, kind) + body + "\n"
+    text = _header(index, node, kind) + body + "\n"
     value = (text, count_tokens(text))
     if cache is not None:
         cache[key] = value

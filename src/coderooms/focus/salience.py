@@ -329,7 +329,7 @@ class SalienceIndex:
                 prior[i] *= config.vendored_penalty
             if node.is_generated:
                 prior[i] *= config.generated_penalty
-            if self._is_auxiliary(node):
+            if self.is_auxiliary(node):
                 prior[i] *= config.auxiliary_penalty
             if node.language and node.language not in config.code_languages:
                 prior[i] *= config.document_penalty
@@ -356,14 +356,14 @@ class SalienceIndex:
                     return True
         return False
 
-    def _is_auxiliary(self, node: CodeNode) -> bool:
+    def is_auxiliary(self, node: CodeNode) -> bool:
         dirs = self.config.auxiliary_dirs
         return any(part in dirs for part in node.path.split("/")[:-1])
 
     def penalty_notes(self, row: int) -> list[str]:
         node = self.nodes[row]
         notes = []
-        if self._is_auxiliary(node):
+        if self.is_auxiliary(node):
             notes.append(f"documentation/example code ×{self.config.auxiliary_penalty:g}")
         if node.language and node.language not in self.config.code_languages:
             notes.append(f"not code ({node.language}) ×{self.config.document_penalty:g}")
@@ -380,6 +380,8 @@ def _digest(text: str) -> bytes:
     """A short fingerprint of a text, to recognise it in the next index."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
+
+NAMED_FILE_NOTE = "named in the goal: no penalty for prose, configuration or docs"
 
 # --- per-goal ranking ----------------------------------------------------------------
 
@@ -503,6 +505,27 @@ def _path_lists(
                     frames.append((sym, f"traceback frame in `{frame.function}`"))
             frames.append((row, f"traceback frame {frame.path.rsplit('/', 1)[-1]}:{frame.line}"))
     return dotted, paths, frames
+
+
+def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
+    """The index's prior, except that a file the goal names by its path is not held down
+    for being configuration or prose, or for sitting among docs and examples: whoever
+    wrote ``tox.ini`` or ``docs/usage.rst`` in the goal wants that file. (Test, vendored
+    and generated files keep their penalties.)"""
+    config = index.config
+    prior = index.prior
+    for row in sorted(set(named)):
+        node = index.nodes[row]
+        lift = 1.0
+        if node.language and node.language not in config.code_languages:
+            lift /= config.document_penalty
+        if index.is_auxiliary(node):
+            lift /= config.auxiliary_penalty
+        if lift != 1.0:
+            if prior is index.prior:
+                prior = prior.copy()
+            prior[row] *= lift
+    return prior
 
 
 def _path_matches(index: SalienceIndex, path: str) -> list[int]:
@@ -688,14 +711,15 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
             [(r, f"similar in meaning (#{k + 1})") for k, r in enumerate(order)], config.w_semantic
         )
 
-    seeds = fusion.scores * index.prior
+    prior = _prior_for_goal(index, [row for row, _ in paths])
+    seeds = fusion.scores * prior
     precise = len(strong) + len(dotted) + len(paths) + len(frames) + len(literals) + len(options)
     known = sum(1 for t in set(terms) if index.file_bm25.document_frequency(t) > 0)
     coverage = known / len(set(terms)) if terms else 0.0
     seeded = int(np.count_nonzero(seeds))
     if seeded == 0:
         return Salience(np.zeros(n), {}, 0, precise, coverage)
-    scores = _personalized_pagerank(index, seeds) * index.prior
+    scores = _personalized_pagerank(index, seeds) * prior
     scores = scores / scores.sum()
     strength = _file_strength(index, scores)
     if config.file_context > 0:
@@ -707,7 +731,11 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
         reasons = list(fusion.why.get(row, []))
         if not reasons:
             reasons = ["linked in the code graph to what the goal names"]
-        why[row] = reasons + index.notes[row]
+        notes = index.notes[row]
+        if prior[row] != index.prior[row]:
+            lifted = ("not code", "documentation/example")
+            notes = [NAMED_FILE_NOTE] + [n for n in notes if not n.startswith(lifted)]
+        why[row] = reasons + notes
     return Salience(scores, why, seeded, precise, coverage, strength)
 
 

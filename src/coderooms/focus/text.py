@@ -40,8 +40,12 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?")
+# File paths by their extension: code, and the configuration and prose files a goal
+# names ("tox.ini", "docs/usage.rst"). A path only counts if the index holds that file.
 _PATH = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|go|rs|java|cfg|toml))\b"
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\."
+    r"(?:py|pyi|pyx|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|"
+    r"cfg|toml|ini|yaml|yml|json|rst|md|txt|in|sh|html|css))\b"
 )
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([\w<>.]+)')
 _EXCEPTION_LINE = re.compile(
