@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from fixture_repo import SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS, build_graph, count_words
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coderooms import embeddings
 from coderooms.focus.lexical import BM25
@@ -118,3 +120,44 @@ def _counts(terms: list[str]) -> dict[str, int]:
     for term in terms:
         out[term] = out.get(term, 0) + 1
     return out
+
+
+_FILES = sorted(SHOP)
+_EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["rewrite_body", "add_function", "delete_file", "restore_file"]),
+        st.sampled_from(_FILES),
+        st.integers(min_value=0, max_value=3),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+def _apply(sources: dict[str, str], edit: tuple[str, str, int]) -> None:
+    action, path, n = edit
+    if action == "delete_file":
+        sources.pop(path, None)
+    elif action == "restore_file" or path not in sources:
+        sources[path] = SHOP[path]
+    elif action == "rewrite_body":
+        sources[path] = sources[path].replace("return", f"return {n} or", 1)
+    else:
+        sources[path] += f"\n\ndef helper_{n}(value):\n    return value * {n}\n"
+
+
+@settings(max_examples=25, deadline=None)
+@given(_EDITS)
+def test_any_series_of_edits_answers_as_an_engine_built_from_nothing(
+    edits: list[tuple[str, str, int]],
+) -> None:
+    embedder = CountingEmbedder()
+    sources = dict(SHOP)
+    engine = _engine(sources, embedder)
+    for edit in edits:
+        _apply(sources, edit)
+        engine = _engine(dict(sources), embedder, previous=engine)
+    fresh = _engine(dict(sources), CountingEmbedder())
+    assert engine.index.embeddings is not None and fresh.index.embeddings is not None
+    assert np.array_equal(engine.index.embeddings, fresh.index.embeddings)
+    assert _answers(engine) == _answers(fresh)
