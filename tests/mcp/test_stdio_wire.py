@@ -4,6 +4,7 @@ input ends first, and a closed stdin or stdout refused in one line."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp_harness import CODEROOMS
 from mcp_types import JSONRPCResponse
@@ -220,3 +222,207 @@ def test_text_utf8_cannot_carry_is_replaced_in_an_answer_not_fatal() -> None:
     answer = JSONRPCResponse(jsonrpc="2.0", id=8, result={"path": "caf\udce9.py"})
     decoded = json.loads(stdio._serialise(answer))
     assert decoded == {"jsonrpc": "2.0", "id": 8, "result": {"path": "caf?.py"}}
+
+
+def _ping(request_id: object) -> str:
+    return _line({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+
+
+def test_a_request_whose_id_is_neither_string_nor_integer_is_refused_not_dropped(
+    url: str,
+) -> None:
+    progress = {"progressToken": "t", "progress": 1, "id": 3}  # an "id" inside params only
+    lines = (
+        _opening()
+        + "".join(_ping(request_id) for request_id in (None, True, 1.5, {"a": 1}, [1]))
+        + _line({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress})
+        + _ping(8)
+    )
+    done = _serve(url, None, input=lines)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()][1:]
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (None, -32600),
+        (None, -32600),
+        (None, -32600),
+        (None, -32600),
+        (None, -32600),
+        (8, None),
+    ]
+
+
+def _inbound(*messages: dict[str, Any]) -> tuple[stdio._Wire, stdio._Inbound]:
+    """A wire and a read stream over ``messages``, then the end of input."""
+    lines = [_line(message).encode() for message in messages] + [b""]
+
+    async def readline() -> object:
+        return lines.pop(0)
+
+    async def write(data: bytes) -> None:
+        return None
+
+    wire = stdio._Wire(write)
+    return wire, stdio._Inbound(readline, wire)
+
+
+def _call(request_id: object) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "x"}}
+
+
+def test_a_cancel_naming_the_id_as_a_string_settles_the_request() -> None:
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "1"}}
+    wire, inbound = _inbound(_call(1), cancel)
+
+    async def read_to_the_end() -> None:
+        await inbound.receive()
+        await inbound.receive()  # the SDK cancels request 1: it is never answered
+        with anyio.fail_after(5), pytest.raises(anyio.EndOfStream):
+            await inbound.receive()
+
+    asyncio.run(read_to_the_end())
+
+
+def test_a_request_id_used_twice_is_waited_for_twice() -> None:
+    wire, inbound = _inbound(_call(7), _call(7))
+
+    async def read_to_the_end() -> None:
+        await inbound.receive()
+        await inbound.receive()
+        wire.answered(7)
+        ended = anyio.Event()
+
+        async def end() -> None:
+            with pytest.raises(anyio.EndOfStream):
+                await inbound.receive()
+            ended.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(end)
+            await anyio.sleep(0.2)
+            assert not ended.is_set()  # one of the two is still being answered
+            wire.answered(7)
+            with anyio.fail_after(5):
+                await ended.wait()
+
+    asyncio.run(read_to_the_end())
+
+
+def test_answers_still_buffered_when_the_input_ends_are_written_in_full(url: str) -> None:
+    # answers larger than a pipe holds, to a client that reads only after sending it all
+    name = "nosuch" + "y" * 100_000
+    calls = "".join(
+        _line({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name}})
+        for i in range(1, 4)
+    )
+    server = subprocess.Popen(
+        [CODEROOMS, "--db", url, "mcp", "--agent", "alice"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None
+    server.stdin.write((_opening() + calls).encode())
+    server.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        server.wait(timeout=3)  # the server would end here, its last answer unsent
+    assert server.stdout is not None and server.stderr is not None
+    out, err = server.stdout.read(), server.stderr.read()
+    assert server.wait(timeout=120) == 0, err
+    answers = _answers(out.decode())
+    assert sorted(answers) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("how", ["closed", "broken"])
+def test_notes_to_a_closed_or_broken_stderr_do_not_end_the_server(url: str, how: str) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+
+    def close_stderr() -> None:
+        os.close(2)
+
+    try:
+        done = subprocess.run(
+            [CODEROOMS, "--db", url, "mcp", "--agent", "alice"],
+            input=_opening() + "not json\n" + _ping(2),
+            stdout=subprocess.PIPE,
+            stderr=write_end if how == "broken" else None,
+            text=True,
+            timeout=120,
+            preexec_fn=close_stderr if how == "closed" else None,  # noqa: PLW1509
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0
+    answers = _answers(done.stdout)
+    assert answers[None]["error"]["code"] == -32700
+    assert answers[2]["result"] == {}
+
+
+def test_an_output_that_fails_ends_the_server_with_one_error_line_not_a_traceback(
+    url: str, tmp_path: Path
+) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(_opening() + _ping(2), encoding="utf-8")
+    with requests.open("rb") as source, open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [CODEROOMS, "--db", url, "mcp", "--agent", "alice"],
+            stdin=source,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error: writing to standard output failed (No space left")
+    assert done.stderr.count("\n") == 1
+
+
+def test_json_nested_too_deeply_is_refused_not_fatal(url: str) -> None:
+    deep = '{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"a": %s}}\n'
+    lines = (
+        _opening()
+        + deep % ("[" * 100_000 + "]" * 100_000)
+        + deep % ("[" * 900 + "]" * 900)
+        + _ping(4)
+    )
+    done = _serve(url, None, input=lines)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()][1:]
+    assert len(answers) == 3
+    assert answers[0] == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": answers[0]["error"]["message"]},
+    }
+    assert answers[1]["id"] in (None, 3)
+    assert answers[2] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+def test_a_byte_order_mark_before_the_first_line_is_ignored(url: str) -> None:
+    done = _serve(url, None, input="\ufeff" + _opening() + _ping(2))
+    assert done.returncode == 0, done.stderr
+    answers = _answers(done.stdout)
+    assert sorted(answers) == [0, 2]
+    assert done.stderr == ""
+
+
+def test_the_pipes_are_left_blocking_for_whoever_shares_them(url: str) -> None:
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    os.write(stdin_write, (_opening() + _ping(2)).encode())
+    os.close(stdin_write)
+    try:
+        done = subprocess.run(
+            [CODEROOMS, "--db", url, "mcp", "--agent", "alice"],
+            stdin=stdin_read,
+            stdout=stdout_write,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert os.get_blocking(stdin_read)
+        assert os.get_blocking(stdout_write)
+    finally:
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)

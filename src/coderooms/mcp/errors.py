@@ -114,3 +114,11 @@ class StdioClosed(ServeError):
         "standard {stream} is closed: an MCP client talks to `coderooms mcp` through the "
         "server's stdin and stdout, so start it from the client (or with both open)"
     )
+
+
+class StdioOutputFailed(ServeError):
+    fields = ("reason",)
+    template = (
+        "writing to standard output failed ({reason}), so the server stopped; answers "
+        "from then on were lost"
+    )

@@ -4,9 +4,9 @@ The SDK's dispatcher reads and writes through two small stream protocols
 (``ReadStream``, ``WriteStream``); here they are implemented on the process's own
 descriptors, instead of the SDK's ``stdio_server``, for three reasons:
 
-* **Speed.** A line is parsed once, by the task that dispatches it, and an answer is
-  serialised once and written by the task that made it: no hand-off between tasks on
-  either side. When stdin and stdout are pipes (how every MCP client starts a server),
+* **Speed.** A line is parsed once (the SDK would parse it twice over) and handed
+  straight to the SDK's session, and an answer is serialised once and written by the
+  task that made it: one hand-off between tasks fewer each way. When stdin and stdout are pipes (how every MCP client starts a server),
   lines move on the asyncio loop's own pipe transports; anything else (a file, a
   terminal, the null device: descriptors epoll cannot watch) is read and written on a
   worker thread.
@@ -31,6 +31,7 @@ import os
 import re
 import stat
 import sys
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, BinaryIO
@@ -38,6 +39,7 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.message import SessionMessage
 from mcp_types import (
     INVALID_PARAMS,
@@ -48,12 +50,13 @@ from mcp_types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResponse,
+    RequestId,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from coderooms.mcp.errors import StdioClosed
+from coderooms.mcp.errors import StdioClosed, StdioOutputFailed
 
 __all__ = ["EOF_DRAIN_SECONDS", "MAX_LINE_BYTES", "check_stdio", "serve_stdio"]
 
@@ -64,6 +67,10 @@ EOF_DRAIN_SECONDS = 300.0
 """How long the input stays open after stdin ends, for requests still being answered."""
 
 NOTE_PREFIX = "coderooms mcp: "
+
+BOM = "\ufeff"
+"""A byte order mark: some Windows tools put one before the first line (RFC 8259 lets a
+parser ignore it, and it is never valid JSON)."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _OVERLONG = object()  # a line longer than MAX_LINE_BYTES, skipped up to its newline
@@ -88,19 +95,38 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def _key(request_id: object) -> str:
-    """One spelling of a request id, whichever way its JSON was written."""
-    return json.dumps(request_id)
+def _key(request_id: object) -> RequestId | None:
+    """The id the SDK's dispatcher files a request under ("7" and 7 are one id there, so
+    a cancel naming either settles it), or None when it is no request id at all."""
+    narrowed = as_request_id(request_id)
+    return None if narrowed is None else coerce_request_id(narrowed)
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return _LONE_SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
+    """Whether any string in ``value`` (keys too) holds a lone surrogate; iterative, so
+    JSON nested as deep as ``json.loads`` takes cannot overflow the stack here."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item) is not None:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
+
+
+def _note(message: str) -> None:
+    """One line on stderr, if there is one: a closed or broken stderr (``sys.stderr`` is
+    None when fd 2 was closed at start) must not end the server."""
+    if sys.stderr is None:
+        return
+    with suppress(OSError, ValueError):
+        sys.stderr.write(f"{NOTE_PREFIX}{message}\n")
+        sys.stderr.flush()
 
 
 class _Wire:
@@ -109,10 +135,11 @@ class _Wire:
     def __init__(self, write: Callable[[bytes], Awaitable[None]]) -> None:
         self._write = write
         self._lock = anyio.Lock()
-        self.pending: set[str] = set()
+        self.pending: Counter[RequestId] = Counter()  # an id sent twice is awaited twice
         self._settled = anyio.Event()  # no request is waiting, or the client is gone
         self._waiting = False
         self.closed = False
+        self.failure: StdioOutputFailed | None = None  # why the output broke, if it did
 
     async def send(self, data: bytes) -> None:
         """Write one line; a client that hung up only ends the output."""
@@ -122,15 +149,33 @@ class _Wire:
             try:
                 await self._write(data)
             except (BrokenPipeError, ConnectionResetError):
-                self.closed = True
-                self._settled.set()
+                self._close()
+            except OSError as exc:  # a full disk, a vanished terminal: no wire left either
+                self.failure = StdioOutputFailed(exc.strerror or str(exc))
+                self._close()
+
+    def _close(self) -> None:
+        self.closed = True
+        self._settled.set()
+
+    def opened(self, request_id: RequestId) -> None:
+        """A request was read; it is pending until answered or cancelled."""
+        key = _key(request_id)
+        if key is not None:
+            self.pending[key] += 1
 
     def answered(self, request_id: object) -> None:
-        self.pending.discard(_key(request_id))
-        self._check()
+        self._settle_one(request_id)
 
     def cancelled(self, request_id: object) -> None:
-        self.pending.discard(_key(request_id))
+        self._settle_one(request_id)
+
+    def _settle_one(self, request_id: object) -> None:
+        key = _key(request_id)
+        if key is not None and key in self.pending:
+            self.pending[key] -= 1
+            if self.pending[key] <= 0:
+                del self.pending[key]
         self._check()
 
     def _check(self) -> None:
@@ -147,8 +192,7 @@ class _Wire:
 
     async def refuse(self, request_id: object, code: int, message: str) -> None:
         """Answer a line the SDK would drop, and say so on stderr."""
-        sys.stderr.write(f"{NOTE_PREFIX}{message}\n")
-        sys.stderr.flush()
+        _note(message)
         error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
         await self.send(json.dumps(error, separators=(",", ":")).encode() + b"\n")
 
@@ -181,16 +225,25 @@ class _Inbound:
 
     async def _admit(self, line: str) -> JSONRPCMessage | None:
         """The message on ``line``, or None when the line was answered here instead."""
+        line = line.removeprefix(BOM)
         if not line.strip():
             return None
+        message: JSONRPCMessage | None
         try:
             message = jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValidationError:
             message = await self._diagnose(line)
             if message is None:
                 return None
+        if isinstance(message, JSONRPCNotification) and '"id"' in line and _has_id(line):
+            # the SDK's models read {"id": null | true | 1.5 | {...}, "method": ...} as a
+            # notification, which is never answered: it is a request with a bad id
+            await self._wire.refuse(
+                None, INVALID_REQUEST, "Invalid Request: an id must be a string or an integer"
+            )
+            return None
         if isinstance(message, JSONRPCRequest):
-            self._wire.pending.add(_key(message.id))
+            self._wire.opened(message.id)
         elif isinstance(message, JSONRPCNotification) and (
             message.method == "notifications/cancelled"
         ):
@@ -204,6 +257,9 @@ class _Inbound:
             raw = json.loads(line)
         except ValueError as exc:
             await self._wire.refuse(None, PARSE_ERROR, f"Parse error: {exc}")
+            return None
+        except RecursionError:
+            await self._wire.refuse(None, PARSE_ERROR, "Parse error: nested too deeply")
             return None
         request_id = raw.get("id") if isinstance(raw, dict) else None
         if isinstance(request_id, bool) or not isinstance(request_id, int | str):
@@ -242,6 +298,15 @@ class _Inbound:
 
     async def __aexit__(self, *exc_info: object) -> None:
         return None
+
+
+def _has_id(line: str) -> bool:
+    """Whether the JSON object on ``line`` has an ``id`` member (whatever its value)."""
+    try:
+        raw = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(raw, dict) and "id" in raw
 
 
 def _serialise(message: JSONRPCMessage) -> bytes:
@@ -323,6 +388,9 @@ async def _pipe_ends(
         lambda: asyncio.StreamReaderProtocol(reader), source
     )
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sink)
+    # drain() returns only once the whole answer is in the pipe: an answer counts as sent
+    # when it is, and nothing is left in a buffer the loop drops when serving ends
+    transport.set_write_buffer_limits(high=0)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def readline() -> object:
@@ -373,6 +441,7 @@ async def serve_stdio(server: MCPServer) -> None:
     """Serve ``server`` on this process's stdin and stdout until the client hangs up."""
     check_stdio()
     wire_in, wire_out = _divert()
+    blocking = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
     transports: list[Any] = []
     try:
         if _is_pipe(wire_in) and _is_pipe(wire_out):
@@ -384,9 +453,14 @@ async def serve_stdio(server: MCPServer) -> None:
         await lowlevel.run(
             _Inbound(readline, wire), _Outbound(wire), lowlevel.create_initialization_options()
         )
+        if wire.failure is not None:
+            raise wire.failure
     finally:
         for transport in transports:
             transport.close()
+        for fd, mode in blocking.items():  # the pipe transports made them non-blocking,
+            with suppress(OSError):  # for every process sharing them
+                os.set_blocking(fd, mode)
         _restore(wire_in, wire_out)
         for fd in (wire_in, wire_out):
             with suppress(OSError):
