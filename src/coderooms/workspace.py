@@ -46,15 +46,17 @@ INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 1
 PROGRESS_BAR_WIDTH = 30
+GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
 
 
 @dataclass(frozen=True, slots=True)
 class _Stamp:
-    """What the index was built from, as the disk showed it: each indexed file's size and
-    mtime, the mtime of every directory holding one (a file added or removed there moves
-    it), and which index.db file the connection has open."""
+    """What the index was built from, as the disk showed it: the size and mtime of each
+    file it indexed or skipped, the mtime of every directory holding one (a file added or
+    removed there moves it) and of git's HEAD and its log, and which index.db file the
+    connection has open."""
 
     files: tuple[tuple[str, int, int], ...]
     dirs: tuple[tuple[str, int], ...]
@@ -71,7 +73,11 @@ class _Stamp:
                 if st.st_mtime_ns != mtime or st.st_size != size:
                     return False
             for path, mtime in self.dirs:
-                if stat(path).st_mtime_ns != mtime:
+                try:
+                    now = stat(path).st_mtime_ns
+                except FileNotFoundError:
+                    now = -1  # gone (or, like a git log not yet written, never there)
+                if now != mtime:
                     return False
         except OSError:
             return False
@@ -186,13 +192,24 @@ class Workspace:
     def _take_stamp(self, conn: sqlite3.Connection) -> _Stamp:
         files: list[tuple[str, int, int]] = []
         dirs = {self.root}
-        for path, size, mtime in conn.execute("SELECT path, size, mtime_ns FROM files"):
+        # Skipped files count too: an image or an oversized file edited into something
+        # indexable, a .gitignore changed, a file added beside them.
+        listed = conn.execute(
+            "SELECT path, size, mtime_ns FROM files "
+            "UNION ALL SELECT path, size, mtime_ns FROM skipped"
+        )
+        for path, size, mtime in listed:
             full = os.path.join(self.root, path)
-            files.append((full, size, mtime))
+            if mtime > 0:  # skipped before it was read (a symlink): its directory only
+                files.append((full, size, mtime))
             parent = os.path.dirname(full)
             while parent not in dirs and len(parent) > len(self.root):
                 dirs.add(parent)
                 parent = os.path.dirname(parent)
+        # A commit, checkout or reset moves the git signals (HEAD and its log).
+        git = os.path.join(self.root, ".git")
+        if os.path.isdir(git):
+            dirs.update(os.path.join(git, name) for name in GIT_HEAD_FILES)
         stamped: list[tuple[str, int]] = []
         for path in sorted(dirs):
             try:

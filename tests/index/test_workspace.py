@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from index_fixtures import ALIASED_REEXPORT, ALPHA_RENAMED, cold_dump, dump, index
+from index_fixtures import ALIASED_REEXPORT, ALPHA_RENAMED, cold_dump, dump, git, index
 
 from coderooms.errors import CoderoomsError
 from coderooms.focus.packing import Loaded
@@ -253,4 +253,95 @@ def test_a_file_named_in_the_goal_is_loaded_even_when_it_is_not_code(
     rst = item("docs/usage.rst says to build the docs env with tox", "docs/usage.rst")
     assert rst.render == "skeleton" and "documentation/example" not in rst.why
     assert "docs/usage.rst lines 1-203 (the first" in rst.text and "Usage\n=====" in rst.text
+    ws.close()
+
+
+def test_a_goal_holding_bytes_that_were_not_utf8_is_ranked_not_a_crash(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"pkg/parse.py": "def parse(text):\n    return text.split()\n"})
+    ws = Workspace.open(root)
+    ws.index()
+    goal = "fix \udcff parse"  # what argv bytes b"fix \xff parse" become
+    found = ws.focus(goal, budget=500)
+    assert found.goal == "fix \ufffd parse"
+    assert found.packing.loaded[0].node.id.startswith("pkg/parse.py")
+    assert ws.seek("parse\udc80").results[0]["id"].startswith("pkg/parse.py")
+    ws.close()
+
+
+def test_a_named_file_is_found_by_its_repository_path_an_absolute_path_or_a_url(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "pkg/core.py": "def render_readme(text):\n    return text.strip()\n",
+            "README.md": "# Project\n\nFix me.\n",
+            "sub/README.md": "# Sub\n",
+            "docs/index.rst": "Index\n=====\n",
+            "config.yaml": "".join(f"key{i}: value{i}\n" for i in range(3000)),
+        }
+    )
+    ws = Workspace.open(root)
+    ws.index()
+
+    def named(goal: str) -> list[str]:
+        found = ws.focus(goal, budget=8000)
+        return [i.node.id for i in found.packing.loaded if "path `" in i.why]
+
+    # README.md alone means the one at the root, though sub/README.md ends the same way.
+    assert named("fix the typo in README.md") == ["README.md"]
+    assert named(f"error reading {root}/docs/index.rst") == ["docs/index.rst"]
+    assert named("see https://example.org/x/y/blob/main/docs/index.rst") == ["docs/index.rst"]
+    # An absolute path elsewhere (another install's traceback) needs more than a file name.
+    assert named("error in /opt/venv/lib/site/other/core.py line 3") == []
+    # A dense file too long to load whole still shows its head when it is named, and
+    # focus does not call that saturated: more budget would load the rest.
+    found = ws.focus("config.yaml has a wrong key", budget=8000)
+    item = next(i for i in found.packing.loaded if i.node.id == "config.yaml")
+    assert item.render == "skeleton" and "key0: value0" in item.text
+    assert found.sufficiency.state != "saturated"
+    ws.close()
+
+
+def test_changes_beside_or_to_skipped_files_are_seen(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "pkg/a.py": "def alpha():\n    return 1\n",
+            "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00",
+            "pkg/blob.txt": b"\x00binary",
+            ".gitignore": "",
+        }
+    )
+    ws = Workspace.open(root)
+    ws.index()
+    assert ws.refresh() is False
+    # A file added in a directory that held only skipped files.
+    (root / "assets" / "beta_tool.py").write_text("def beta_tool():\n    return 2\n")
+    assert ws.refresh() is True
+    assert "assets/beta_tool.py" in {i.node.path for i in ws.focus("beta_tool").packing.loaded}
+    # A skipped (binary) file edited into text.
+    (root / "pkg" / "blob.txt").write_text("gamma notes: now plain text\n")
+    assert ws.refresh() is True
+    assert ws.graph().node("pkg/blob.txt") is not None
+    # .gitignore edited in place.
+    (root / ".gitignore").write_text("assets/\n")
+    assert ws.refresh() is True
+    assert ws.graph().node("assets/beta_tool.py") is None
+    assert ws.refresh() is False
+    ws.close()
+
+
+def test_a_commit_that_changes_no_file_refreshes_the_git_signals(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"pkg/a.py": "def alpha():\n    return 1\n"}, use_git=True)
+    ws = Workspace.open(root)
+    ws.index()
+    assert ws.refresh() is False
+    before = ws.graph().head_time
+    git(root, "commit", "-q", "--allow-empty", "-m", "later", when=1_800_000_000)
+    assert ws.refresh() is True
+    assert ws.graph().head_time == 1_800_000_000 != before
+    assert ws.refresh() is False
     ws.close()

@@ -112,14 +112,14 @@ def skeleton(index: SalienceIndex, node: CodeNode) -> str:
 
 
 def _head(lines: list[str]) -> list[str]:
-    """The first lines of a file, up to :data:`EXCERPT_MAX_CHARS` (at least one line)."""
+    """The first lines of a file, :data:`EXCERPT_MAX_CHARS` in all (the last one cut)."""
     out: list[str] = []
-    size = 0
+    room = EXCERPT_MAX_CHARS
     for line in lines:
-        size += len(line) + 1
-        if out and size > EXCERPT_MAX_CHARS:
+        if room <= 0:
             break
-        out.append(line[:EXCERPT_MAX_CHARS])
+        out.append(line[:room])
+        room -= len(line) + 1
     return out
 
 
@@ -228,10 +228,13 @@ def pack_to_budget(
             used += full_tokens
             continue
         outline, outline_tokens = render(index, node, "skeleton", count_tokens, cache)
+        allowance = max(SKELETON_MAX_SHARE * budget, SKELETON_MIN_ALLOWANCE)
+        if row in salience.named:  # asked for by name: its head may take a file's share
+            allowance = max(allowance, FULL_FILE_MAX_SHARE * budget)
         if (
             outline_tokens < full_tokens
             and used + outline_tokens <= budget
-            and outline_tokens <= max(SKELETON_MAX_SHARE * budget, SKELETON_MIN_ALLOWANCE)
+            and outline_tokens <= allowance
         ):
             loaded[node.id] = Loaded(node, score, outline_tokens, "skeleton", outline, why)
             used += outline_tokens

@@ -32,6 +32,7 @@ from coderooms.focus.salience import (
     rank,
 )
 from coderooms.focus.sufficiency import Sufficiency, judge, knee, unmatched
+from coderooms.focus.text import without_lone_surrogates
 
 Mode = Literal["set", "check"]
 
@@ -49,9 +50,12 @@ class SourceReader(Protocol):
     def read_text(self, path: str) -> str: ...
 
 
-def _check_goal(what: str, goal: str) -> None:
+def _checked_goal(what: str, goal: str) -> str:
+    """The goal as ranked: refused when too long; a character no text can hold (a lone
+    surrogate, from bytes that were not UTF-8) becomes U+FFFD."""
     if len(goal) > MAX_GOAL_CHARS:
         raise GoalTooLong(what, len(goal), MAX_GOAL_CHARS)
+    return without_lone_surrogates(goal)
 
 
 def _check_budget(budget: object) -> int:
@@ -200,7 +204,7 @@ class FocusEngine:
     # --- surfaces ----------------------------------------------------------------------
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
-        _check_goal("goal", goal)
+        goal = _checked_goal("goal", goal)
         budget = _check_budget(budget)
         chosen: Mode
         if mode == "set":
@@ -229,7 +233,7 @@ class FocusEngine:
             or not 1 <= limit <= MAX_SEEK_LIMIT
         ):
             raise InvalidLimit("limit", limit, MAX_SEEK_LIMIT)
-        _check_goal("query", query)
+        query = _checked_goal("query", query)
         sal = self.salience(query)
         rows, _floor = candidate_rows(sal)
         results = tuple(self._describe(sal, r) for r in rows[:limit])

@@ -51,6 +51,7 @@ SOURCE_PRIOR_FLOOR = 0.9
 MAX_OPTIONS = 8
 MIN_STEM_LENGTH = 4
 MAX_TAIL_PARTS = 4  # a path in a goal is matched on at most its last four parts
+ABSOLUTE_PATH_MIN_PARTS = 2  # … and an absolute one on at least its last two
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
 PAGERANK_ITERATIONS = 30
@@ -116,6 +117,7 @@ class Salience:
     precise_cues: int  # goal cues that resolved to code (names, paths, frames, literals)
     term_coverage: float  # share of goal terms found anywhere in the index
     file_strength: np.ndarray | None = None  # per row, for file rows: the file's rank score
+    named: frozenset[int] = frozenset()  # rows of the files the goal names by their path
 
 
 def _module_suffixes(path: str) -> list[str]:
@@ -529,8 +531,21 @@ def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
 
 
 def _path_matches(index: SalienceIndex, path: str) -> list[int]:
-    parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
-    for keep in range(min(len(parts), MAX_TAIL_PARTS), 0, -1):
+    """Files a path in a goal names: the longest tail of it that is a path of the
+    repository (so an absolute path or a URL ending in one counts, and ``README.md``
+    means the one at the root); else the files whose path ends the same way, when that
+    is unambiguous. An absolute path must share at least its last
+    :data:`ABSOLUTE_PATH_MIN_PARTS` parts with the file."""
+    path = path.replace("\\", "/")
+    parts = [p for p in path.split("/") if p and p != "."]
+    # An absolute path is often another copy of the code (a traceback from an installed
+    # package): its file name alone is too weak a tie to a file here.
+    least = ABSOLUTE_PATH_MIN_PARTS if path.startswith("/") else 1
+    for start in range(len(parts) - least + 1):
+        row = index.file_of_path.get("/".join(parts[start:]))
+        if row is not None:
+            return [row]
+    for keep in range(min(len(parts), MAX_TAIL_PARTS), least - 1, -1):
         rows = index.path_tails.get("/".join(parts[-keep:]), [])
         if rows and (keep > 1 or len(rows) == 1):
             return rows
@@ -736,7 +751,8 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
             lifted = ("not code", "documentation/example")
             notes = [NAMED_FILE_NOTE] + [n for n in notes if not n.startswith(lifted)]
         why[row] = reasons + notes
-    return Salience(scores, why, seeded, precise, coverage, strength)
+    named = frozenset(row for row, _ in paths)
+    return Salience(scores, why, seeded, precise, coverage, strength, named)
 
 
 def file_scores(index: SalienceIndex, salience: Salience) -> dict[str, float]:

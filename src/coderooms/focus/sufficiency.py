@@ -6,8 +6,8 @@
   salient code is loaded in full; or everything ahead of the knee is loaded (a file or class too large to
   load whole counts when code inside it is loaded) and the loaded share of the
   candidates' salience reaches :data:`SUFFICIENT_MASS`.
-- ``saturated``: every candidate above the relevance floor is loaded; more budget adds
-  nothing.
+- ``saturated``: every candidate above the relevance floor is loaded (in full, or
+  covered by what is); more budget adds nothing.
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ def unmatched(
         return Sufficiency(
             "gathering",
             0.0,
-            "the index holds no files to look in: index the repository first "
-            "(coderooms index PATH), or point --repo at one that has source files",
+            "the index holds no files to look in: the repository has no file that can be "
+            "indexed (point --repo at one with source files)",
         )
     if salience.seeded == 0 or not found_any:
         return Sufficiency(
@@ -128,7 +128,10 @@ def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Suffici
     head = packing.candidates[: knee(curve)]
     missing_head = [c for c in head if covered.get(c, 0.0) < 1.0 and c not in opened]
     over = [e for e in packing.ignored if e.why in ("over_budget", "over_candidate_limit")]
-    if not over and not missing_head:
+    # An outline or a file's first lines, with nothing inside loaded in full: more budget
+    # would load the rest.
+    partial = [i.node.id for i in packing.loaded if i.render != "full" and i.node.id not in opened]
+    if not over and not missing_head and not partial:
         return Sufficiency(
             "saturated",
             mass,

@@ -41,9 +41,10 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?")
 # File paths by their extension: code, and the configuration and prose files a goal
-# names ("tox.ini", "docs/usage.rst"). A path only counts if the index holds that file.
+# names ("tox.ini", "docs/usage.rst"), relative or absolute (or the tail of a URL). A
+# path only counts if the index holds a file it names.
 _PATH = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\."
+    r"(?<![\w.-])(/?(?:[\w.-]+/)*[\w.-]+\."
     r"(?:py|pyi|pyx|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|"
     r"cfg|toml|ini|yaml|yml|json|rst|md|txt|in|sh|html|css))\b"
 )
@@ -61,6 +62,15 @@ _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
 # A capital after a lower-case word, digit or punctuation on the same line: not just the
 # first word of a sentence, a line or a table row.
 _MID_CAPITAL = re.compile(r"(?<=[a-z0-9,;(`'\"])[ \t]+([A-Z][A-Za-z0-9_]*)")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate (what undecodable bytes become in a ``str``)
+    replaced by U+FFFD, so it can be encoded, tokenised and sent anywhere."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def split_identifier(word: str) -> list[str]:
