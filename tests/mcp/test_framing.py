@@ -149,6 +149,6 @@ def test_a_long_goal_is_clipped_in_the_readable_text_not_in_the_structure() -> N
             "sufficiency": {"state": "gathering", "captured_salience_mass": 0.0, "why": "x"},
         }
     )
-    first = render_focus(out).splitlines()[0]
+    first = render_focus(out.model_dump(mode="json")).splitlines()[0]
     assert first == f"Focus (check) for goal: {goal[:GOAL_SHOWN_CHARS]}… ({len(goal)} characters)"
     assert out.goal == goal

@@ -16,7 +16,13 @@ from coderooms.mcp.errors import ArgumentOutOfRange
 from coderooms.mcp.render import render_read
 from coderooms.mcp.schemas import ReadOut
 from coderooms.mcp.server import build_server, fixed_caller, inline_refs
-from coderooms.mcp.service import INBOX_LIMIT, INBOX_SCAN, MAX_WINDOW, RoomService
+from coderooms.mcp.service import (
+    IGNORED_LISTED,
+    INBOX_LIMIT,
+    INBOX_SCAN,
+    MAX_WINDOW,
+    RoomService,
+)
 from coderooms.rooms.briefing import TeamBriefing
 from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
 from coderooms.rooms.records import Agent, LogMessage
@@ -223,3 +229,44 @@ def test_roster_names_cannot_forge_a_heading_or_frame_in_the_briefing(tmp_path: 
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_focus_seek_and_impact_answers_are_exactly_their_published_models(
+    tmp_path: Path,
+) -> None:
+    """The workspace tools answer in wire form without building their models: what they
+    send must be what validating it against the model and dumping it again gives."""
+    from mcp_repo import write_fixture_repo
+
+    from coderooms.mcp.schemas import FocusOut, ImpactOut, SeekOut
+    from coderooms.mcp.server import _published
+    from coderooms.workspace import Workspace
+
+    repo = write_fixture_repo(tmp_path / "repo")
+    workspace = Workspace.open(repo)
+    workspace.index()
+
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            service = RoomService(store, lambda: workspace, offload=False)
+            goal = "checkout charges the wrong amount after a coupon discount"
+            answers = [
+                (FocusOut, await service.focus("alice", goal, "set", 300)),
+                (FocusOut, await service.focus("alice", goal, "check", 8000)),
+                (SeekOut, await service.seek("alice", goal, 2)),
+                (ImpactOut, await service.impact("alice", "shop/cart.py::apply_discount")),
+            ]
+        finally:
+            store.close()
+        for model, data in answers:
+            sent = _published(model)(data)
+            assert model.model_validate(sent).model_dump(mode="json") == sent
+            assert sent["ignored_total"] == sum(sent["ignored_by_reason"].values())
+        focus_set = answers[0][1]
+        assert "context" in focus_set and "context" not in _published(FocusOut)(focus_set)
+        assert all(len(data["ignored"]) <= IGNORED_LISTED for _, data in answers)
+
+    asyncio.run(scenario())
+    workspace.close()

@@ -9,7 +9,8 @@ hosts (the workspace, the CLI, the benchmark) wire ``coderooms.tokens`` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -17,6 +18,7 @@ from coderooms.focus.errors import GoalTooLong, InvalidBudget, InvalidLimit, Inv
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.impact import ImpactResult, impact
 from coderooms.focus.packing import (
+    Ignored,
     Packing,
     RenderCache,
     TokenCounter,
@@ -64,6 +66,29 @@ def _check_budget(budget: object) -> int:
     return budget
 
 
+def _by_salience(entry: Ignored) -> float:
+    return -entry.salience
+
+
+def _ignored_counts(entries: Sequence[Ignored]) -> dict[str, Any]:
+    by_reason = Counter(entry.why for entry in entries)
+    return {"ignored_total": len(entries), "ignored_by_reason": dict(sorted(by_reason.items()))}
+
+
+def ignored_view(data: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``data`` (a ``to_json()`` form) with its ignored list cut to the ``limit`` most
+    salient entries, and ``ignored_total`` and ``ignored_by_reason`` counting them all."""
+    ignored: list[dict[str, Any]] = data.get("ignored", [])
+    by_reason = Counter(str(entry.get("why", "")) for entry in ignored)
+    ranked = sorted(ignored, key=lambda entry: -float(entry.get("salience", 0.0)))
+    return {
+        **data,
+        "ignored": ranked[:limit],
+        "ignored_total": len(ignored),
+        "ignored_by_reason": dict(sorted(by_reason.items())),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class FocusResult:
     goal: str
@@ -82,7 +107,12 @@ class FocusResult:
     def context(self) -> str:
         return self.packing.block()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, ignored_limit: int | None = None) -> dict[str, Any]:
+        """The result as JSON-ready data. With ``ignored_limit``, the ignored tail is cut
+        to its most salient entries and counted in full (see :func:`ignored_view`)."""
+        entries = self.packing.ignored
+        if ignored_limit is not None:
+            entries = tuple(sorted(entries, key=_by_salience)[:ignored_limit])
         out: dict[str, Any] = {
             "goal": self.goal,
             "mode": self.mode,
@@ -113,7 +143,7 @@ class FocusResult:
                     "salience": round(entry.salience, SALIENCE_DIGITS),
                     **({"detail": entry.detail} if entry.detail else {}),
                 }
-                for entry in self.packing.ignored
+                for entry in entries
             ],
             "sufficiency": {
                 "state": self.sufficiency.state,
@@ -121,6 +151,8 @@ class FocusResult:
                 "why": self.sufficiency.why,
             },
         }
+        if ignored_limit is not None:
+            out.update(_ignored_counts(self.packing.ignored))
         if self.mode == "set":
             out["context"] = self.context()
         return out

@@ -6,12 +6,12 @@ Nothing here performs I/O.
 
 from __future__ import annotations
 
+from typing import Any
+
 from coderooms.mcp.framing import Block, body_entry, escape_text, quote_inline, render_blocks
 from coderooms.mcp.schemas import (
     AuthorOut,
     DeskOut,
-    FocusOut,
-    ImpactOut,
     InboxOut,
     PickOut,
     PinOut,
@@ -19,7 +19,6 @@ from coderooms.mcp.schemas import (
     PostOut,
     ReadOut,
     SearchOut,
-    SeekOut,
     ThreadOut,
     ThreadsOut,
 )
@@ -192,26 +191,25 @@ def _clip(text: str) -> str:
     return f"{text[:GOAL_SHOWN_CHARS]}… ({len(text)} characters)"
 
 
-def render_focus(out: FocusOut) -> str:
+def render_focus(out: dict[str, Any]) -> str:
+    """The readable text of a focus answer (its wire form: the FocusOut schema)."""
+    budget, sufficiency = out["budget"], out["sufficiency"]
     lines = [
-        f"Focus ({out.mode}) for goal: {_clip(out.goal)}",
-        f"Budget: {out.budget.used}/{out.budget.limit} tokens used, {out.budget.left} left",
-        f"Sufficiency: {out.sufficiency.state} "
-        f"(captured salience mass {out.sufficiency.captured_salience_mass}): {out.sufficiency.why}",
+        f"Focus ({out['mode']}) for goal: {_clip(out['goal'])}",
+        f"Budget: {budget['used']}/{budget['limit']} tokens used, {budget['left']} left",
+        f"Sufficiency: {sufficiency['state']} "
+        f"(captured salience mass {sufficiency['captured_salience_mass']}): "
+        f"{sufficiency['why']}",
         "Focus set:",
     ]
     lines += [
-        f"- {item.path}:{item.start_line}-{item.end_line} {item.kind} {item.name} "
-        f"(salience {item.salience}, {item.tokens} tokens): {item.why}"
-        for item in out.focus_set
+        f"- {item['path']}:{item['start_line']}-{item['end_line']} {item['kind']} "
+        f"{item['name']} (salience {item['salience']}, {item['tokens']} tokens): {item['why']}"
+        for item in out["focus_set"]
     ] or ["- none"]
-    lines += _ignored_lines(
-        [(entry.what, entry.why, entry.salience) for entry in out.ignored],
-        out.ignored_total,
-        out.ignored_by_reason,
-    )
-    if out.context:
-        lines += ["", "Context:", out.context]
+    lines += _ignored_lines(out)
+    if out.get("context"):
+        lines += ["", "Context:", out["context"]]
     return "\n".join(lines)
 
 
@@ -219,50 +217,47 @@ IGNORED_SHOWN = 10
 """Ignored candidates the readable text names; the rest are counted by reason."""
 
 
-def _ignored_lines(
-    listed: list[tuple[str, str, object]], total: int, by_reason: dict[str, int]
-) -> list[str]:
+def _ignored_lines(out: dict[str, Any]) -> list[str]:
+    total = out["ignored_total"]
     if total == 0:
         return ["Ignored: nothing"]
-    reasons = ", ".join(f"{reason} {count}" for reason, count in by_reason.items())
+    reasons = ", ".join(f"{reason} {count}" for reason, count in out["ignored_by_reason"].items())
+    listed = out["ignored"][:IGNORED_SHOWN]
     lines = [f"Ignored ({total}: {reasons}), most salient first:"]
-    for what, why, salience in listed[:IGNORED_SHOWN]:
+    for entry in listed:
+        salience = entry.get("salience")
         lines.append(
-            f"- {what}: {why}" + (f" (salience {salience})" if salience is not None else "")
+            f"- {entry.get('what')}: {entry.get('why')}"
+            + (f" (salience {salience})" if salience is not None else "")
         )
-    if total > min(len(listed), IGNORED_SHOWN):
-        lines.append(f"- … and {total - min(len(listed), IGNORED_SHOWN)} more")
+    if total > len(listed):
+        lines.append(f"- … and {total - len(listed)} more")
     return lines
 
 
-def render_seek(out: SeekOut) -> str:
-    lines = [f"Seek: {_clip(out.query)}"]
-    for result in out.results:
+def render_seek(out: dict[str, Any]) -> str:
+    """The readable text of a seek answer (the SeekOut schema)."""
+    lines = [f"Seek: {_clip(out['query'])}"]
+    for result in out["results"]:
         where = result.get("path", "")
         if "start_line" in result:
             where += f":{result['start_line']}-{result.get('end_line', result['start_line'])}"
         lines.append(f"- {result.get('id', '?')} {where} (salience {result.get('salience', '?')})")
-    if not out.results:
+    if not out["results"]:
         lines.append("- none")
-    lines += _ignored_lines(
-        [(str(e.get("what")), str(e.get("why")), e.get("salience")) for e in out.ignored],
-        out.ignored_total,
-        out.ignored_by_reason,
-    )
-    lines.append(f"Sufficiency: {out.sufficiency.state}: {out.sufficiency.why}")
+    lines += _ignored_lines(out)
+    sufficiency = out["sufficiency"]
+    lines.append(f"Sufficiency: {sufficiency['state']}: {sufficiency['why']}")
     return "\n".join(lines)
 
 
-def render_impact(out: ImpactOut) -> str:
-    lines = [f"Impact of {out.target} (depth {out.depth}):"]
+def render_impact(out: dict[str, Any]) -> str:
+    """The readable text of an impact answer (the ImpactOut schema)."""
+    lines = [f"Impact of {out['target']} (depth {out['depth']}):"]
     lines += [
-        f"- {item.id} {item.path}:{item.start_line}-{item.end_line} at distance "
-        f"{item.distance} ({item.why})"
-        for item in out.impacted
+        f"- {item['id']} {item['path']}:{item['start_line']}-{item['end_line']} at distance "
+        f"{item['distance']} ({item['why']})"
+        for item in out["impacted"]
     ] or ["- nothing depends on it"]
-    lines += _ignored_lines(
-        [(str(e.get("what")), str(e.get("why")), e.get("salience")) for e in out.ignored],
-        out.ignored_total,
-        out.ignored_by_reason,
-    )
+    lines += _ignored_lines(out)
     return "\n".join(lines)

@@ -59,7 +59,7 @@ INSTRUCTIONS = (
 Caller = Callable[[Context], str]
 """Who is calling: the agent id this request acts for."""
 
-M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 LOCAL_DEFS = "#/$defs/"
@@ -94,7 +94,26 @@ def token_caller(ctx: Context) -> str:
     return str(token.client_id)
 
 
-async def _answer(work: Callable[[], Awaitable[M]], text: Callable[[M], str]) -> CallToolResult:
+def _dumped(out: BaseModel) -> dict[str, Any]:
+    return out.model_dump(mode="json")
+
+
+def _published(schema: type[BaseModel]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Wire-form data as structured content: without the fields ``schema`` keeps out of
+    it (the code context of focus, sent once, in the text)."""
+    text_only = frozenset(name for name, field in schema.model_fields.items() if field.exclude)
+
+    def published(data: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in data.items() if key not in text_only}
+
+    return published
+
+
+async def _answer(
+    work: Callable[[], Awaitable[T]],
+    text: Callable[[T], str],
+    structured: Callable[[T], dict[str, Any]] = _dumped,  # type: ignore[assignment]
+) -> CallToolResult:
     try:
         out = await work()
     except CoderoomsError as exc:
@@ -102,7 +121,7 @@ async def _answer(work: Callable[[], Awaitable[M]], text: Callable[[M], str]) ->
         return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
     return CallToolResult(
         content=[TextContent(type="text", text=text(out))],
-        structured_content=out.model_dump(mode="json"),
+        structured_content=structured(out),
     )
 
 
@@ -260,7 +279,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         """The minimal code worth loading for a goal, what was left out and why, and
         whether it is enough."""
         return await _answer(
-            lambda: service.focus(who(ctx), goal, mode, budget), render.render_focus
+            lambda: service.focus(who(ctx), goal, mode, budget),
+            render.render_focus,
+            _published(FocusOut),
         )
 
     @tool(READ_ONLY)
@@ -270,7 +291,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         limit: Annotated[int, Field(description="Most results to return.")] = 20,
     ) -> Annotated[CallToolResult, SeekOut]:
         """Ranked code nodes for a query."""
-        return await _answer(lambda: service.seek(who(ctx), query, limit), render.render_seek)
+        return await _answer(
+            lambda: service.seek(who(ctx), query, limit), render.render_seek, _published(SeekOut)
+        )
 
     @tool(READ_ONLY)
     async def impact(
@@ -281,7 +304,11 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         depth: Annotated[int, Field(description="How many dependency hops to follow.")] = 2,
     ) -> Annotated[CallToolResult, ImpactOut]:
         """What depends on a target: its blast radius over reverse dependencies."""
-        return await _answer(lambda: service.impact(who(ctx), target, depth), render.render_impact)
+        return await _answer(
+            lambda: service.impact(who(ctx), target, depth),
+            render.render_impact,
+            _published(ImpactOut),
+        )
 
     @tool(READ_ONLY)
     async def skim(

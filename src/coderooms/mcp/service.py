@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 import anyio.to_thread
 
 from coderooms.errors import UnknownDesk
+from coderooms.focus.runtime import ignored_view
 from coderooms.mcp.errors import (
     ArgumentOutOfRange,
     NotADeskMember,
@@ -30,9 +31,7 @@ from coderooms.mcp.framing import escape_text
 from coderooms.mcp.schemas import (
     AuthorOut,
     DeskOut,
-    FocusOut,
     HitOut,
-    ImpactOut,
     InboxOut,
     MentionOut,
     MessageOut,
@@ -43,7 +42,6 @@ from coderooms.mcp.schemas import (
     PostOut,
     ReadOut,
     SearchOut,
-    SeekOut,
     ThreadOut,
     ThreadsOut,
 )
@@ -552,37 +550,47 @@ class RoomService:
                 raise NoWorkspace()
             return self._workspace
 
-    async def _in_workspace(self, call: Callable[[WorkspaceLike], Any]) -> dict[str, Any]:
+    async def _in_workspace(
+        self, call: Callable[[WorkspaceLike], dict[str, Any]]
+    ) -> dict[str, Any]:
         if self._workspace is None:
             await anyio.to_thread.run_sync(self._workspace_now)
 
         def run() -> dict[str, Any]:
             workspace = self._workspace_now()
             with self._workspace_lock:
-                result: dict[str, Any] = call(workspace).to_json()
-                return result
+                return call(workspace)
 
         if self.offload:
             return await anyio.to_thread.run_sync(run)
         return run()
 
+    # focus, seek and impact answer in their wire form (the FocusOut, SeekOut and ImpactOut
+    # schemas, which tests hold them to) straight from the workspace's own JSON: a served
+    # focus builds no model only to dump it again.
+
     async def focus(
         self, agent_id: str, goal: str, mode: Literal["set", "check"] = "set", budget: int = 8000
-    ) -> FocusOut:
+    ) -> dict[str, Any]:
         await self._caller(agent_id)
-        data = await self._in_workspace(lambda ws: ws.focus(goal, budget=budget, mode=mode))
-        return FocusOut.model_validate(_list_ignored(data))
+        return await self._in_workspace(
+            lambda ws: ws.focus(goal, budget=budget, mode=mode).to_json(
+                ignored_limit=IGNORED_LISTED
+            )
+        )
 
-    async def seek(self, agent_id: str, query: str, limit: int = 20) -> SeekOut:
+    async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
         await self._caller(agent_id)
-        data = await self._in_workspace(lambda ws: ws.seek(query, limit=limit))
-        return SeekOut.model_validate(_list_ignored(data))
+        return await self._in_workspace(
+            lambda ws: ignored_view(ws.seek(query, limit=limit).to_json(), IGNORED_LISTED)
+        )
 
-    async def impact(self, agent_id: str, target: str, depth: int = 2) -> ImpactOut:
+    async def impact(self, agent_id: str, target: str, depth: int = 2) -> dict[str, Any]:
         _check_range("depth", depth, 1, MAX_IMPACT_DEPTH)
         await self._caller(agent_id)
-        data = await self._in_workspace(lambda ws: ws.impact(target, depth=depth))
-        return ImpactOut.model_validate(_list_ignored(data))
+        return await self._in_workspace(
+            lambda ws: ignored_view(ws.impact(target, depth=depth).to_json(), IGNORED_LISTED)
+        )
 
 
 def _escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
@@ -608,19 +616,3 @@ def _escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
             for mate in briefing.teammates
         ),
     )
-
-
-def _list_ignored(data: dict[str, Any]) -> dict[str, Any]:
-    """Keep the ``IGNORED_LISTED`` most salient ignored entries; count all by reason."""
-    ignored: list[dict[str, Any]] = data.get("ignored", [])
-    by_reason: dict[str, int] = {}
-    for entry in ignored:
-        reason = str(entry.get("why", ""))
-        by_reason[reason] = by_reason.get(reason, 0) + 1
-    ranked = sorted(ignored, key=lambda entry: -float(entry.get("salience", 0.0)))
-    return {
-        **data,
-        "ignored": ranked[:IGNORED_LISTED],
-        "ignored_total": len(ignored),
-        "ignored_by_reason": dict(sorted(by_reason.items())),
-    }
