@@ -129,3 +129,17 @@ def test_a_bad_budget_is_a_typed_error(budget: object) -> None:
 def test_a_bad_mode_is_a_typed_error() -> None:
     with pytest.raises(InvalidMode):
         ENGINE.focus("cart", mode="load")
+
+
+def test_the_ignored_counts_count_every_node_and_a_summary_is_listed_last() -> None:
+    result = ENGINE.focus("Calling Cart.add_item with quantity 0 raises ValueError", budget=30)
+    summary = next(e for e in result.packing.ignored if e.why == "below_floor")
+    assert summary.nodes > 1
+    data = result.to_json(ignored_limit=len(result.packing.ignored))
+    assert data["ignored_total"] == len(result.packing.ignored) - 1 + summary.nodes
+    assert data["ignored_by_reason"]["below_floor"] == summary.nodes
+    assert data["ignored"][-1]["why"] == "below_floor"
+    assert [e["salience"] for e in data["ignored"][:-1]] == sorted(
+        (e["salience"] for e in data["ignored"][:-1]), reverse=True
+    )
+    assert len(result.to_json(ignored_limit=2)["ignored"]) == 2

@@ -10,8 +10,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coderooms import InvalidBound, skim
+from coderooms import skim
 from coderooms.cli import main
+from coderooms.focus.errors import InvalidBudget
 from coderooms.focus.skim import SkimCut, SkimResult, cut_marker, skim_text
 
 
@@ -102,9 +103,19 @@ def test_a_long_line_cut_whole_counts_all_it_held() -> None:
     assert all(cut.reason != "line_too_long" for cut in result.cuts)
 
 
-def test_a_negative_budget_is_a_typed_error() -> None:
-    with pytest.raises(InvalidBound):
-        skim_text("a", "a", -1, words)
+@pytest.mark.parametrize("budget", [-1, 0, 1_000_001])
+def test_a_budget_out_of_range_is_a_typed_error(budget: int) -> None:
+    with pytest.raises(InvalidBudget):
+        skim_text("a", "a", budget, words)
+
+
+def test_the_goals_line_wins_over_the_head_when_the_budget_is_tight() -> None:
+    lines = [f"PASSED tests/test_{i}.py::test_ok" for i in range(300)]
+    failed = "FAILED tests/test_fix.py::test_scope - AssertionError: fixture scope teardown"
+    text = "\n".join([*lines, failed, *lines])
+    result = skim_text(text, "why does the fixture scope test fail", 34, words)
+    assert failed in result.text
+    assert result.tokens_out <= 34
 
 
 def test_skimming_is_deterministic() -> None:

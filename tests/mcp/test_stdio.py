@@ -337,6 +337,8 @@ def test_an_agent_retired_mid_session_is_refused(room: tuple[Sessions, str]) -> 
     assert (
         text_of(result) == "RetiredCaller: agent 'dave' is retired and can no longer use the room"
     )
+    skimmed = sessions.call("dave", "skim", {"text": "a\nb", "goal": "a"})
+    assert skimmed.is_error and text_of(skimmed).startswith("RetiredCaller:")
 
 
 def test_a_retired_or_unknown_agent_cannot_start_a_stdio_server(room: tuple[Sessions, str]) -> None:

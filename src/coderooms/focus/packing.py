@@ -54,6 +54,7 @@ class Ignored:
     why: IgnoreReason
     salience: float
     detail: str = ""  # the id a duplicate sits inside, the node count behind below_floor
+    nodes: int = 1  # how many nodes the entry stands for (below_floor sums up many)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +125,7 @@ def _head(lines: list[str]) -> list[str]:
 
 
 def _header(index: SalienceIndex, node: CodeNode, render: Render) -> str:
-    label = node.path if node.kind == "file" else f"{node.path}::{node.qualname}"
+    label = node.path if node.kind == "file" else node.id  # the id tells twins apart
     if render == "full":
         suffix = ""
     elif node.kind == "file" and not index.children_of(node.id):
@@ -248,6 +249,7 @@ def pack_to_budget(
                 "below_floor",
                 float(scores[below].sum()),
                 f"each under {floor:.4f}",
+                int(below.size),
             )
         )
     items = tuple(sorted(loaded.values(), key=lambda i: (-i.salience, i.node.id)))

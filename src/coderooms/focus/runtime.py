@@ -66,13 +66,19 @@ def _check_budget(budget: object) -> int:
     return budget
 
 
-def _by_salience(entry: Ignored) -> float:
-    return -entry.salience
+def _by_salience(entry: Ignored) -> tuple[bool, float]:
+    """Single nodes by salience, most first; a summary of many nodes after them."""
+    return entry.nodes > 1, -entry.salience
 
 
 def _ignored_counts(entries: Sequence[Ignored]) -> dict[str, Any]:
-    by_reason = Counter(entry.why for entry in entries)
-    return {"ignored_total": len(entries), "ignored_by_reason": dict(sorted(by_reason.items()))}
+    by_reason: Counter[str] = Counter()
+    for entry in entries:
+        by_reason[entry.why] += entry.nodes
+    return {
+        "ignored_total": sum(by_reason.values()),
+        "ignored_by_reason": dict(sorted(by_reason.items())),
+    }
 
 
 def ignored_view(data: dict[str, Any], limit: int) -> dict[str, Any]:

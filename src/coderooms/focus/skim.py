@@ -21,13 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from coderooms.errors import InvalidBound
+from coderooms.focus.errors import InvalidBudget
 from coderooms.focus.text import tokenize
 
 HEAD_LINES = 3
 """Lines always kept from the start of the output (the command, the first header)."""
 TAIL_LINES = 8
 """Lines always kept from the end (summaries and final errors usually live there)."""
+MAX_SKIM_BUDGET = 1_000_000  # the most tokens a skim may be asked to keep
 CONTEXT_LINES = 1
 """Neighbours kept on each side of a line that was kept for what it says."""
 SIGNAL_WEIGHT = 3.0
@@ -102,8 +103,12 @@ def skim_text(
     within the budget unless the budget cannot hold even the one marker that says what
     was cut; honesty wins over the budget there.
     """
-    if budget < 0:
-        raise InvalidBound("budget", budget)
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, int)
+        or not 1 <= budget <= MAX_SKIM_BUDGET
+    ):
+        raise InvalidBudget(budget, MAX_SKIM_BUDGET)
     raw = text.split("\n")
     lines = [_shorten(line) for line in raw]
     costs = count_many([line + "\n" for line in lines])
@@ -148,16 +153,17 @@ def skim_text(
         gaps = new_gaps
         return True
 
-    # The first and last line anchor the output; then what the goal and the signals ask
-    # for, with context; then the rest of the head and the tail (the tail from its end).
-    take(0)
-    take(len(lines) - 1)
+    # What the goal and the signals ask for comes first, with context; then the first and
+    # last line, which anchor the output; then the rest of the head and the tail (the
+    # tail from its end).
     ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
     for index in ranked:
         if take(index):
             for near in range(index - CONTEXT_LINES, index + CONTEXT_LINES + 1):
                 if 0 <= near < len(lines) and near != index:
                     take(near)
+    take(0)
+    take(len(lines) - 1)
     for index in range(1, min(HEAD_LINES, len(lines))):
         take(index)
     for index in range(len(lines) - 2, max(len(lines) - 1 - TAIL_LINES, 0), -1):

@@ -101,6 +101,10 @@ def unmatched(
     return None
 
 
+def _items(count: int) -> str:
+    return f"{count} other item is" if count == 1 else f"{count} other items are"
+
+
 def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Sufficiency:
     verdict = unmatched(salience, index, bool(packing.candidates))
     if verdict is not None:
@@ -154,8 +158,8 @@ def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Suffici
                 "sufficient",
                 mass,
                 f"{path} leads the next file by {margin:.2f}× and its most salient code "
-                f"({best}) is loaded in full; {len(missing_head)} other items ahead of the "
-                "knee are not",
+                f"({best}) is loaded in full; {_items(len(missing_head))} ahead of the "
+                "knee not",
             )
     if missing_head:
         return Sufficiency(

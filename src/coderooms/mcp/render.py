@@ -177,7 +177,8 @@ def render_inbox(out: InboxOut) -> str:
         for m in out.mentions
     )
     block = Block("inbox", f"Mentions of @{out.agent_id}", entries, "(no new mentions)")
-    tail = f"Next cursor: {out.cursor}" + (" (more remain: call again)" if out.more else "")
+    cursor = "none (nothing read yet)" if out.cursor is None else out.cursor
+    tail = f"Next cursor: {cursor}" + (" (more remain: call again)" if out.more else "")
     return render_blocks(None, [block]) + "\n\n" + tail
 
 
@@ -186,9 +187,12 @@ GOAL_SHOWN_CHARS = 300
 
 
 def _clip(text: str) -> str:
-    if len(text) <= GOAL_SHOWN_CHARS:
-        return text
-    return f"{text[:GOAL_SHOWN_CHARS]}… ({len(text)} characters)"
+    """A goal or query on one line (a pasted traceback keeps the header whole), clipped
+    to :data:`GOAL_SHOWN_CHARS`."""
+    line = " ".join(text.split())
+    if len(line) <= GOAL_SHOWN_CHARS:
+        return line
+    return f"{line[:GOAL_SHOWN_CHARS]}… ({len(text)} characters)"
 
 
 def render_focus(out: dict[str, Any]) -> str:

@@ -212,8 +212,8 @@ class IgnoredOut(_Open):
 
 
 IGNORED_NOTE = (
-    "The most salient candidates left out, with why; `ignored_total` and "
-    "`ignored_by_reason` account for all of them."
+    "The most salient candidates left out, with why (a below_floor entry sums up many "
+    "nodes); `ignored_total` and `ignored_by_reason` count every node left out."
 )
 
 

@@ -312,6 +312,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
 
     @tool(READ_ONLY)
     async def skim(
+        ctx: Context,
         text: Annotated[
             str, Field(description="Verbose tool output: a test run, a log, a listing.")
         ],
@@ -324,6 +325,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         tail) within a token budget; every cut is marked in place with what went and why."""
 
         async def work() -> SkimOut:
+            await service.admit(who(ctx))  # a retired or unknown caller is refused here too
             result = skim_output(text, goal, budget)
             payload = to_wire(result)
             return SkimOut.model_validate({**payload, "text": result.text})

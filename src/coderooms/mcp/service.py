@@ -249,6 +249,11 @@ class RoomService:
 
     # --- who may do what ----------------------------------------------------------------
 
+    async def admit(self, agent_id: str) -> None:
+        """Refuse a caller that is not on the roster or is retired (tools that touch no
+        room still serve only members)."""
+        await self._caller(agent_id)
+
     async def _caller(self, agent_id: str) -> _Snapshot:
         roster = await self.store.roster()
         if not any(member.id == agent_id for member in roster.members):
