@@ -270,3 +270,25 @@ def test_focus_seek_and_impact_answers_are_exactly_their_published_models(
 
     asyncio.run(scenario())
     workspace.close()
+
+
+def test_every_bounded_argument_states_its_range_in_its_description() -> None:
+    from coderooms.focus.runtime import MAX_BUDGET, MAX_SEEK_LIMIT
+    from coderooms.focus.skim import MAX_SKIM_BUDGET
+    from coderooms.mcp.service import MAX_HITS, MAX_IMPACT_DEPTH
+
+    server = build_server(RoomService(None), fixed_caller("alice"))  # type: ignore[arg-type]
+    tools = {tool.name: tool for tool in asyncio.run(server.list_tools())}
+    expected = {
+        ("room_read", "window"): MAX_WINDOW,
+        ("room_search", "limit"): MAX_HITS,
+        ("room_threads", "limit"): MAX_HITS,
+        ("room_pick", "limit"): MAX_HITS,
+        ("focus", "budget"): MAX_BUDGET,
+        ("seek", "limit"): MAX_SEEK_LIMIT,
+        ("impact", "depth"): MAX_IMPACT_DEPTH,
+        ("skim", "budget"): MAX_SKIM_BUDGET,
+    }
+    for (tool, argument), maximum in expected.items():
+        description = tools[tool].input_schema["properties"][argument]["description"]
+        assert f"(1 to {maximum:,})" in description, (tool, argument, description)

@@ -21,6 +21,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from coderooms import __version__
 from coderooms.errors import CoderoomsError
+from coderooms.focus.runtime import MAX_BUDGET, MAX_SEEK_LIMIT
+from coderooms.focus.skim import MAX_SKIM_BUDGET
 from coderooms.mcp import render
 from coderooms.mcp.errors import InvalidArguments, NoAgentIdentity
 from coderooms.mcp.schemas import (
@@ -36,7 +38,7 @@ from coderooms.mcp.schemas import (
     SkimOut,
     ThreadsOut,
 )
-from coderooms.mcp.service import RoomService
+from coderooms.mcp.service import MAX_HITS, MAX_IMPACT_DEPTH, MAX_WINDOW, RoomService
 from coderooms.rooms.ranking import SELECT_LIMIT
 from coderooms.rooms.records import SESSION_WINDOW
 from coderooms.rooms.search import SEARCH_LIMIT
@@ -176,7 +178,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             int | None, Field(description="Read only messages older than this sequence.")
         ] = None,
         window: Annotated[
-            int, Field(description="How many messages of history to read.")
+            int, Field(description=f"How many messages of history to read (1 to {MAX_WINDOW}).")
         ] = SESSION_WINDOW,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Your full turn context for a desk or thread: briefing, thread index, pinboard
@@ -213,7 +215,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         before: Annotated[
             int | None, Field(description="Only messages older than this sequence.")
         ] = None,
-        limit: Annotated[int, Field(description="Most hits to return.")] = SEARCH_LIMIT,
+        limit: Annotated[
+            int, Field(description=f"Most hits to return (1 to {MAX_HITS}).")
+        ] = SEARCH_LIMIT,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search the transcript of a desk (threads included) or of one thread."""
         return await _answer(
@@ -228,7 +232,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         query: Annotated[
             str | None, Field(description="Match thread openings (words or /regex/).")
         ] = None,
-        limit: Annotated[int, Field(description="Most threads to return.")] = THREAD_INDEX_LIMIT,
+        limit: Annotated[
+            int, Field(description=f"Most threads to return (1 to {MAX_HITS}).")
+        ] = THREAD_INDEX_LIMIT,
     ) -> Annotated[CallToolResult, ThreadsOut]:
         """The live threads of a desk, most recently active first, or those matching."""
         return await _answer(
@@ -249,7 +255,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             Literal["agents", "people", "desks"], Field(description="What to pick from.")
         ],
         query: Annotated[str, Field(description="Name, id or description words, or /regex/.")],
-        limit: Annotated[int, Field(description="Most candidates to return.")] = SELECT_LIMIT,
+        limit: Annotated[
+            int, Field(description=f"Most candidates to return (1 to {MAX_HITS}).")
+        ] = SELECT_LIMIT,
     ) -> Annotated[CallToolResult, PickOut]:
         """Find agents, people or desks by name, id or description."""
         return await _answer(lambda: service.pick(who(ctx), kind, query, limit), render.render_pick)
@@ -274,7 +282,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             Literal["set", "check"],
             Field(description="set: return the code to load; check: only judge sufficiency."),
         ] = "set",
-        budget: Annotated[int, Field(description="Token budget for the focus set.")] = 8000,
+        budget: Annotated[
+            int, Field(description=f"Token budget for the code loaded (1 to {MAX_BUDGET:,}).")
+        ] = 8000,
     ) -> Annotated[CallToolResult, FocusOut]:
         """The minimal code worth loading for a goal, what was left out and why, and
         whether it is enough."""
@@ -288,7 +298,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
     async def seek(
         ctx: Context,
         query: Annotated[str, Field(description="Names, words or a stack trace to look up.")],
-        limit: Annotated[int, Field(description="Most results to return.")] = 20,
+        limit: Annotated[
+            int, Field(description=f"Most results to return (1 to {MAX_SEEK_LIMIT}).")
+        ] = 20,
     ) -> Annotated[CallToolResult, SeekOut]:
         """Ranked code nodes for a query."""
         return await _answer(
@@ -301,7 +313,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         target: Annotated[
             str, Field(description="A node id, file path, Class.method or function name.")
         ],
-        depth: Annotated[int, Field(description="How many dependency hops to follow.")] = 2,
+        depth: Annotated[
+            int, Field(description=f"How many dependency hops to follow (1 to {MAX_IMPACT_DEPTH}).")
+        ] = 2,
     ) -> Annotated[CallToolResult, ImpactOut]:
         """What depends on a target: its blast radius over reverse dependencies."""
         return await _answer(
@@ -318,7 +332,8 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         ],
         goal: Annotated[str, Field(description="What you are trying to do, in words.")],
         budget: Annotated[
-            int, Field(description="Tokens the skimmed output may take.")
+            int,
+            Field(description=f"Tokens the skimmed output may take (1 to {MAX_SKIM_BUDGET:,})."),
         ] = DEFAULT_SKIM_BUDGET,
     ) -> Annotated[CallToolResult, SkimOut]:
         """Cut verbose output to the lines your goal needs (plus errors, warnings, head and
