@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -100,6 +101,7 @@ def _dumped(out: BaseModel) -> dict[str, Any]:
     return out.model_dump(mode="json")
 
 
+@cache
 def _published(schema: type[BaseModel]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Wire-form data as structured content: without the fields ``schema`` keeps out of
     it (the code context of focus, sent once, in the text)."""
