@@ -16,10 +16,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from coderooms.workspace import Workspace
-from index import pick_file, subject
+from index import edit_one, pick_file, print_rows, subject
 
 DEFAULT_RUNS = 5
 WARM_SAMPLES = 30
@@ -30,14 +31,9 @@ GOALS = (
 )
 
 
-def edit_one(path: Path, n: int) -> None:
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(f"\n\ndef _bench_edit_{n}():\n    return {n}\n")
-
-
-def timed(fn: object) -> float:
+def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
-    fn()  # type: ignore[operator]
+    fn()
     return time.perf_counter() - start
 
 
@@ -81,9 +77,7 @@ def main() -> None:
         ("baseline: the same focus, engine from nothing", f"{t_cold:.3f} s"),
         ("rebuilt on the previous one / from nothing", f"{t_edit / t_cold:.2f}x"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_rows(rows)
 
 
 if __name__ == "__main__":

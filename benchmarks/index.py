@@ -80,6 +80,13 @@ def interleaved_cpu(fns: dict[str, Callable[[], object]], runs: int) -> dict[str
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def print_rows(rows: list[tuple[str, str]]) -> None:
+    """One measurement per line, the labels in one column."""
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+
+
 def subject(scratch: Path, repo: str | None) -> tuple[Path, str]:
     target = scratch / "subject"
     if repo:
@@ -290,9 +297,7 @@ def main() -> None:
         ("scaled, as a git checkout: one-file change", t_git_one),
         ("peak RSS main / largest worker", f"{self_mb:.0f} MB / {child_mb:.0f} MB"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_rows(rows)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ test calls a tool with ``sessions.call(name, tool, arguments)``.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -92,3 +93,15 @@ def ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, text_of(result)
     assert result.structured_content is not None
     return result.structured_content
+
+
+def agent_token(db: str, agent: str) -> str:
+    """A fresh HTTP token for ``agent``, issued by the command line."""
+    done = subprocess.run(
+        [CODEROOMS, "--db", db, "agent", "token", agent],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=CALL_TIMEOUT_S,
+    )
+    return done.stdout.strip()

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, ok, text_of
+from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, agent_token, ok, text_of
 from mcp_repo import write_fixture_repo
 
 from coderooms.store import open_store
@@ -30,17 +30,6 @@ INITIALIZE = {
     },
 }
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def _token(url: str, agent: str) -> str:
-    done = subprocess.run(
-        [CODEROOMS, "--db", url, "agent", "token", agent],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=CALL_TIMEOUT_S,
-    )
-    return done.stdout.strip()
 
 
 def _http(url: str, token: str) -> Client:
@@ -72,7 +61,7 @@ def served(
             store.close()
 
     asyncio.run(setup())
-    tokens = {agent: _token(db, agent) for agent in ("alice", "bob", "erin")}
+    tokens = {agent: agent_token(db, agent) for agent in ("alice", "bob", "erin")}
     process = subprocess.Popen(
         [CODEROOMS, "--db", db, "up", "--port", "0", "--repo", str(repo)],
         stdout=subprocess.PIPE,
@@ -165,7 +154,7 @@ def test_a_reissued_token_replaces_the_old_one(served: tuple[Server, dict[str, s
     server, tokens, db = served
     old = tokens["erin"]
     assert _initialize(server.url, {"Authorization": f"Bearer {old}"}).status_code == 200
-    new = _token(db, "erin")
+    new = agent_token(db, "erin")
     assert _initialize(server.url, {"Authorization": f"Bearer {old}"}).status_code == 401
     assert _initialize(server.url, {"Authorization": f"Bearer {new}"}).status_code == 200
     tokens["erin"] = new

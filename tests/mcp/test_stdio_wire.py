@@ -288,7 +288,7 @@ def test_a_request_id_used_twice_is_waited_for_twice() -> None:
     async def read_to_the_end() -> None:
         await inbound.receive()
         await inbound.receive()
-        wire.answered(7)
+        wire.done(7)
         ended = anyio.Event()
 
         async def end() -> None:
@@ -300,7 +300,7 @@ def test_a_request_id_used_twice_is_waited_for_twice() -> None:
             tg.start_soon(end)
             await anyio.sleep(0.2)
             assert not ended.is_set()  # one of the two is still being answered
-            wire.answered(7)
+            wire.done(7)
             with anyio.fail_after(5):
                 await ended.wait()
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, ok
+from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, agent_token, ok
 from mcp_repo import write_fixture_repo
 
 from coderooms.cli import main
@@ -53,17 +53,6 @@ def _add_agent(db: str, agent: str) -> None:
     asyncio.run(add())
 
 
-def _token(db: str, agent: str) -> str:
-    done = subprocess.run(
-        [CODEROOMS, "--db", db, "agent", "token", agent],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=CALL_TIMEOUT_S,
-    )
-    return done.stdout.strip()
-
-
 def _holder(db: str, token: str) -> str | None:
     book = TokenBook(db.removeprefix("sqlite:///"))
     try:
@@ -87,7 +76,7 @@ def test_a_start_on_a_taken_port_changes_nothing(tmp_path: Path, taken_port: int
     repo = write_fixture_repo(tmp_path / "repo")
     db = f"sqlite:///{tmp_path / 'rooms.db'}"
     _add_agent(db, "alice")
-    alice = _token(db, "alice")
+    alice = agent_token(db, "alice")
     done = subprocess.run(
         [CODEROOMS, "--db", db, "up", "--port", str(taken_port), "--repo", str(repo)]
         + ["--agent", "zed", "--agent", "alice"],
@@ -175,7 +164,7 @@ def test_a_stop_during_start_up_is_one_line_and_changes_nothing(
     repo = write_fixture_repo(tmp_path / "repo")
     db = f"sqlite:///{tmp_path / 'rooms.db'}"
     _add_agent(db, "alice")
-    alice = _token(db, "alice")
+    alice = agent_token(db, "alice")
 
     def stopped(*_: object, **__: object) -> None:
         raise stop()

@@ -95,12 +95,9 @@ def _signature(
 
 def skeleton(index: SalienceIndex, node: CodeNode) -> str:
     """Signatures only: the node's own (with its docstring's first line), then its direct
-    children's; the methods of a class inside a file outline are listed by name. A file
-    that defines nothing (configuration, prose, a script) has no outline: its first
-    lines stand in for one."""
+    children's; the methods of a class inside a file outline are listed by name. (A
+    file that defines nothing has no outline: :func:`render` shows its first lines.)"""
     lines = index.lines(node.path)
-    if node.kind == "file" and not index.children_of(node.id):
-        return "\n".join(_head(lines))
     out = [] if node.kind == "file" else _signature(lines, node, docstring=True)
     indent = "" if node.kind == "file" else "    "
     for child in index.children_of(node.id):
@@ -124,15 +121,8 @@ def _head(lines: list[str]) -> list[str]:
     return out
 
 
-def _header(index: SalienceIndex, node: CodeNode, render: Render) -> str:
+def _header(node: CodeNode, suffix: str) -> str:
     label = node.path if node.kind == "file" else node.id  # the id tells twins apart
-    if render == "full":
-        suffix = ""
-    elif node.kind == "file" and not index.children_of(node.id):
-        shown = len(_head(index.lines(node.path)))
-        suffix = f" (the first {shown} lines only)"
-    else:
-        suffix = " (signatures only)"
     return f"# {label} lines {node.start_line}-{node.end_line}{suffix}\n"
 
 
@@ -176,8 +166,14 @@ def render(
     key = (node.id, kind)
     if cache is not None and key in cache:
         return cache[key]
-    body = index.body(node) if kind == "full" else skeleton(index, node)
-    text = _header(index, node, kind) + body + "\n"
+    if kind == "full":
+        body, suffix = index.body(node), ""
+    elif node.kind == "file" and not index.children_of(node.id):
+        head = _head(index.lines(node.path))  # no outline: the first lines stand in
+        body, suffix = "\n".join(head), f" (the first {len(head)} lines only)"
+    else:
+        body, suffix = skeleton(index, node), " (signatures only)"
+    text = _header(node, suffix) + body + "\n"
     value = (text, count_tokens(text))
     if cache is not None:
         cache[key] = value

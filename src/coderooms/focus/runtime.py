@@ -10,7 +10,7 @@ hosts (the workspace, the CLI, the benchmark) wire ``coderooms.tokens`` and
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -71,10 +71,11 @@ def _by_salience(entry: Ignored) -> tuple[bool, float]:
     return entry.nodes > 1, -entry.salience
 
 
-def _ignored_counts(entries: Sequence[Ignored]) -> dict[str, Any]:
+def _ignored_counts(reasons: Iterable[tuple[str, int]]) -> dict[str, Any]:
+    """``ignored_total`` and ``ignored_by_reason`` of (reason, nodes) pairs."""
     by_reason: Counter[str] = Counter()
-    for entry in entries:
-        by_reason[entry.why] += entry.nodes
+    for why, nodes in reasons:
+        by_reason[why] += nodes
     return {
         "ignored_total": sum(by_reason.values()),
         "ignored_by_reason": dict(sorted(by_reason.items())),
@@ -85,14 +86,9 @@ def ignored_view(data: dict[str, Any], limit: int) -> dict[str, Any]:
     """``data`` (a ``to_json()`` form) with its ignored list cut to the ``limit`` most
     salient entries, and ``ignored_total`` and ``ignored_by_reason`` counting them all."""
     ignored: list[dict[str, Any]] = data.get("ignored", [])
-    by_reason = Counter(str(entry.get("why", "")) for entry in ignored)
     ranked = sorted(ignored, key=lambda entry: -float(entry.get("salience", 0.0)))
-    return {
-        **data,
-        "ignored": ranked[:limit],
-        "ignored_total": len(ignored),
-        "ignored_by_reason": dict(sorted(by_reason.items())),
-    }
+    counts = _ignored_counts((str(entry.get("why", "")), 1) for entry in ignored)
+    return {**data, "ignored": ranked[:limit], **counts}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +154,7 @@ class FocusResult:
             },
         }
         if ignored_limit is not None:
-            out.update(_ignored_counts(self.packing.ignored))
+            out.update(_ignored_counts((e.why, e.nodes) for e in self.packing.ignored))
         if self.mode == "set":
             out["context"] = self.context()
         return out

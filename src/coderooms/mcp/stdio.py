@@ -34,7 +34,7 @@ import sys
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Self
 
 import anyio
 import anyio.to_thread
@@ -164,13 +164,8 @@ class _Wire:
         if key is not None:
             self.pending[key] += 1
 
-    def answered(self, request_id: object) -> None:
-        self._settle_one(request_id)
-
-    def cancelled(self, request_id: object) -> None:
-        self._settle_one(request_id)
-
-    def _settle_one(self, request_id: object) -> None:
+    def done(self, request_id: object) -> None:
+        """A request was answered or cancelled: one fewer is pending under its id."""
         key = _key(request_id)
         if key is not None and key in self.pending:
             self.pending[key] -= 1
@@ -197,7 +192,21 @@ class _Wire:
         await self.send(json.dumps(error, separators=(",", ":")).encode() + b"\n")
 
 
-class _Inbound:
+class _StreamEnd:
+    """What the SDK's stream protocols ask beyond reading or writing: nothing to close
+    here (the descriptors belong to :func:`serve_stdio`)."""
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+class _Inbound(_StreamEnd):
     """The server's read stream (the SDK's ``ReadStream``): one message per line, parsed
     once, on the task that dispatches it; every line the SDK would drop is answered here."""
 
@@ -247,7 +256,7 @@ class _Inbound:
         elif isinstance(message, JSONRPCNotification) and (
             message.method == "notifications/cancelled"
         ):
-            self._wire.cancelled((message.params or {}).get("requestId"))
+            self._wire.done((message.params or {}).get("requestId"))
         return message
 
     async def _diagnose(self, line: str) -> JSONRPCMessage | None:
@@ -290,15 +299,6 @@ class _Inbound:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        return None
-
-    async def __aenter__(self) -> _Inbound:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
-
 
 def _has_id(line: str) -> bool:
     """Whether the JSON object on ``line`` has an ``id`` member (whatever its value)."""
@@ -321,7 +321,7 @@ def _serialise(message: JSONRPCMessage) -> bytes:
         return text.encode("utf-8", "replace")
 
 
-class _Outbound:
+class _Outbound(_StreamEnd):
     """The server's write stream (the SDK's ``WriteStream``): each message serialised
     once and written by the task that sends it."""
 
@@ -332,16 +332,7 @@ class _Outbound:
         message = item.message
         await self._wire.send(_serialise(message) + b"\n")
         if isinstance(message, JSONRPCResponse | JSONRPCError):
-            self._wire.answered(message.id)
-
-    async def aclose(self) -> None:
-        return None
-
-    async def __aenter__(self) -> _Outbound:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
+            self._wire.done(message.id)
 
 
 def _divert() -> tuple[int, int]:
