@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
-from coderooms.index.errors import CodeIndexError, IndexBusy, IndexDatabaseError, IndexTooNew
+import orjson
+
+from coderooms.index.errors import (
+    CodeIndexError,
+    IndexBusy,
+    IndexDatabaseError,
+    IndexTooNew,
+    UnreadableFacts,
+)
 from coderooms.index.facts import FileFacts, ImportFact, SymbolFact, encode_facts
 
 __all__ = [
@@ -189,7 +196,19 @@ def decode_facts(row: tuple[Any, ...], symbols: list[SymbolFact]) -> FileFacts:
         decode_replaced,
         blob,
     ) = row
-    data = json.loads(str(blob))
+    try:
+        data = orjson.loads(str(blob))
+        imports = [
+            ImportFact(
+                module=m, names=tuple((a, b) for a, b in names), alias=alias, level=level, line=line
+            )
+            for m, names, alias, level, line in data["i"]
+        ]
+        calls = [(o, r, n, c) for o, r, n, c in data["c"]]
+        refs = [(o, r, n) for o, r, n in data["r"]]
+        bases = [(o, b) for o, b in data["b"]]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise UnreadableFacts(str(path)) from exc
     facts = FileFacts(
         path=str(path),
         language=str(language),
@@ -203,15 +222,10 @@ def decode_facts(row: tuple[Any, ...], symbols: list[SymbolFact]) -> FileFacts:
         is_vendored=bool(is_vendored),
     )
     facts.symbols = symbols
-    facts.imports = [
-        ImportFact(
-            module=m, names=tuple((a, b) for a, b in names), alias=alias, level=level, line=line
-        )
-        for m, names, alias, level, line in data["i"]
-    ]
-    facts.calls = [(o, r, n, c) for o, r, n, c in data["c"]]
-    facts.refs = [(o, r, n) for o, r, n in data["r"]]
-    facts.bases = [(o, b) for o, b in data["b"]]
+    facts.imports = imports
+    facts.calls = calls
+    facts.refs = refs
+    facts.bases = bases
     return facts
 
 

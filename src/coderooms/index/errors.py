@@ -12,6 +12,7 @@
         ├── IndexDatabaseError         .coderooms/index.db cannot be opened or is damaged
         ├── IndexBusy                  another process holds the index's write lock
         ├── IndexTooNew                index.db was written by a newer coderooms
+        ├── UnreadableFacts            index.db holds facts of a file that do not decode
         ├── NotIndexed                 a graph was asked for before the first index run
         ├── UnknownNode                no file or symbol has that id
         └── AmbiguousNode              a bare name that several symbols share
@@ -31,6 +32,7 @@ __all__ = [
     "IndexDatabaseError",
     "IndexBusy",
     "IndexTooNew",
+    "UnreadableFacts",
     "NotIndexed",
     "UnknownNode",
     "AmbiguousNode",
@@ -78,6 +80,14 @@ class IndexDatabaseError(CodeIndexError):
     fields = ("path", "reason")
     template = (
         "cannot use the index database {path}: {reason} (delete it and run `coderooms index` again)"
+    )
+
+
+class UnreadableFacts(CodeIndexError):
+    fields = ("path",)
+    template = (
+        "the index database holds unreadable facts for {path} "
+        "(delete .coderooms/index.db and run `coderooms index` again)"
     )
 
 

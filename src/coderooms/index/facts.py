@@ -6,12 +6,13 @@ computed in a worker process, stored, and resolved again later without re-parsin
 
 from __future__ import annotations
 
-import json
 import operator
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import orjson
 
 _T = TypeVar("_T")
 
@@ -109,8 +110,9 @@ def dedupe_calls(raw: list[tuple[str, str, str]]) -> list[tuple[str, str, str, i
 
 
 def encode_facts(facts: FileFacts) -> str:
-    """The stored JSON form of a file's imports, calls, references and bases."""
-    return json.dumps(
+    """The stored JSON form of a file's imports, calls, references and bases (every file
+    indexed writes one: the fast encoder is worth its dependency here)."""
+    return orjson.dumps(
         {
             "i": [
                 [i.module, [list(n) for n in i.names], i.alias, i.level, i.line]
@@ -119,7 +121,5 @@ def encode_facts(facts: FileFacts) -> str:
             "c": facts.calls,
             "r": facts.refs,
             "b": facts.bases,
-        },
-        separators=(",", ":"),
-        check_circular=False,  # plain lists and tuples of strings and numbers
-    )
+        }
+    ).decode("utf-8")

@@ -15,6 +15,7 @@ from bisect import insort
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import NamedTuple
 
 from coderooms.index.facts import FileFacts, ImportFact
@@ -822,29 +823,50 @@ class Resolver:
         if facts is None:
             return res
         t = self.t
-        for sym in facts.symbols:
-            res.add(sym.parent or path, sym.id, "contains")
+        # Symbol ids are unique and never their parent's: each contains edge is new.
+        res.edges.update(((sym.parent or path, sym.id, "contains"), 1.0) for sym in facts.symbols)
         for f in self.imported_files(path):
             res.add(path, f, "imports")
         for owner, text in facts.bases:
             base = self.resolve_base(facts, owner, text)
             if base is not None:
                 res.add(owner, base, "inherits")
+        # Most (receiver, name) pairs recur under several owners, and most resolve the
+        # same from any owner: those are resolved once per file (a pair is in a memo
+        # only when it is owner-free, so a hit is always valid).
+        nested = None if facts.language in CLASS_SCOPE_LANGUAGES else t.nested_names(path)
+        edges = res.edges
+        unresolved = res.unresolved
+        call_memo: dict[tuple[str, str], tuple[str | None, str]] = {}
         call_targets: dict[str, set[str]] = defaultdict(set)
         for owner, receiver, name, count in facts.calls:
-            target, why = self.resolve_call(facts, owner, receiver, name)
+            key = (receiver, name)
+            got = call_memo.get(key)
+            if got is None:
+                got = self.resolve_call(facts, owner, receiver, name)
+                if nested is not None and _owner_free(receiver, name, nested):
+                    call_memo[key] = got
+            target, why = got
             if target is None:
-                res.unresolved[why] += count
+                unresolved[why] += count
                 continue
             if target == owner:
                 continue
-            res.add(owner, target, "calls", float(count))
+            edge = (owner, target, "calls")
+            edges[edge] = edges.get(edge, 0.0) + count
             call_targets[owner].add(target)
+        ref_memo: dict[tuple[str, str], str | None] = {}
         for owner, receiver, name in facts.refs:
-            target = self.resolve_ref(facts, owner, receiver, name)
+            key = (receiver, name)
+            if key in ref_memo:
+                target = ref_memo[key]
+            else:
+                target = self.resolve_ref(facts, owner, receiver, name)
+                if nested is not None and _owner_free(receiver, name, nested):
+                    ref_memo[key] = target
             if target is None or target == owner or target in call_targets.get(owner, ()):
                 continue
-            if _is_ancestor(t, target, owner) or (owner, target, "inherits") in res.edges:
+            if _is_ancestor(t, target, owner) or (owner, target, "inherits") in edges:
                 continue
             res.add(owner, target, "references")
         if facts.is_test:
@@ -870,10 +892,16 @@ class Resolver:
             res.add(path, target, "tests")
 
 
+_second = itemgetter(1)
+_third = itemgetter(2)
+
+
 def names_used(facts: FileFacts) -> set[str]:
     """Every name whose definitions can change how this file resolves."""
-    names = {c[2] for c in facts.calls} | {r[2] for r in facts.refs}
-    receivers = {c[1] for c in facts.calls} | {r[1] for r in facts.refs}
+    names = set(map(_third, facts.calls))
+    names.update(map(_third, facts.refs))
+    receivers = set(map(_second, facts.calls))
+    receivers.update(map(_second, facts.refs))
     receivers.discard("?")
     for receiver in receivers:
         names.update(receiver.replace("::", ".").split("."))
@@ -890,6 +918,20 @@ def names_used(facts: FileFacts) -> set[str]:
 
 CALLABLE_KINDS = frozenset({"function", "method", "class"})
 CLASS_KINDS = frozenset({"class"})
+
+
+def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> bool:
+    """Whether a call or reference resolves the same from every owner in its file (a
+    language without class scopes): no scope lookup of ``self``, ``super()`` or a name
+    some nested definition of the file carries is involved."""
+    if receiver == "":
+        return name not in nested
+    if receiver == "?":
+        return True
+    if receiver == "super()":
+        return False
+    head = receiver.split("::" if "::" in receiver else ".", 1)[0]
+    return head not in SELF_RECEIVERS and head not in nested
 
 
 def _is_ancestor(t: SymbolTable, candidate: str, owner: str) -> bool:

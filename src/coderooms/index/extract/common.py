@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
+from hashlib import sha256
+from operator import attrgetter
 
 from tree_sitter import Node
 
@@ -14,10 +16,13 @@ from coderooms.index.facts import SymbolFact
 SIGNATURE_MAX_CHARS = 240
 DOCSTRING_MAX_CHARS = 400
 HASH_DIGEST_BYTES = 16
+HASH_HEX_CHARS = 2 * HASH_DIGEST_BYTES
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=HASH_DIGEST_BYTES).hexdigest()
+def content_hash(data: bytes | memoryview) -> str:
+    """Identity of a file's or a symbol's text (SHA-256, the fastest digest here,
+    cut to ``HASH_DIGEST_BYTES``)."""
+    return sha256(data).hexdigest()[:HASH_HEX_CHARS]
 
 
 def one_line(text: str, limit: int) -> str:
@@ -43,43 +48,40 @@ class DefSite:
 
 
 class Owners:
-    """Maps a byte offset to the id of the innermost symbol around it."""
+    """Maps a byte offset to the id of the innermost symbol around it.
 
-    def __init__(self, file_id: str, spans: list[tuple[int, int, str, int]]) -> None:
-        # spans: (start, end, owner id, parent span index or -1), sorted by start
-        self._file_id = file_id
-        self._starts = [s[0] for s in spans]
-        self._spans = spans
+    Definitions nest, so they cut the file into runs of bytes with one innermost owner
+    each: ``bounds`` holds where each run starts and ``owner_of_run`` its owner (the
+    file's id before the first run), and a lookup is one bisection.
+    """
+
+    def __init__(self, file_id: str, spans: list[tuple[int, int, str]]) -> None:
+        # spans: (start, end, owner id), sorted by start, outer before inner
+        bounds: list[int] = []
+        owner_of_run = [file_id]
+        open_spans: list[tuple[int, str]] = []  # (end, owner) of the spans around
+        for start, end, owner in spans:
+            while open_spans and open_spans[-1][0] <= start:
+                bounds.append(open_spans.pop()[0])
+                owner_of_run.append(open_spans[-1][1] if open_spans else file_id)
+            bounds.append(start)
+            owner_of_run.append(owner)
+            open_spans.append((end, owner))
+        while open_spans:
+            bounds.append(open_spans.pop()[0])
+            owner_of_run.append(open_spans[-1][1] if open_spans else file_id)
+        self._run_at = partial(bisect_right, bounds)
+        self._owner_of_run = owner_of_run
 
     def at(self, pos: int) -> str:
-        i = bisect_right(self._starts, pos) - 1
-        spans = self._spans
-        while i >= 0:
-            start, end, owner, parent = spans[i]
-            if pos < end:
-                return owner
-            i = parent
-        return self._file_id
+        return self._owner_of_run[self._run_at(pos)]
 
-    def sweep(self, positions: list[int]) -> list[str]:
-        """Owners of many offsets at once; ``positions`` must be ascending."""
-        spans = self._spans
-        n = len(spans)
-        file_id = self._file_id
-        out: list[str] = []
-        stack: list[tuple[int, str]] = []  # (end, owner) of the spans around the cursor
-        j = 0
-        for pos in positions:
-            while j < n and spans[j][0] <= pos:
-                start, end, owner, _ = spans[j]
-                while stack and stack[-1][0] <= start:
-                    stack.pop()
-                stack.append((end, owner))
-                j += 1
-            while stack and stack[-1][0] <= pos:
-                stack.pop()
-            out.append(stack[-1][1] if stack else file_id)
-        return out
+    def of(self, positions: Iterable[int]) -> list[str]:
+        """Owners of many offsets at once, in their order."""
+        return list(map(self._owner_of_run.__getitem__, map(self._run_at, positions)))
+
+
+_LINE_THEN_ID = attrgetter("start_line", "id")
 
 
 def build_symbols(
@@ -95,16 +97,19 @@ def build_symbols(
     Ids are ``path::Outer.inner``; a second definition with the same id in one file
     gets ``#2`` (then ``#3`` …), in document order, so nothing is dropped.
     """
-    defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    spans = sorted([(d.node.start_byte, -d.node.end_byte, i) for i, d in enumerate(defs)])
+    defs[:] = [defs[i] for _, _, i in spans]
+    starts = [start for start, _, _ in spans]
+    ends = [-end for _, end, _ in spans]
     parents: list[int] = []
     stack: list[int] = []
-    for i, d in enumerate(defs):
-        start = d.node.start_byte
-        while stack and defs[stack[-1]].node.end_byte <= start:
+    for i, start in enumerate(starts):
+        while stack and ends[stack[-1]] <= start:
             stack.pop()
         parents.append(stack[-1] if stack else -1)
         stack.append(i)
 
+    whole = memoryview(source)  # symbol hashes read slices without copying them
     seen: dict[str, int] = {}
     id_path: list[str] = []  # the qualname with twin suffixes, used to build child ids
     ids: list[str] = []
@@ -114,17 +119,21 @@ def build_symbols(
     impl_first: dict[str, int] = {}
     for i, d in enumerate(defs):
         p = parents[i]
-        base = id_path[p] + "." if p >= 0 else ""
-        if d.container and p < 0:
-            base = d.container + "."
+        name = d.name
+        container = d.container
+        if p >= 0:
+            base = id_path[p] + "."
+        elif container:
+            base = container + "."
+        else:
+            base = ""
+        key = base + name
         if d.kind == "impl":
-            key = base + d.name
             id_path.append(key)
             ids.append(f"{path}::{key}")
             impl_first.setdefault(key, i)
             symbol_of.append(None)
             continue
-        key = base + d.name
         n = seen.get(key, 0) + 1
         seen[key] = n
         if n > 1:
@@ -132,40 +141,43 @@ def build_symbols(
         id_path.append(key)
         sid = f"{path}::{key}"
         ids.append(sid)
-        qual_prefix = ""
         parent_sym: SymbolFact | None = None
+        kind = d.kind
         if p >= 0:
             parent_sym = symbol_of[p]
-            qual_prefix = (parent_sym.qualname if parent_sym else defs[p].name) + "."
-        elif d.container:
-            qual_prefix = d.container + "."
-        kind = d.kind
-        parent_kind = defs[p].kind if p >= 0 else ""
-        if kind == "function" and (parent_kind in ("class", "impl") or d.container):
-            kind = "method"
+            qualname = (parent_sym.qualname if parent_sym else defs[p].name) + "." + name
+            if kind == "function" and (defs[p].kind in ("class", "impl") or container):
+                kind = "method"
+        elif container:
+            qualname = container + "." + name
+            if kind == "function":
+                kind = "method"
+        else:
+            qualname = name
         node = d.node
-        sig_end = d.signature_end if d.signature_end > 0 else node.end_byte
-        sig = one_line(
-            source[node.start_byte : sig_end].decode("utf-8", "replace"), SIGNATURE_MAX_CHARS
-        )
+        start = starts[i]
+        end = ends[i]
+        sig_end = d.signature_end if d.signature_end > 0 else end
+        sig = one_line(source[start:sig_end].decode("utf-8", "replace"), SIGNATURE_MAX_CHARS)
         sym = SymbolFact(
-            id=sid,
-            kind=kind,
-            name=d.name,
-            qualname=qual_prefix + d.name,
-            parent=parent_sym.id if parent_sym else None,
-            start_line=node.start_point[0] + 1,
-            end_line=node.end_point[0] + 1,
-            signature=sig.rstrip(":{ ").rstrip(),
-            docstring=docstring(d),
-            content_hash=content_hash(source[node.start_byte : node.end_byte]),
-            size_bytes=node.end_byte - node.start_byte,
+            sid,
+            kind,
+            name,
+            qualname,
+            parent_sym.id if parent_sym else None,
+            node.start_point[0] + 1,
+            node.end_point[0] + 1,
+            sig.rstrip(":{ ").rstrip(),
+            docstring(d),
+            sha256(whole[start:end]).hexdigest()[:HASH_HEX_CHARS],
+            False,
+            end - start,
         )
-        sym.is_test = is_test(d, sym.qualname, parent_sym.qualname if parent_sym else None)
+        sym.is_test = is_test(d, qualname, parent_sym.qualname if parent_sym else None)
         if p >= 0 and parent_sym is None:
             pending_parent.append((sym, ids[p]))  # member of an impl block
-        elif d.container:
-            pending_parent.append((sym, f"{path}::{d.container}"))
+        elif container:
+            pending_parent.append((sym, f"{path}::{container}"))
         symbols.append(sym)
         symbol_of.append(sym)
 
@@ -202,9 +214,8 @@ def build_symbols(
         if parent_id in by_id:
             sym.parent = parent_id
 
-    spans = [(d.node.start_byte, d.node.end_byte, ids[i], parents[i]) for i, d in enumerate(defs)]
-    symbols.sort(key=lambda s: (s.start_line, s.id))
-    return symbols, Owners(path, spans)
+    symbols.sort(key=_LINE_THEN_ID)
+    return symbols, Owners(path, list(zip(starts, ends, ids, strict=True)))
 
 
 def node_text(source: bytes, node: Node) -> str:

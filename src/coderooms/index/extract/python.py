@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from collections import Counter
+from collections.abc import Callable, Iterable
+from functools import cache, partial
+from itertools import compress, repeat
+from operator import add, and_, attrgetter, not_
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
@@ -15,7 +19,7 @@ from coderooms.index.extract.common import (
     node_text,
     one_line,
 )
-from coderooms.index.facts import FileFacts, ImportFact, dedupe_calls
+from coderooms.index.facts import FileFacts, ImportFact
 
 # Names that are never worth a reference edge: the receiver conventions of methods.
 IGNORED_REFERENCES = frozenset({"self", "cls"})
@@ -75,8 +79,51 @@ def is_test_path(path: str) -> bool:
     return any(p in ("test", "tests", "testing") for p in parts)
 
 
+_STRING_START = re.compile(rb"[rRuUbBfF]{0,2}[\"']")
+# The opening of a string literal without interpolation, and what may follow a
+# statement on its last line.
+_PLAIN_STRING_OPEN = re.compile(rb"(?:[rRbBuU]|[rR][bB]|[bB][rR])?(\"\"\"|'''|\"|')")
+_LINE_END = re.compile(rb"[ \t]*(?:[\r\n#]|\Z)")
+
+
+def _plain_string(source: bytes, at: int) -> bytes | None:
+    """The text between the quotes of the string literal at ``at`` when it is plain (no
+    f-prefix, no backslash, on one line unless triple-quoted) and only a comment follows
+    it on its last line: what the tree's one string_content holds. None when only the
+    tree can tell."""
+    opened = _PLAIN_STRING_OPEN.match(source, at)
+    if opened is None:
+        return None
+    quote = opened.group(1)
+    start = opened.end()
+    end = source.find(quote, start)
+    if end < 0:
+        return None
+    content = source[start:end]
+    if b"\\" in content or (len(quote) == 1 and b"\n" in content):
+        return None
+    if _LINE_END.match(source, end + len(quote)) is None:
+        return None
+    return content
+
+
 def _docstring(source: bytes, d: DefSite) -> str:
-    body = d.node.child_by_field_name("body")
+    # The body starts where its first statement does: unless that opens a string
+    # literal, there is no docstring to look for in the tree; a plain one is read from
+    # the text, anything else (f-strings, concatenations, escapes) from the tree.
+    if d.signature_end >= 0:
+        if _STRING_START.match(source, d.signature_end) is None:
+            return ""
+        plain = _plain_string(source, d.signature_end)
+        if plain is not None:
+            return one_line(plain.decode("utf-8", "replace"), DOCSTRING_MAX_CHARS)
+    return docstring_from_tree(source, d.node)
+
+
+def docstring_from_tree(source: bytes, definition: Node) -> str:
+    """The docstring of a function or class definition, read from its tree: the text of
+    a string literal that is the body's first statement."""
+    body = definition.child_by_field_name("body")
     if body is None or body.named_child_count == 0:
         return ""
     first = body.named_child(0)
@@ -173,13 +220,27 @@ def _split_pair(source: bytes, node: Node) -> tuple[str, str, int] | None:
     return node_text(source, obj), node_text(source, name), name.start_byte
 
 
-def _start(node: Node) -> int:
-    return node.start_byte
+_start = attrgetter("start_byte")
+_end = attrgetter("end_byte")
+_before = partial(add, -1)  # the byte before an offset
 
 
-def _spans(nodes: list[Node] | tuple[()]) -> list[tuple[int, int]]:
-    """(start, end) byte spans in document order (capture lists come unordered)."""
-    return sorted([(n.start_byte, n.end_byte) for n in nodes])
+def _spans(nodes: list[Node] | tuple[()]) -> tuple[list[int], list[int]]:
+    """Start and end bytes of ``nodes`` in document order (a capture list comes in an
+    order that can change from one process to the next)."""
+    spans = sorted(zip(map(_start, nodes), map(_end, nodes), strict=True))
+    return [start for start, _ in spans], [end for _, end in spans]
+
+
+def _texts(source: bytes) -> Callable[[Iterable[int], Iterable[int]], list[str]]:
+    """A function from start and end bytes to the texts between them: slices of the
+    decoded text when every byte is ASCII (bytes and characters line up), decoded
+    slices of ``source`` otherwise."""
+    if source.isascii():
+        text = source.decode("ascii")
+        return lambda starts, ends: list(map(text.__getitem__, map(slice, starts, ends)))
+    decode = partial(bytes.decode, encoding="utf-8", errors="replace")
+    return lambda starts, ends: list(map(decode, map(source.__getitem__, map(slice, starts, ends))))
 
 
 def extract(facts: FileFacts, source: bytes) -> None:
@@ -243,37 +304,38 @@ def extract(facts: FileFacts, source: bytes) -> None:
     imports.sort(key=lambda f: f.line)
     facts.imports = imports
 
-    raw_calls: list[tuple[str, str, str]] = []
-    call_name_starts: set[int] = set()
-    for node in caps.get("call.name", ()):
-        start = node.start_byte
-        call_name_starts.add(start)
-        raw_calls.append(
-            (owner_at(start), "", source[start : node.end_byte].decode("utf-8", "replace"))
-        )
-    call_attrs = _spans(caps.get("call.attr", ()))
-    for (start, end), owner in zip(
-        call_attrs, owners.sweep([a for a, _ in call_attrs]), strict=True
-    ):
-        call_name_starts.add(start)
-        receiver = receiver_before(source, start - 1)
-        raw_calls.append((owner, receiver, source[start:end].decode("utf-8", "replace")))
-    facts.calls = dedupe_calls(raw_calls)
+    # Calls, references and pairs are many: they go through C-level maps (start and end
+    # bytes, owners by bisection, names by slicing) rather than a Python loop each.
+    text_of = _texts(source)
+    owners_of = owners.of
+    starts, ends = _spans(caps.get("call.name", ()))
+    call_names = text_of(starts, ends)
+    calls: Counter[tuple[str, str, str]] = Counter(zip(owners_of(starts), repeat(""), call_names))
+    attr_starts, attr_ends = _spans(caps.get("call.attr", ()))
+    receivers = list(map(partial(receiver_before, source), map(_before, attr_starts)))
+    calls.update(
+        zip(owners_of(attr_starts), receivers, text_of(attr_starts, attr_ends), strict=True)
+    )
+    facts.calls = [(o, r, n, c) for (o, r, n), c in calls.items()]
 
-    refs: set[tuple[str, str, str]] = set()
     # Names are taken where they are used as values (arguments, annotations, decorators,
     # returns, assignments …): local arithmetic on variables never names a symbol, and
     # skipping it keeps extraction cheap. Base classes become inherits edges instead.
-    not_free = {n.start_byte for n in caps.get("nofree", ())}
-    spans = [span for span in _spans(caps.get("ref", ())) if span[0] not in not_free]
-    for owner, (a, b) in zip(owners.sweep([a for a, _ in spans]), spans, strict=True):
-        ident = source[a:b].decode("utf-8", "replace")
-        if ident not in IGNORED_REFERENCES:
-            refs.add((owner, "", ident))
+    ref_starts, ref_ends = _spans(caps.get("ref", ()))
+    ref_names = text_of(ref_starts, ref_ends)
+    keep = map(not_, map(IGNORED_REFERENCES.__contains__, ref_names))
+    not_free = set(map(_start, caps.get("nofree", ())))
+    if not_free:
+        keep = map(and_, keep, map(not_, map(not_free.__contains__, ref_starts)))
+    # A dict keeps first-seen order, and every list is in document order: the facts
+    # come out the same in every run.
+    refs = dict.fromkeys(compress(zip(owners_of(ref_starts), repeat(""), ref_names), list(keep)))
     # Each a.b with plain names on both sides, captured whole: split at its dot. Half of
     # them are called (their attribute is a call's name, and ends where the pair ends)
     # and many read self.x or cls.x: both are dropped before any text is decoded.
-    call_ends = {end for _, end in call_attrs}
+    call_ends = set(attr_ends)
+    call_name_starts = set(starts)
+    call_name_starts.update(attr_starts)
     pairs = sorted(
         (
             n
@@ -282,12 +344,12 @@ def extract(facts: FileFacts, source: bytes) -> None:
         ),
         key=_start,
     )
-    for node, owner in zip(pairs, owners.sweep([n.start_byte for n in pairs]), strict=True):
+    for node, owner in zip(pairs, owners_of(map(_start, pairs)), strict=True):
         split = _split_pair(source, node)
         if split is None:
             continue
         receiver, attr, attr_start = split
         if attr_start in call_name_starts or receiver in IGNORED_REFERENCES:
             continue
-        refs.add((owner, receiver, attr))
-    facts.refs = sorted(refs)
+        refs[owner, receiver, attr] = None
+    facts.refs = list(refs)
