@@ -457,7 +457,8 @@ def _resolve_files(resolver: Resolver, paths: list[str]) -> list[ResolvedFile]:
     out: list[ResolvedFile] = []
     for path in paths:
         res = resolver.resolve_file(path)
-        rows = [(s, d, k, w, path) for (s, d, k), w in sorted(res.edges.items())]
+        # In the order resolution found them (itself fixed): readers sort what they load.
+        rows = [(s, d, k, w, path) for (s, d, k), w in res.edges.items()]
         out.append((path, rows, tuple(res.unresolved[r] for r in UNRESOLVED_REASONS)))
     return out
 

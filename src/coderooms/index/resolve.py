@@ -15,6 +15,7 @@ from bisect import insort
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -22,6 +23,7 @@ from coderooms.index.facts import FileFacts, ImportFact
 
 MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
 MAX_BASE_DEPTH = 6  # how many inheritance levels a method lookup climbs
+FOLDER_CACHE_SIZE = 65_536  # paths whose folder resolution remembers
 EXPORTS_DIGEST_BYTES = 8  # size of the digest of what a file exports (see Resolver.exports)
 PYTHON_BUILTINS = frozenset(dir(builtins))
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
@@ -163,6 +165,13 @@ class SymbolTable:
         return got
 
 
+@lru_cache(maxsize=FOLDER_CACHE_SIZE)
+def _folder(path: str) -> str:
+    """``posixpath.dirname``, remembered: resolution asks it of the same few paths again
+    and again (the importing file of every external import, the caller of every call)."""
+    return posixpath.dirname(path)
+
+
 def _drop(lists: dict[str, list[str]], key: str, item: str) -> None:
     """Remove ``item`` from ``lists[key]``, and the key once its list is empty (a fresh
     build never has empty lists: membership tests rely on it)."""
@@ -278,7 +287,7 @@ class Resolver:
     def _py_module(self, dotted: str, importer: str) -> str | None:
         cands = self.t.py_modules.get(dotted)
         if not cands:
-            return self.t.py_local.get((posixpath.dirname(importer), dotted))
+            return self.t.py_local.get((_folder(importer), dotted))
         if len(cands) == 1:
             return cands[0]
         # Several source roots offer this name: prefer the longest shared directory.
@@ -703,7 +712,7 @@ class Resolver:
     def _wide(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> tuple[str | None, str]:
         """Steps 4-5: the same directory, then a unique name across the repository."""
         t = self.t
-        here = posixpath.dirname(facts.path)
+        here = _folder(facts.path)
         same_dir = [i for i in t.dir_top.get(here, {}).get(name, ()) if t.sym[i].kind in kinds]
         if len(same_dir) == 1:
             return same_dir[0], ""
