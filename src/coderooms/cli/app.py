@@ -11,6 +11,7 @@ treats the stop as success itself.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 import threading
@@ -41,9 +42,29 @@ def _one_line(message: str) -> str:
     return " ".join(message.split()) or "failed"
 
 
-def fail(message: str, status: int = EXIT_REFUSED) -> NoReturn:
-    """Print ``error: message`` as one line on stderr and exit with ``status``."""
-    click.echo(f"error: {_one_line(message)}", err=True)
+_json_errors = False
+"""Whether this invocation asked for ``--json``: its error is then a JSON document too."""
+
+
+def fail(problem: str | BaseException, status: int = EXIT_REFUSED, kind: str = "") -> NoReturn:
+    """Print ``error: …`` as one line on stderr and exit with ``status``.
+
+    Under ``--json`` the error is also one JSON document on stdout, where a program
+    reading the answer looks: ``{"error": {"type": …, "message": …, "exit_status": …}}``.
+    The type is the error's class (``UnknownNode``, ``UsageError`` …), or ``kind``.
+    """
+    if isinstance(problem, BaseException):
+        kind = kind or getattr(problem, "kind", "") or type(problem).__name__
+        message = (
+            problem.format_message() if isinstance(problem, click.ClickException) else str(problem)
+        )
+    else:
+        message = problem
+    line = _one_line(message)
+    if _json_errors:
+        error = {"type": kind or "Refused", "message": line, "exit_status": status}
+        click.echo(json.dumps({"error": error}))
+    click.echo(f"error: {line}", err=True)
     sys.exit(status)
 
 
@@ -62,6 +83,7 @@ class _Stopped(click.ClickException):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.kind = message.capitalize()
 
 
 class CoderoomsGroup(click.Group):
@@ -86,18 +108,25 @@ class CoderoomsGroup(click.Group):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        global _json_errors
         previous = _on_sigterm(_raise_terminated)
+        wanted = _json_errors
+        _json_errors = "--json" in (sys.argv[1:] if args is None else args)
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as err:
-            fail(err.format_message(), err.exit_code)
+            fail(err, err.exit_code)
         except click.Abort:
-            fail("aborted")
+            fail("aborted", kind="Aborted")
         except CoderoomsError as err:
-            fail(str(err))
+            fail(err)
         except OSError as err:
-            fail(f"{err.strerror or err}: {err.filename}" if err.filename else str(err))
+            fail(
+                f"{err.strerror or err}: {err.filename}" if err.filename else str(err),
+                kind="OSError",
+            )
         finally:
+            _json_errors = wanted
             _on_sigterm(previous)
         if isinstance(result, int) and not isinstance(result, bool) and result != 0:
             sys.exit(result)

@@ -102,7 +102,7 @@ def focus(goal: str, repo: str, budget: int, mode: str, as_json: bool, show_cont
     try:
         result = _workspace(repo).focus(goal, budget=budget, mode=mode)
     except CoderoomsError as err:
-        fail(str(err))
+        fail(err)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
@@ -125,7 +125,7 @@ def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
     try:
         result = _workspace(repo).seek(query, limit=limit)
     except CoderoomsError as err:
-        fail(str(err))
+        fail(err)
     data = result.to_json()
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -157,7 +157,7 @@ def impact(target: str, repo: str, depth: int, as_json: bool) -> None:
     try:
         result = _workspace(repo).impact(target, depth=depth)
     except CoderoomsError as err:
-        fail(str(err))
+        fail(err)
     data: dict[str, Any] = result.to_json()
     if as_json:
         click.echo(json.dumps(data, indent=2))

@@ -45,7 +45,7 @@ def index(path: str, as_json: bool) -> None:
         ws = Workspace.open(path)
         summary = ws.index(progress=not as_json and sys.stderr.isatty())
     except CoderoomsError as err:
-        fail(str(err))
+        fail(err)
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
     else:
@@ -107,7 +107,12 @@ def _edge_json(edge: CodeEdge) -> dict[str, Any]:
 @graph.command()
 @click.argument("node")
 @click.option(
-    "--path", "root", default=".", type=click.Path(), help="Repository root (default: .)."
+    "--repo",
+    "--path",
+    "root",
+    default=".",
+    type=click.Path(),
+    help="Repository root (default: .); --path is the same.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the node and its edges as JSON.")
 def show(node: str, root: str, as_json: bool) -> None:
@@ -118,7 +123,7 @@ def show(node: str, root: str, as_json: bool) -> None:
         found = _resolve_node(ws, node)
         edges = ws.edges_of(found.id)
     except CoderoomsError as err:
-        fail(str(err))
+        fail(err)
     if as_json:
         click.echo(
             json.dumps(
