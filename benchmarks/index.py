@@ -32,7 +32,7 @@ from coderooms.workspace import Workspace
 PYTEST_MIRROR = Path("/work/.mirror/pytest-dev+pytest/repo")
 PYTEST_COMMIT = "df87db7b0462fb764ef73fa00561adf8ad047572"
 FALLBACK_PACKAGES = ("mypy", "hypothesis", "_pytest", "click")
-DEFAULT_RUNS = 5
+DEFAULT_RUNS = 7
 DEFAULT_SCALE_FILES = 2_000
 CHANGE_RUNS = 5
 TARGET_COLD_PY_FILES_PER_S = 300
