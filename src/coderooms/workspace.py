@@ -30,7 +30,7 @@ from coderooms.focus.runtime import (
     SeekResult,
 )
 from coderooms.index import db, indexer
-from coderooms.index.discover import INDEX_DIR
+from coderooms.index.discover import INDEX_DIR, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
     NotIndexed,
@@ -53,10 +53,10 @@ __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
 
 @dataclass(frozen=True, slots=True)
 class _Stamp:
-    """What the index was built from, as the disk showed it: the size and mtime of each
-    file it indexed or skipped, the mtime of every directory holding one (a file added or
-    removed there moves it) and of git's HEAD and its log, and which index.db file the
-    connection has open."""
+    """What the index was built from, as the disk showed it: the size and change mark
+    (see :func:`change_mark`) of each file it indexed or skipped, the change mark of every
+    directory holding one (a file added or removed there moves it) and of git's HEAD and
+    its log, and which index.db file the connection has open."""
 
     files: tuple[tuple[str, int, int], ...]
     dirs: tuple[tuple[str, int], ...]
@@ -70,11 +70,11 @@ class _Stamp:
                 return False
             for path, size, mtime in self.files:
                 st = lstat(path)
-                if st.st_mtime_ns != mtime or st.st_size != size:
+                if change_mark(st) != mtime or st.st_size != size:
                     return False
             for path, mtime in self.dirs:
                 try:
-                    now = stat(path).st_mtime_ns
+                    now = change_mark(stat(path))
                 except FileNotFoundError:
                     now = -1  # gone (or, like a git log not yet written, never there)
                 if now != mtime:
@@ -213,7 +213,7 @@ class Workspace:
         stamped: list[tuple[str, int]] = []
         for path in sorted(dirs):
             try:
-                stamped.append((path, os.stat(path).st_mtime_ns))
+                stamped.append((path, change_mark(os.stat(path))))
             except OSError:
                 stamped.append((path, -1))  # gone already: the next check re-indexes
         return _Stamp(tuple(files), tuple(stamped), _file_id(self.db_path))

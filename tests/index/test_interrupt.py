@@ -103,7 +103,10 @@ def test_a_stopped_cold_index_is_quiet_and_leaves_nothing_behind(
             for pid in [*_children(process.pid), process.pid]:
                 os.kill(pid, signal.SIGKILL)
             process.wait()
-    assert (process.returncode, err, out) == (status, line, "")
+    assert (process.returncode, err) == (status, line)
+    # Under --json the stop is also one JSON document, and nothing else is on stdout.
+    error = {"type": line[7:-1].capitalize(), "message": line[7:-1], "exit_status": status}
+    assert json.loads(out) == {"error": error} and out.count("\n") == 1
 
     done = subprocess.run(
         [CODEROOMS, "index", str(big_repo), "--json"],

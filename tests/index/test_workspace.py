@@ -345,3 +345,27 @@ def test_a_commit_that_changes_no_file_refreshes_the_git_signals(
     assert ws.graph().head_time == 1_800_000_000 != before
     assert ws.refresh() is False
     ws.close()
+
+
+def test_a_file_copied_over_with_its_mtime_kept_is_seen(
+    make_repo: Callable[..., Path],
+) -> None:
+    """``cp -p`` and ``rsync -a`` keep a file's size and mtime but not its ctime: the
+    workspace and the index both see the new content."""
+    root = make_repo({"pkg/a.py": "def alpha():\n    return 1\n"})
+    ws = Workspace.open(root)
+    ws.index()
+    target = root / "pkg/a.py"
+    before = target.stat()
+    target.write_text("def gamma():\n    return 2\n")  # the same size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = target.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert ws.refresh() is True  # the long-lived workspace indexed again
+    ids = {hit["id"] for hit in ws.seek("gamma").results}
+    assert "pkg/a.py::gamma" in ids and "pkg/a.py::alpha" not in ids
+    ws.close()
+    # A plain index run (another process, say) sees it the same way.
+    (root / "pkg/a.py").write_text("def delta():\n    return 3\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert Workspace.open(root).index().changed["parsed"] == 1

@@ -43,7 +43,7 @@ GIT_UNREADABLE_DIR = re.compile(r"^warning: could not open directory '(.*)/': ",
 
 @dataclass(slots=True)
 class Listing:
-    """The candidate files with their (size, mtime_ns), and what was skipped on the way."""
+    """The candidate files with their (size, change mark), and what was skipped on the way."""
 
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
@@ -112,13 +112,21 @@ def list_files(root: str) -> Listing:
             continue
         mode = st.st_mode
         if stat.S_ISREG(mode):
-            listing.files[rel] = (st.st_size, st.st_mtime_ns)
+            listing.files[rel] = (st.st_size, change_mark(st))
         elif stat.S_ISLNK(mode):
             listing.skipped.append(Skipped(rel, _symlink_reason(full, real_root)))
         elif not stat.S_ISDIR(mode):  # a directory is a submodule: not a file of this one
             listing.skipped.append(Skipped(rel, "not_a_file"))  # FIFO, socket, device
     listing.skipped.sort(key=lambda s: s.path)
     return listing
+
+
+def change_mark(st: os.stat_result) -> int:
+    """When a file last changed, as far as its status tells: the later of its mtime and
+    its ctime. Copying a file over another with its mtime kept (``cp -p``, ``rsync -a``,
+    ``tar x``) moves the ctime, which nothing can set back. Stored where the index keeps
+    a file's ``mtime_ns``."""
+    return max(st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _is_utf8(path: str) -> bool:

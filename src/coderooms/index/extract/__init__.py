@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from coderooms.index.discover import change_mark
 from coderooms.index.extract import curly, python
 from coderooms.index.extract.common import content_hash
 from coderooms.index.facts import FileFacts, Skipped, encode_facts
@@ -111,7 +112,7 @@ def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
         return Skipped(path, "binary", size)
     digest = content_hash(data)
     if old_hash is not None and digest == old_hash:
-        return Unchanged(path, digest, stat.st_mtime_ns, size)
+        return Unchanged(path, digest, change_mark(stat), size)
     facts = FileFacts(
         path=path, language=language, content_hash=digest, size=size, lines=_line_count(data)
     )
