@@ -103,7 +103,18 @@ def test_a_clear_lead_is_sufficient_only_with_its_best_code_loaded_in_full() -> 
         assert result.sufficiency.state == "sufficient"
         named = result.sufficiency.why.split("(", 1)[1].split(")", 1)[0]
         assert named in result.covered_ids()
+        assert result.sufficiency.why.endswith(
+            ("is not loaded in full", "are not loaded in full", "is loaded in full too")
+        )
     assert leads > 0
+
+
+def test_the_clause_after_a_clear_lead_reads_for_any_count() -> None:
+    from coderooms.focus.sufficiency import _not_loaded
+
+    assert _not_loaded(0) == "every other item ahead of the knee is loaded in full too"
+    assert _not_loaded(1) == "1 other item ahead of the knee is not loaded in full"
+    assert _not_loaded(3) == "3 other items ahead of the knee are not loaded in full"
 
 
 def test_seek_agrees_with_focus_when_nothing_ties_the_query_to_the_code() -> None:

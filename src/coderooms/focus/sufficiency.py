@@ -101,8 +101,14 @@ def unmatched(
     return None
 
 
-def _items(count: int) -> str:
-    return f"{count} other item is" if count == 1 else f"{count} other items are"
+def _not_loaded(count: int) -> str:
+    """The clause after a clear lead: how many other items ahead of the knee are not
+    loaded in full (none, one, or a number)."""
+    if count == 0:
+        return "every other item ahead of the knee is loaded in full too"
+    if count == 1:
+        return "1 other item ahead of the knee is not loaded in full"
+    return f"{count} other items ahead of the knee are not loaded in full"
 
 
 def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Sufficiency:
@@ -158,8 +164,7 @@ def judge(packing: Packing, salience: Salience, index: SalienceIndex) -> Suffici
                 "sufficient",
                 mass,
                 f"{path} leads the next file by {margin:.2f}× and its most salient code "
-                f"({best}) is loaded in full; {_items(len(missing_head))} ahead of the "
-                "knee not",
+                f"({best}) is loaded in full; {_not_loaded(len(missing_head))}",
             )
     if missing_head:
         return Sufficiency(
