@@ -5,6 +5,8 @@ stays on stderr and the exit status is unchanged."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -61,3 +63,36 @@ def test_without_json_stdout_stays_empty(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
+
+
+def test_json_given_as_an_argument_asks_for_nothing(tmp_path: Path) -> None:
+    result = invoke("index", "--", "--json")  # a directory named --json, which is missing
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: no such directory")
+    result = invoke("focus", "--repo", str(tmp_path / "absent"), "--", "--json")
+    assert result.exit_code == 1 and result.stdout == ""
+
+
+def test_a_failed_write_of_the_answer_is_one_line_under_json(tmp_path: Path) -> None:
+    """Writing the answer to a full disk fails; the JSON error cannot be written there
+    either, and the one error line still comes out on stderr."""
+    root = indexed(tmp_path)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from coderooms.cli import main; main()",
+                "index",
+                str(root),
+                "--json",
+            ],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr

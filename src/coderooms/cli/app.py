@@ -11,11 +11,12 @@ treats the stop as success itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
@@ -25,7 +26,16 @@ from coderooms.errors import CoderoomsError
 from coderooms.launch import EXIT_INTERRUPTED
 from coderooms.store import Store, open_store
 
-__all__ = ["CoderoomsGroup", "CliState", "Terminated", "fail", "main", "run", "store_of"]
+__all__ = [
+    "CoderoomsGroup",
+    "CliState",
+    "Terminated",
+    "fail",
+    "json_option",
+    "main",
+    "run",
+    "store_of",
+]
 
 EXIT_REFUSED = 1
 """Exit status when coderooms refuses the request (a typed error)."""
@@ -45,6 +55,28 @@ def _one_line(message: str) -> str:
 _json_errors = False
 """Whether this invocation asked for ``--json``: its error is then a JSON document too."""
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def json_option(help: str) -> Callable[[_F], _F]:
+    """The ``--json`` flag of a command: it prints JSON, and a refusal is JSON too."""
+    return click.option("--json", "as_json", is_flag=True, help=help, callback=_note_json)
+
+
+def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """Called as the command's options are read, given or not: sets the flag anew for
+    each invocation (tests run many in one process)."""
+    global _json_errors
+    _json_errors = bool(value)
+    return value
+
+
+def _asks_for_json(args: Sequence[str]) -> bool:
+    """Whether ``--json`` is among the options of a command line that did not parse
+    (so no option was read): before any ``--``, after which every word is an argument."""
+    words = list(args)
+    return "--json" in (words[: words.index("--")] if "--" in words else words)
+
 
 def fail(problem: str | BaseException, status: int = EXIT_REFUSED, kind: str = "") -> NoReturn:
     """Print ``error: …`` as one line on stderr and exit with ``status``.
@@ -61,10 +93,11 @@ def fail(problem: str | BaseException, status: int = EXIT_REFUSED, kind: str = "
     else:
         message = problem
     line = _one_line(message)
+    click.echo(f"error: {line}", err=True)
     if _json_errors:
         error = {"type": kind or "Refused", "message": line, "exit_status": status}
-        click.echo(json.dumps({"error": error}))
-    click.echo(f"error: {line}", err=True)
+        with contextlib.suppress(OSError):  # stdout may be what failed (a full disk)
+            click.echo(json.dumps({"error": error}))
     sys.exit(status)
 
 
@@ -111,9 +144,12 @@ class CoderoomsGroup(click.Group):
         global _json_errors
         previous = _on_sigterm(_raise_terminated)
         wanted = _json_errors
-        _json_errors = "--json" in (sys.argv[1:] if args is None else args)
+        _json_errors = False  # set when a command's --json flag is read (json_option)
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as err:
+            _json_errors = _json_errors or _asks_for_json(sys.argv[1:] if args is None else args)
+            fail(err, err.exit_code)
         except click.ClickException as err:
             fail(err, err.exit_code)
         except click.Abort:

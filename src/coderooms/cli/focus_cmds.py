@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from coderooms.cli.app import fail
+from coderooms.cli.app import fail, json_option
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
 from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT, FocusResult
@@ -89,7 +89,7 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
     type=click.Choice(["set", "check"]),
     help="set: the focus set and its code; check: the verdict without the code.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@json_option("Print one JSON document.")
 @click.option(
     "--context",
     "show_context",
@@ -119,7 +119,7 @@ def focus(goal: str, repo: str, budget: int, mode: str, as_json: bool, show_cont
     type=int,
     help="How many ranked nodes to list.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@json_option("Print one JSON document.")
 def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
     """Files and symbols ranked by salience for QUERY (no code, no budget)."""
     try:
@@ -150,7 +150,7 @@ def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
     type=int,
     help=f"How many dependency steps to follow (1-{MAX_IMPACT_DEPTH}).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@json_option("Print one JSON document.")
 def impact(target: str, repo: str, depth: int, as_json: bool) -> None:
     """What depends on TARGET (a path, a symbol id, a qualified or unique name): callers,
     importers, subclasses and tests, up to --depth steps away."""

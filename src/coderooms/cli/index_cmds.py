@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from coderooms.cli.app import fail
+from coderooms.cli.app import fail, json_option
 from coderooms.errors import CoderoomsError
 from coderooms.focus.graph import CodeEdge, CodeNode
 from coderooms.index.errors import AmbiguousNode, UnknownNode
@@ -31,9 +31,7 @@ def register(group: click.Group) -> None:
 
 @click.command()
 @click.argument("path", default=".", type=click.Path(file_okay=True, dir_okay=True))
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the summary as JSON (no progress bar)."
-)
+@json_option("Print the summary as JSON (no progress bar).")
 def index(path: str, as_json: bool) -> None:
     """Build or update the code index of PATH (default: the current directory).
 
@@ -114,7 +112,7 @@ def _edge_json(edge: CodeEdge) -> dict[str, Any]:
     type=click.Path(),
     help="Repository root (default: .); --path is the same.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the node and its edges as JSON.")
+@json_option("Print the node and its edges as JSON.")
 def show(node: str, root: str, as_json: bool) -> None:
     """Show NODE (a file path, a symbol id like pkg/mod.py::Class.method, or a unique
     name) with its edges in and out."""

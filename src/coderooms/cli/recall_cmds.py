@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from coderooms.cli.app import fail, run, store_of
+from coderooms.cli.app import fail, json_option, run, store_of
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import SessionContext
 from coderooms.rooms.pins import PIN_LIMIT, read_pinboard
@@ -117,7 +117,7 @@ _THREAD_HELP = "Only the thread rooted at message N (its root and direct replies
     show_default=True,
     help="At most this many hits.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the MessageHit wire forms.")
+@json_option("Print the MessageHit wire forms.")
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -172,7 +172,7 @@ def search(
     show_default=True,
     help="At most this many pins.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the Pin wire forms.")
+@json_option("Print the Pin wire forms.")
 @click.pass_context
 def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_json: bool) -> None:
     """Show the pinboard of a desk (or one thread), most recently pinned first.
@@ -204,7 +204,7 @@ def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_j
     show_default=True,
     help="At most this many threads.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the ThreadLine/ThreadHit wire forms.")
+@json_option("Print the ThreadLine/ThreadHit wire forms.")
 @click.pass_context
 def threads(
     ctx: click.Context, query: str | None, desk_ref: str, limit: int, as_json: bool
@@ -251,7 +251,7 @@ _PICKERS = {
     show_default=True,
     help="At most this many candidates.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print each hit as JSON.")
+@json_option("Print each hit as JSON.")
 @click.pass_context
 def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -> None:
     """Rank agents, people or desks by QUERY with the one ranking every picker uses.

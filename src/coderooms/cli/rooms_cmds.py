@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from coderooms.cli.app import fail, run, store_of
+from coderooms.cli.app import fail, json_option, run, store_of
 from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import initialize_session_with_context
@@ -237,7 +237,7 @@ def _read_message_input() -> str:
     show_default=True,
     help="At most this many messages of history.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the SessionInitialization wire form.")
+@json_option("Print the SessionInitialization wire form.")
 @click.pass_context
 def read(
     ctx: click.Context,

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from coderooms.cli.app import json_option
 from coderooms.rooms.wire import to_wire
 from coderooms.skimmer import DEFAULT_SKIM_BUDGET, skim
 
@@ -30,7 +31,7 @@ def register(group: click.Group) -> None:
     show_default=True,
     help="Tokens the skimmed output may take.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result and its cuts as JSON.")
+@json_option("Print the result and its cuts as JSON.")
 def skim_command(source: click.utils.LazyFile, goal: str, budget: int, as_json: bool) -> None:
     """Skim FILE (or standard input): keep the lines GOAL needs, errors and warnings, the
     head and the tail; replace every cut run of lines with a marker saying what went and
