@@ -6,6 +6,7 @@ Runs in worker processes; everything here depends only on the file itself.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from coderooms.index.discover import change_mark
@@ -58,6 +59,9 @@ GENERATED_MARKERS = (
     b"auto-generated",
     b"Automatically generated",
 )
+
+
+_GENERATED_MARKER = re.compile(b"|".join(re.escape(m) for m in GENERATED_MARKERS))
 
 
 class Unchanged:
@@ -130,7 +134,7 @@ def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
         and size / max(facts.lines, 1) > MINIFIED_AVG_LINE_CHARS
     ):
         facts.is_generated = True
-    elif name.endswith(GENERATED_SUFFIXES) or any(m in head for m in GENERATED_MARKERS):
+    elif name.endswith(GENERATED_SUFFIXES) or _GENERATED_MARKER.search(head):
         facts.is_generated = True
     if language not in PARSED_LANGUAGES:
         return facts

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import cache, partial
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import add, and_, attrgetter, not_
 
 import tree_sitter_python
@@ -228,6 +228,8 @@ _before = partial(add, -1)  # the byte before an offset
 def _spans(nodes: list[Node] | tuple[()]) -> tuple[list[int], list[int]]:
     """Start and end bytes of ``nodes`` in document order (a capture list comes in an
     order that can change from one process to the next)."""
+    if not nodes:
+        return [], []
     spans = sorted(zip(map(_start, nodes), map(_end, nodes), strict=True))
     return [start for start, _ in spans], [end for _, end in spans]
 
@@ -309,12 +311,13 @@ def extract(facts: FileFacts, source: bytes) -> None:
     text_of = _texts(source)
     owners_of = owners.of
     starts, ends = _spans(caps.get("call.name", ()))
-    call_names = text_of(starts, ends)
-    calls: Counter[tuple[str, str, str]] = Counter(zip(owners_of(starts), repeat(""), call_names))
     attr_starts, attr_ends = _spans(caps.get("call.attr", ()))
-    receivers = list(map(partial(receiver_before, source), map(_before, attr_starts)))
-    calls.update(
-        zip(owners_of(attr_starts), receivers, text_of(attr_starts, attr_ends), strict=True)
+    receivers = map(partial(receiver_before, source), map(_before, attr_starts))
+    calls: Counter[tuple[str, str, str]] = Counter(
+        chain(
+            zip(owners_of(starts), repeat(""), text_of(starts, ends)),
+            zip(owners_of(attr_starts), receivers, text_of(attr_starts, attr_ends), strict=True),
+        )
     )
     facts.calls = [(o, r, n, c) for (o, r, n), c in calls.items()]
 
