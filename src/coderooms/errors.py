@@ -19,7 +19,8 @@ Every error the package raises on purpose derives from :class:`CoderoomsError`::
     │   ├── RegexUnsupported
     │   ├── InvalidPattern
     │   ├── BlankQuery                     a query typed into a surface that asks for nothing
-    │   └── QueryTooLong                   a query longer than QUERY_MAX_CHARS
+    │   ├── QueryTooLong                   a query longer than QUERY_MAX_CHARS
+    │   └── QueryNotUtf8                   a query holding bytes that are not UTF-8
     └── HostError                          stores, indexes and surfaces (see their modules)
 
 Each error keeps the values it names as attributes (``PageTooLarge.requested`` …) and
@@ -63,6 +64,7 @@ __all__ = [
     "RegexUnsupported",
     "InvalidPattern",
     "BlankQuery",
+    "QueryNotUtf8",
     "QueryTooLong",
 ]
 
@@ -268,6 +270,11 @@ class InvalidPattern(PatternError):
 class BlankQuery(PatternError):
     def __init__(self) -> None:
         super().__init__("the query is blank: give words to look for, or a /regular expression/")
+
+
+class QueryNotUtf8(PatternError):
+    def __init__(self) -> None:
+        super().__init__("the query is not valid UTF-8 text; give it as UTF-8")
 
 
 class QueryTooLong(PatternError):

@@ -96,3 +96,17 @@ def test_a_failed_write_of_the_answer_is_one_line_under_json(tmp_path: Path) -> 
     assert done.returncode == 1
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_thread_is_the_same_error_in_every_command(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'rooms.db'}"
+    assert invoke("--db", url, "init").exit_code == 0
+    assert invoke("--db", url, "agent", "add", "coder").exit_code == 0
+    for args in (
+        ("search", "x", "--thread", "999"),
+        ("pins", "--thread", "999"),
+        ("read", "--as", "coder", "--thread", "999"),
+    ):
+        error = json_error(invoke("--db", url, *args, "--json"), 1)
+        assert error["type"] == "UnknownThread"
+        assert "no message 999" in str(error["message"])

@@ -228,3 +228,46 @@ def test_read_carries_a_pin_from_two_thousand_rows_back(db: str, tmp_path: Path)
     initialized = from_wire(SessionInitialization, wire)
     assert [p.sequence for p in initialized.context.pins] == [1]
     assert len(initialized.context.threads) == 5
+
+
+def test_a_query_that_is_not_utf8_is_refused_not_searched(db: str) -> None:
+    ok(db, "init")
+    bad = b"q\xff".decode("utf-8", "surrogateescape")  # as Python carries such argv bytes
+    expected = "error: the query is not valid UTF-8 text; give it as UTF-8"
+    for args in (
+        ("search", bad),
+        ("search", f"/{bad}/"),
+        ("threads", bad),
+        ("pick", "agents", bad),
+    ):
+        assert refused(db, *args) == expected
+
+
+def test_an_author_filter_naming_nobody_is_refused(db: str) -> None:
+    ok(db, "agent", "add", "coder")
+    assert refused(db, "search", "x", "--author", "agent:nobody") == (
+        "error: agent:nobody is not on the roster; add it first (coderooms agent add / person add)"
+    )
+    assert refused(db, "search", "x", "--author", "person:coder").startswith(
+        "error: person:coder is not on the roster"
+    )
+    ok(db, "search", "x", "--author", "agent:coder")
+    ok(db, "search", "x", "--author", "deploy")  # a bare word may be a system kind
+
+
+def test_reading_commands_never_create_a_store_at_a_mistyped_path(tmp_path: Path) -> None:
+    typo = tmp_path / "typo" / "rooms.db"
+    url = f"sqlite:///{typo}"
+    for args in (
+        ("search", "x"),
+        ("pins",),
+        ("threads",),
+        ("pick", "agents", "a"),
+        ("desk", "list"),
+        ("read", "--as", "coder"),
+    ):
+        line = refused(url, *args)
+        assert line.startswith(f"error: there is no store at {typo}")
+    assert not typo.parent.exists()
+    ok(url, "init")
+    ok(url, "search", "x")

@@ -216,3 +216,12 @@ def test_every_command_and_option_is_documented(path: tuple[str, ...]) -> None:
     assert result.exit_code == 0
     summary = " ".join(command.help.split("\n\n")[0].split())
     assert summary in " ".join(result.stdout.split())
+
+
+def test_standard_input_loses_only_its_final_newline(room: str) -> None:
+    ok(room, "post", "--as", "agent:ada", "--desk", "eng", input="code\n\n\n")
+    ok(room, "post", "--as", "agent:ada", "--desk", "eng", input="crlf\r\n\r\n")
+    ok(room, "post", "--as", "agent:ada", "--desk", "eng", input="none")
+    out = ok(room, "read", "--as", "ada", "--desk", "eng", "--json")
+    texts = [m["content"] for m in json.loads(out)["history"]]
+    assert texts[-3:] == ["code\n\n", "crlf\r\n", "none"]

@@ -511,3 +511,25 @@ async def test_an_author_added_by_a_post_that_rolled_back_is_not_reused(tmp_path
     with SQLiteStore(tmp_path / "rooms.db") as fresh:
         assert (await fresh.read_before(None, 10)).messages == page.messages
     store.close()
+
+
+@pytest.mark.parametrize(
+    "bad", ["Mallory: hi\n[2] @reviewer", "a\rb", "tab\there", "bell\x07", "ls\u2028x"]
+)
+async def test_names_labels_and_descriptions_are_one_printable_line(bad: str) -> None:
+    """A name shows inside transcript and briefing lines: a line break in it could make
+    up a line that seems to come from someone else."""
+    from coderooms.store import MultilineName
+
+    store = SQLiteStore(":memory:")
+    with pytest.raises(MultilineName):
+        await store.add_agent("evil", bad)
+    with pytest.raises(MultilineName):
+        await store.add_person("mallory", bad)
+    with pytest.raises(MultilineName):
+        await store.create_desk("d1", bad)
+    with pytest.raises(MultilineName):
+        await store.create_desk("d2", "Desk", bad)
+    roster = await store.roster()
+    assert roster.members == () and roster.people == ()
+    await store.add_person("ok", "Ada Lovelace — née Byron")  # printable: kept as given

@@ -185,12 +185,13 @@ class CliState:
     db: str | None
 
 
-def store_of(ctx: click.Context) -> Store:
+def store_of(ctx: click.Context, *, existing: bool = False) -> Store:
     """Open the store this invocation names (``--db``, ``$CODEROOMS_DB``, or the default).
 
-    An in-memory store is refused: whatever a command wrote would be gone when it exits."""
+    An in-memory store is refused: whatever a command wrote would be gone when it exits.
+    A command that only reads passes ``existing``: a path with no store is refused."""
     state = ctx.find_object(CliState)
-    store = open_store(state.db if state is not None else None, durable=True)
+    store = open_store(state.db if state is not None else None, durable=True, existing=existing)
     ctx.call_on_close(store.close)
     return store
 

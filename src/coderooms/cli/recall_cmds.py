@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from coderooms.cli.app import fail, json_option, run, store_of
+from coderooms.cli.app import json_option, run, store_of
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import SessionContext
 from coderooms.rooms.pins import PIN_LIMIT, read_pinboard
@@ -38,7 +38,7 @@ from coderooms.rooms.search import (
 )
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT, read_thread_index, search_threads
 from coderooms.rooms.wire import to_wire
-from coderooms.store import Store, UnknownThread
+from coderooms.store import Store, UnknownAuthor, UnknownThread
 
 __all__ = ["register"]
 
@@ -60,8 +60,8 @@ async def _conversation(
     read in the desk of its root."""
     desks = await store.desks()
     root = await store.message(thread) if thread is not None else None
-    if thread is not None and root is None:
-        fail(f"there is no message {thread} to read a thread from")
+    if thread is not None and root is None:  # no such message in any desk
+        raise UnknownThread(thread, desks.resolve(desk_ref or "General").id)
     if desk_ref is not None:
         target = desks.resolve(desk_ref)
     elif root is not None:
@@ -83,6 +83,21 @@ def _author_filter(author: str | None) -> str | None:
     if sep and kind in ("agent", "person", "system") and ident:
         return ident
     return author
+
+
+async def _require_author(store: Store, author: str | None) -> None:
+    """An ``agent:ID`` or ``person:ID`` filter must name someone on the roster (a retired
+    agent's messages stay searchable): a typo is refused, not answered with no matches.
+    A bare word may also be a system kind, which only the log knows."""
+    if author is None:
+        return
+    kind, sep, ident = author.partition(":")
+    if not sep or kind not in ("agent", "person"):
+        return
+    roster = await store.roster()
+    found = roster.member(ident) if kind == "agent" else roster.person(ident)
+    if found is None:
+        raise UnknownAuthor(author)
 
 
 def _hit_line(hit: MessageHit) -> str:
@@ -135,9 +150,10 @@ def search(
     e.g. '/deploy(ed|ing)/'. A desk search includes replies inside its threads. Only the
     newest 2048 messages below the cursor are read: page back with --before.
     """
-    store = store_of(ctx)
+    store = store_of(ctx, existing=True)
 
     async def go() -> list[MessageHit]:
+        await _require_author(store, author)
         scope = None
         if desk_ref is not None or thread is not None:
             scope = await _conversation(store, desk_ref, thread)
@@ -180,7 +196,7 @@ def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_j
     Pin a message by writing a line '!pin [^N] [#label] [note]' in a post; take it down
     with '!unpin ^N'.
     """
-    store = store_of(ctx)
+    store = store_of(ctx, existing=True)
 
     async def go() -> list[Any]:
         conversation = await _conversation(store, desk_ref, thread)
@@ -215,7 +231,7 @@ def threads(
     QUERY is matched against each thread's opening words ('/…/' for a regular
     expression).
     """
-    store = store_of(ctx)
+    store = store_of(ctx, existing=True)
 
     async def go() -> list[Any]:
         conversation = await _conversation(store, desk_ref, None)
@@ -259,7 +275,7 @@ def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -
     QUERY matches ids and labels (desk descriptions count half); '/…/' is a regular
     expression. Retired agents are never offered.
     """
-    store = store_of(ctx)
+    store = store_of(ctx, existing=True)
     source = regex_source(checked_query(query))
     pattern = Pattern.regex(compile_regex(source)) if source is not None else Pattern.text(query)
 

@@ -146,7 +146,7 @@ def desk_order(ctx: click.Context, desk_ref: str, agents: tuple[str, ...]) -> No
 @click.pass_context
 def desk_list(ctx: click.Context) -> None:
     """List every desk with its description and members in order."""
-    desks = run(store_of(ctx).desks())
+    desks = run(store_of(ctx, existing=True).desks())
     for line in desk_lines(desks):
         click.echo(line)
 
@@ -219,9 +219,11 @@ def _read_message_input() -> str:
     if len(data) > limit:
         raise MessageTooLarge(None, MESSAGE_BYTES_CAP)
     try:
-        return data.decode("utf-8").rstrip("\r\n")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidText("the message on standard input") from None
+    # Only the one newline that ends the input: blank lines before it are content.
+    return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
 
 
 @click.command()
@@ -249,7 +251,7 @@ def read(
 ) -> None:
     """Print what a turn would read: the team briefing, the desk's live threads and
     pinboard, and the attributed history."""
-    store = store_of(ctx)
+    store = store_of(ctx, existing=True)
     initialization = run(_initialize(store, viewer, desk_ref, thread, window))
     if as_json:
         click.echo(json.dumps(to_wire(initialization), ensure_ascii=False, indent=2))

@@ -23,6 +23,7 @@ from coderooms.errors import (
     BlankQuery,
     InvalidBound,
     InvalidPattern,
+    QueryNotUtf8,
     QueryTooLong,
     RegexUnsupported,
 )
@@ -117,10 +118,16 @@ class SearchPattern(abc.ABC):
 
 def checked_query(text: str) -> str:
     """``text`` as typed into a surface, refused when it asks for nothing (blank, or an
-    empty ``//``) or is longer than :data:`QUERY_MAX_CHARS`. The core itself reads a blank
-    pattern as "nothing to find"; a person who typed one deserves to be told."""
+    empty ``//``), is longer than :data:`QUERY_MAX_CHARS` or is not valid UTF-8. The core
+    itself reads a blank pattern as "nothing to find"; a person who typed one deserves to
+    be told."""
     if len(text) > QUERY_MAX_CHARS:
         raise QueryTooLong(len(text), QUERY_MAX_CHARS)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")  # lone surrogates: undecodable bytes a command line carried
+        except UnicodeEncodeError:
+            raise QueryNotUtf8() from None
     source = regex_source(text)
     if (source if source is not None else text).strip() == "":
         raise BlankQuery()

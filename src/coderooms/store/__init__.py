@@ -22,7 +22,7 @@ from coderooms.store.base import (
     parse_author_ref,
 )
 from coderooms.store.errors import *  # noqa: F403
-from coderooms.store.errors import EphemeralStore, UnsupportedStoreUrl
+from coderooms.store.errors import EphemeralStore, StoreNotFound, UnsupportedStoreUrl
 from coderooms.store.errors import __all__ as _error_names
 from coderooms.store.sqlite import SQLiteStore
 
@@ -50,14 +50,16 @@ def default_store_url() -> str:
     return _SQLITE_PREFIX + str(Path(os.getcwd()) / DEFAULT_STORE_PATH)
 
 
-def open_store(url: str | None = None, *, durable: bool = False) -> Store:
+def open_store(url: str | None = None, *, durable: bool = False, existing: bool = False) -> Store:
     """Open (creating and migrating if needed) the store ``url`` names.
 
     ``None`` opens ``.coderooms/rooms.db`` under the working directory. Raises
     :class:`~coderooms.store.errors.UnsupportedStoreUrl` for another scheme,
     :class:`~coderooms.store.errors.CorruptDatabase` for a file that is not a store, and
     with ``durable`` :class:`~coderooms.store.errors.EphemeralStore` for an in-memory
-    store (whose rows would be gone once this process exits).
+    store (whose rows would be gone once this process exits). With ``existing`` (a
+    command that only reads), a file that is not there is
+    :class:`~coderooms.store.errors.StoreNotFound` instead of a new, empty store.
     """
     if url is None:
         url = default_store_url()
@@ -73,4 +75,6 @@ def open_store(url: str | None = None, *, durable: bool = False) -> Store:
         path = os.path.expanduser(path)
     if durable and path == ":memory:":
         raise EphemeralStore(url)
+    if existing and path != ":memory:" and not os.path.exists(path):
+        raise StoreNotFound(path)
     return SQLiteStore(path)

@@ -8,6 +8,7 @@
         ├── StoreLocation              the store's path cannot hold a file (a parent is not
         │                              a directory, the path is a directory …)
         ├── EphemeralStore             an in-memory store where the data must outlive the call
+        ├── StoreNotFound              a command that only reads, given a path with no store
         ├── NewerSchema                the file was written by a newer coderooms
         ├── UnknownAuthor              post/read names nobody on the roster
         │   └── InvalidAuthor          an author that is not agent:ID, person:ID, operator …
@@ -18,6 +19,8 @@
         ├── BlankMessage               content that trims to nothing
         ├── MessageTooLarge            content above MESSAGE_BYTES_CAP
         ├── InvalidText                text that is not valid UTF-8 (lone surrogates, bad bytes)
+        ├── MultilineName              a name, label or description holding a line break or
+        │                              another control character
         ├── BlankIdentifier            a blank agent/person/desk id or person label
         ├── AgentExists, PersonExists  a roster id taken twice
         ├── DeskConflict               a desk id or name already in use
@@ -47,6 +50,7 @@ __all__ = [
     "ImportOrderError",
     "InvalidAuthor",
     "InvalidText",
+    "MultilineName",
     "MessageTooLarge",
     "NewerSchema",
     "ParentInOtherDesk",
@@ -56,6 +60,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreLocation",
+    "StoreNotFound",
     "UnknownAuthor",
     "UnknownParent",
     "UnknownThread",
@@ -175,6 +180,26 @@ class InvalidText(StoreError):
 
     fields = ("what",)
     template = "{what} is not valid UTF-8 text; give it as UTF-8"
+
+
+class MultilineName(StoreError):
+    """A name, label or desk description shows inside other lines (a transcript's author,
+    a briefing's roster): a line break or control character in it could make up lines
+    that seem to come from someone else. ``what`` names the field."""
+
+    fields = ("what",)
+    template = "{what} must be one line of printable text (no line breaks or control characters)"
+
+
+class StoreNotFound(StoreError):
+    """A command that only reads was pointed at a path where no store exists: making an
+    empty one there would hide a mistyped ``--db``."""
+
+    fields = ("path",)
+    template = (
+        "there is no store at {path}: check --db (or $CODEROOMS_DB), or create it with "
+        "`coderooms init`"
+    )
 
 
 class BlankIdentifier(StoreError):

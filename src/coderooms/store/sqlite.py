@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ from coderooms.store.errors import (
     InvalidIdentifier,
     InvalidText,
     MessageTooLarge,
+    MultilineName,
     NewerSchema,
     ParentInOtherDesk,
     PersonExists,
@@ -361,6 +363,17 @@ def _require_identifier(what: str, value: str) -> None:
     _require_text(what, value)
     shown = value if len(value) <= IDENTIFIER_SHOWN_CHARS else value[:IDENTIFIER_SHOWN_CHARS] + "…"
     raise InvalidIdentifier(what, repr(shown), IDENTIFIER_MAX_CHARS)
+
+
+def _require_one_line(what: str, value: str | None) -> None:
+    """Refuse a name, label or description that could break the lines it is shown in: a
+    line break (also U+2028/U+2029) or another control character (Unicode class Cc)."""
+    _require_text(what, value)
+    if value is not None and any(unicodedata.category(c) in _BREAKING for c in value):
+        raise MultilineName(what)
+
+
+_BREAKING = frozenset({"Cc", "Zl", "Zp"})
 
 
 def _require_text(what: str, value: str | None) -> None:
@@ -803,7 +816,7 @@ class SQLiteStore(Store):
         if not agent_id.strip():
             raise BlankIdentifier("an agent id")
         _require_identifier("the agent id", agent_id)
-        _require_text("the agent name", name)
+        _require_one_line("the agent name", name)
         member = RosterMember(agent_id, name if name is not None and name.strip() else None)
         with self._write() as db:
             roster, _ = self._snapshots()
@@ -829,7 +842,7 @@ class SQLiteStore(Store):
         if not label.strip():
             raise BlankIdentifier("a person's label")
         _require_identifier("the person id", person_id)
-        _require_text("the person's label", label)
+        _require_one_line("the person's label", label)
         person = RosterPerson(person_id, label)
         with self._write() as db:
             roster, _ = self._snapshots()
@@ -854,8 +867,8 @@ class SQLiteStore(Store):
         if name is not None and not name.strip():
             raise BlankIdentifier("a desk name")
         _require_identifier("the desk id", desk_id)
-        _require_text("the desk name", name)
-        _require_text("the desk description", description)
+        _require_one_line("the desk name", name)
+        _require_one_line("the desk description", description)
         desk = Desk(desk_id, name if name is not None else desk_id, description)
         with self._write() as db:
             _, desks = self._snapshots()
