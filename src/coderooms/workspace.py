@@ -129,12 +129,7 @@ class Workspace:
             raise WorkspacePathNotUtf8(
                 os.fsencode(root).decode("utf-8", "backslashreplace")
             ) from None
-        if not os.path.exists(root):
-            raise WorkspaceNotFound(root)
-        if not os.path.isdir(root):
-            raise WorkspaceNotADirectory(root)
-        if not os.access(root, os.R_OK | os.X_OK):
-            raise WorkspaceUnreadable(root, "permission denied")
+        _require_root(root)
         return cls(root)
 
     # --- database ---------------------------------------------------------------------
@@ -167,6 +162,7 @@ class Workspace:
         """Bring the index up to date; only changed files are parsed again."""
         show = _terminal_progress if progress and sys.stderr.isatty() else None
         with self._lock:
+            _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
             try:
                 summary = indexer.run(self.root, conn, progress=show, workers=workers)
@@ -337,11 +333,19 @@ class Workspace:
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
         self.refresh()
-        return self.focus_engine().focus(goal, budget=budget, mode=mode)
+        return self.focus_engine().focus(self.relative(goal), budget=budget, mode=mode)
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
         self.refresh()
-        return self.focus_engine().seek(query, limit=limit)
+        return self.focus_engine().seek(self.relative(query), limit=limit)
+
+    def relative(self, text: str) -> str:
+        """``text`` with this repository's own absolute path taken off the paths in it, so
+        ``/home/me/repo/tox.ini`` names ``tox.ini`` as the index does (a path's last parts
+        alone could not tell a file at the top of the repository)."""
+        for prefix in sorted({self.root + os.sep, os.path.realpath(self.root) + os.sep}):
+            text = text.replace(prefix, "")
+        return text
 
     def impact(self, target: str, depth: int = 2) -> ImpactResult:
         self.refresh()
@@ -359,6 +363,16 @@ class Workspace:
         if os.path.islink(full) or not os.path.isfile(full):
             raise UnknownNode(path)
         return full
+
+
+def _require_root(root: str) -> None:
+    """Refuse a repository root that is missing, not a directory or not readable."""
+    if not os.path.exists(root):
+        raise WorkspaceNotFound(root)
+    if not os.path.isdir(root):
+        raise WorkspaceNotADirectory(root)
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise WorkspaceUnreadable(root, "permission denied")
 
 
 def _index_dir(path: str) -> None:

@@ -133,8 +133,11 @@ def test_skimming_is_deterministic() -> None:
 def test_any_output_accounts_for_every_line_and_fits_the_budget(
     lines: list[str], goal: str, budget: int
 ) -> None:
-    result = skim_text("\n".join(lines), goal, budget, words)
-    assert accounted(result) == result.lines_in == len(lines)
+    text = "\n".join(lines)
+    result = skim_text(text, goal, budget, words)
+    # A final newline ends the last line rather than starting one more.
+    assert accounted(result) == result.lines_in == len(text.splitlines())
+    assert result.text.endswith("\n") == text.endswith("\n")
     assert result.tokens_out <= budget
     cuts = [(c.start_line, c.end_line) for c in result.cuts]
     assert cuts == sorted(cuts)
@@ -187,3 +190,23 @@ def test_the_root_skim_stays_the_function_after_every_surface_is_imported() -> N
         importlib.import_module(module)
     assert callable(coderooms.skim)
     assert coderooms.skim is skim
+
+
+def test_a_final_newline_ends_the_last_line_and_comes_back() -> None:
+    numbers = "".join(f"{n}\n" for n in range(1, 51))
+    whole = skim_text(numbers, "x", 10_000, words)
+    assert (whole.lines_in, whole.text) == (50, numbers)
+    cut = skim_text(numbers, "x", 30, words)
+    assert cut.lines_in == 50 and cut.text.endswith("\n")
+    assert max(c.end_line for c in cut.cuts) <= 50
+    empty = skim_text("", "x", 30, words)
+    assert (empty.lines_in, empty.tokens_in, empty.text) == (0, 0, "")
+    assert skim_text("\n", "x", 30, words).lines_in == 1
+
+
+def test_cli_prints_the_text_with_its_own_final_newline_only() -> None:
+    runner = CliRunner()
+    done = runner.invoke(main, ["skim", "--goal", "x"], input="a\nb\n")
+    assert (done.exit_code, done.stdout) == (0, "a\nb\n")
+    done = runner.invoke(main, ["skim", "--goal", "x"], input="no newline")
+    assert (done.exit_code, done.stdout) == (0, "no newline")

@@ -81,3 +81,18 @@ def test_graph_show_errors_are_one_line(make_repo: Callable[..., Path], tmp_path
     assert ambiguous.output == (
         "error: 'helper' names several symbols: pkg/a.py::helper, pkg/b.py::helper (give the full id)\n"
     )
+
+
+def test_graph_show_answers_from_the_disk_as_it_is_now(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("def alpha():\n    return 1\n")
+    (root / "pkg" / "b.py").write_text("def beta():\n    return 2\n")
+    assert CliRunner().invoke(cli(), ["index", str(root)]).exit_code == 0
+    shown = CliRunner().invoke(
+        cli(), ["graph", "show", str(root / "pkg/a.py"), "--repo", str(root)]
+    )
+    assert shown.exit_code == 0 and shown.output.startswith("pkg/a.py")
+    (root / "pkg" / "b.py").unlink()
+    gone = CliRunner().invoke(cli(), ["graph", "show", "pkg/b.py", "--repo", str(root)])
+    assert gone.exit_code == 1 and "pkg/b.py" in gone.output

@@ -369,3 +369,37 @@ def test_a_file_copied_over_with_its_mtime_kept_is_seen(
     (root / "pkg/a.py").write_text("def delta():\n    return 3\n")
     os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert Workspace.open(root).index().changed["parsed"] == 1
+
+
+def test_a_repository_removed_under_an_open_workspace_is_not_found(
+    make_repo: Callable[..., Path],
+) -> None:
+    from coderooms.index.errors import WorkspaceNotFound
+
+    root = make_repo({"a.py": "def alpha_beta():\n    pass\n"})
+    ws = Workspace.open(root)
+    assert "alpha_beta" in ws.focus("alpha_beta", budget=100).context()
+    shutil.rmtree(root)
+    for ask in (lambda: ws.focus("alpha_beta", budget=100), lambda: ws.seek("alpha_beta")):
+        with pytest.raises(WorkspaceNotFound):
+            ask()
+    assert not root.exists()  # nothing was made again
+    ws.close()
+
+
+def test_an_absolute_path_to_a_top_level_file_names_it(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "tox.ini": "[tox]\nenvlist = py311\n",
+            "pkg/core.py": "def tox_settings():\n    return 'tox'\n",
+        }
+    )
+    ws = Workspace.open(root)
+    plain = ws.focus("why does tox.ini pin py311?", budget=300)
+    assert "tox.ini" in plain.covered_ids()
+    full = ws.focus(f"why does {root / 'tox.ini'} pin py311?", budget=300)
+    assert full.packing == plain.packing  # the same answer as the repository's own path
+    seen = ws.seek(f"{os.path.realpath(root)}/tox.ini").results
+    assert seen == ws.seek("tox.ini").results
+    assert "tox.ini" in {hit["id"] for hit in seen}
+    ws.close()

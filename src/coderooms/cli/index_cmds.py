@@ -7,6 +7,7 @@ Thin calls into :class:`coderooms.workspace.Workspace`. Text output is for peopl
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -118,7 +119,9 @@ def show(node: str, root: str, as_json: bool) -> None:
     name) with its edges in and out."""
     try:
         ws = Workspace.open(root)
-        found = _resolve_node(ws, node)
+        if os.path.exists(ws.db_path):
+            ws.refresh()  # never show a file or an edge that is no longer on disk
+        found = _resolve_node(ws, ws.relative(node))
         edges = ws.edges_of(found.id)
     except CoderoomsError as err:
         fail(err)

@@ -26,7 +26,7 @@ def register(group: click.Group) -> None:
 @click.option("--goal", required=True, help="What you are trying to do; lines about it are kept.")
 @click.option(
     "--budget",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=1),
     default=DEFAULT_SKIM_BUDGET,
     show_default=True,
     help="Tokens the skimmed output may take.",
@@ -48,7 +48,7 @@ def skim_command(source: click.utils.LazyFile, goal: str, budget: int, as_json: 
         payload["skimmed"] = result.skimmed
         click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
-    click.echo(result.text)
+    click.echo(result.text, nl=False)  # its final newline is the input's own
     if result.skimmed:
         click.echo(
             f"[skim: kept {result.lines_kept} of {result.lines_in} lines, "

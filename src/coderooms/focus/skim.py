@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from coderooms.focus.errors import InvalidBudget
@@ -109,7 +109,9 @@ def skim_text(
         or not 1 <= budget <= MAX_SKIM_BUDGET
     ):
         raise InvalidBudget(budget, MAX_SKIM_BUDGET)
-    raw = text.split("\n")
+    # A final newline ends the last line; it does not start another one (kept as is).
+    ending = "\n" if text.endswith("\n") else ""
+    raw = (text[:-1] if ending else text).split("\n") if text else []
     lines = [_shorten(line) for line in raw]
     costs = count_many([line + "\n" for line in lines])
     # What the input held: over-long lines are counted whole, once.
@@ -122,7 +124,7 @@ def skim_text(
             held[i] = cost
     total = sum(costs)
     if total <= budget:
-        kept = "\n".join(lines)
+        kept = "\n".join(lines) + ending
         shortened = tuple(_shortening(i, held, costs) for i in long_lines)
         return SkimResult(kept, budget, sum(held), total, len(lines), len(lines), shortened)
 
@@ -169,7 +171,8 @@ def skim_text(
     for index in range(len(lines) - 2, max(len(lines) - 1 - TAIL_LINES, 0), -1):
         take(index)
 
-    return _assemble(lines, costs, held, set(long_lines), scores, keep, budget, marker_cost)
+    result = _assemble(lines, costs, held, set(long_lines), scores, keep, budget, marker_cost)
+    return replace(result, text=result.text + ending)
 
 
 def _shortening(index: int, held: Sequence[int], costs: Sequence[int]) -> SkimCut:
