@@ -351,12 +351,13 @@ IDENTIFIER_MAX_CHARS = 64
 """The longest agent, person or desk id a store accepts."""
 IDENTIFIER_SHOWN_CHARS = 40
 """How much of a refused id its error message repeats."""
-_IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 
 
 def _require_identifier(what: str, value: str) -> None:
     """Refuse an id that cannot be mentioned (``@id``) or written as an author
-    (``agent:id``): spaces, slashes, colons, line breaks, or more than
+    (``agent:id``): spaces, slashes, colons, dots (a dot ends a mention), line breaks, or
+    more than
     :data:`IDENTIFIER_MAX_CHARS` characters. Ids already stored are left as they are."""
     if len(value) <= IDENTIFIER_MAX_CHARS and _IDENTIFIER.fullmatch(value):
         return
