@@ -225,3 +225,22 @@ def test_standard_input_loses_only_its_final_newline(room: str) -> None:
     out = ok(room, "read", "--as", "ada", "--desk", "eng", "--json")
     texts = [m["content"] for m in json.loads(out)["history"]]
     assert texts[-3:] == ["code\n\n", "crlf\r\n", "none"]
+
+
+def test_read_as_a_kind_must_find_that_kind(room: str) -> None:
+    result = cli(room, "read", "--as", "agent:pat", "--desk", "eng")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "error: reader 'agent:pat' is not on the roster; add it first "
+        "(coderooms agent add / person add)\n"
+    )
+    assert cli(room, "read", "--as", "person:ada", "--desk", "eng").exit_code == 1
+    assert ok(room, "read", "--as", "person:pat", "--desk", "eng").startswith("You are")
+
+
+def test_a_person_sharing_an_agents_id_is_not_read_as_the_agent(room: str) -> None:
+    ok(room, "person", "add", "ada", "--label", "Ada the person")
+    result = cli(room, "read", "--as", "person:ada", "--desk", "eng")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: person 'ada' shares its id with an agent")
+    assert ok(room, "read", "--as", "agent:ada", "--desk", "eng").startswith("You are @ada")

@@ -20,6 +20,7 @@ from coderooms.rooms.records import SESSION_WINDOW, Conversation, SessionQuery
 from coderooms.rooms.render import transcript_line
 from coderooms.rooms.wire import to_wire
 from coderooms.store import (
+    AmbiguousReader,
     InvalidAuthor,
     InvalidText,
     MessageTooLarge,
@@ -271,8 +272,16 @@ async def _initialize(
 ) -> SessionInitialization:
     viewer_id = _viewer_id(viewer)
     roster, desks = await store.roster(), await store.desks()
-    if roster.member(viewer_id) is None and roster.person(viewer_id) is None:
-        raise UnknownAuthor(f"reader {viewer_id!r}")
+    kind = viewer.partition(":")[0] if ":" in viewer else ""
+    known = {
+        "agent": roster.member(viewer_id) is not None,
+        "person": roster.person(viewer_id) is not None,
+    }
+    if not (known[kind] if kind in known else any(known.values())):
+        raise UnknownAuthor(f"reader {viewer!r}")
+    if kind == "person" and known["agent"]:
+        # The briefing names its reader by id, and the agent's id would win.
+        raise AmbiguousReader(viewer_id)
     target = desks.resolve(desk_ref)
     if thread is not None:
         root = await store.message(thread)

@@ -12,6 +12,7 @@
         ├── NewerSchema                the file was written by a newer coderooms
         ├── UnknownAuthor              post/read names nobody on the roster
         │   └── InvalidAuthor          an author that is not agent:ID, person:ID, operator …
+        ├── AmbiguousReader            read --as person:ID where an agent has that id too
         ├── RetiredAuthor              post by an agent who has been retired
         ├── UnknownParent              a reply to a row that does not exist
         ├── UnknownThread              a thread read from a row not in the desk
@@ -39,6 +40,7 @@ from coderooms.errors import HostError
 
 __all__ = [
     "AgentExists",
+    "AmbiguousReader",
     "BlankIdentifier",
     "InvalidIdentifier",
     "BlankMessage",
@@ -127,6 +129,17 @@ class InvalidAuthor(UnknownAuthor):
 
     fields = ("author",)
     template = "author {author!r} is not agent:ID, person:ID, operator or system:KIND"
+
+
+class AmbiguousReader(StoreError):
+    """A turn's briefing names its reader by id: a person whose id an agent also has
+    would be read as the agent."""
+
+    fields = ("person_id",)
+    template = (
+        "person {person_id!r} shares its id with an agent, and a read names its reader by "
+        "id: read as agent:{person_id}, or add the person under another id"
+    )
 
 
 class RetiredAuthor(StoreError):
