@@ -210,3 +210,12 @@ def test_cli_prints_the_text_with_its_own_final_newline_only() -> None:
     assert (done.exit_code, done.stdout) == (0, "a\nb\n")
     done = runner.invoke(main, ["skim", "--goal", "x"], input="no newline")
     assert (done.exit_code, done.stdout) == (0, "no newline")
+
+
+def test_cli_says_when_the_budget_cannot_hold_a_marker() -> None:
+    text = "".join(f"{n}\n" for n in range(1, 51))
+    done = CliRunner().invoke(main, ["skim", "--goal", "x", "--budget", "3"], input=text)
+    assert done.exit_code == 0
+    assert "over the budget of 3" in done.stderr
+    fine = CliRunner().invoke(main, ["skim", "--goal", "x", "--budget", "200"], input=text)
+    assert "over the budget" not in fine.stderr
