@@ -343,16 +343,15 @@ class Workspace:
         """``text`` with this repository's own absolute path taken off the paths in it, so
         ``/home/me/repo/tox.ini`` names ``tox.ini`` as the index does (a path's last parts
         alone could not tell a file at the top of the repository)."""
-        for prefix in sorted({self.root + os.sep, os.path.realpath(self.root) + os.sep}):
+        prefixes = {self.root + os.sep, os.path.realpath(self.root) + os.sep}
+        for prefix in sorted(prefixes, key=len, reverse=True):  # one may end the other
             text = text.replace(prefix, "")
         return text
 
     def impact(self, target: str, depth: int = 2) -> ImpactResult:
         self.refresh()
         if os.path.isabs(target):  # a path inside the repository, as its index names it
-            full = os.path.normpath(target)
-            if full == self.root or full.startswith(self.root + os.sep):
-                target = os.path.relpath(full, self.root).replace(os.sep, "/")
+            target = self.relative(os.path.normpath(target))
         return blast_radius(self.graph(), target, depth=depth)
 
     def _inside(self, path: str) -> str:

@@ -403,3 +403,14 @@ def test_an_absolute_path_to_a_top_level_file_names_it(make_repo: Callable[..., 
     assert seen == ws.seek("tox.ini").results
     assert "tox.ini" in {hit["id"] for hit in seen}
     ws.close()
+
+
+def test_the_longer_of_two_root_spellings_is_taken_off_first(tmp_path: Path) -> None:
+    """A repository opened through a symlink has two absolute spellings; when one ends
+    the other, taking the shorter off first would leave a broken path behind."""
+    real = tmp_path / "z" / str(tmp_path).lstrip("/") / "x"
+    real.mkdir(parents=True)
+    (tmp_path / "x").symlink_to(real)
+    ws = Workspace.open(tmp_path / "x")
+    assert ws.relative(f"see {real}/tox.ini and {tmp_path}/x/a.py") == "see tox.ini and a.py"
+    ws.close()

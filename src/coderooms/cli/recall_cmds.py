@@ -74,30 +74,20 @@ async def _conversation(
     return Conversation(target.id, target.name, thread)
 
 
-def _author_filter(author: str | None) -> str | None:
+async def _author_filter(store: Store, author: str | None) -> str | None:
     """``--author`` takes the id a row is filtered by; ``agent:ID``, ``person:ID`` and
-    ``system:KIND`` are accepted too and mean the same as the bare id or kind."""
+    ``system:KIND`` are accepted too and mean the same as the bare id or kind. An
+    ``agent:ID`` or ``person:ID`` must name someone on the roster (a retired agent's
+    messages stay searchable): a typo is refused, not answered with no matches. A bare
+    word may also be a system kind, which only the log knows."""
     if author is None:
         return None
     kind, sep, ident = author.partition(":")
-    if sep and kind in ("agent", "person", "system") and ident:
-        return ident
-    return author
-
-
-async def _require_author(store: Store, author: str | None) -> None:
-    """An ``agent:ID`` or ``person:ID`` filter must name someone on the roster (a retired
-    agent's messages stay searchable): a typo is refused, not answered with no matches.
-    A bare word may also be a system kind, which only the log knows."""
-    if author is None:
-        return
-    kind, sep, ident = author.partition(":")
-    if not sep or kind not in ("agent", "person"):
-        return
-    roster = await store.roster()
-    found = roster.member(ident) if kind == "agent" else roster.person(ident)
-    if found is None:
+    if not (sep and kind in ("agent", "person", "system") and ident):
+        return author
+    if kind != "system" and not (await store.roster()).holds(kind, ident):
         raise UnknownAuthor(author)
+    return ident
 
 
 def _hit_line(hit: MessageHit) -> str:
@@ -153,13 +143,13 @@ def search(
     store = store_of(ctx, existing=True)
 
     async def go() -> list[MessageHit]:
-        await _require_author(store, author)
+        wanted = await _author_filter(store, author)
         scope = None
         if desk_ref is not None or thread is not None:
             scope = await _conversation(store, desk_ref, thread)
         log = store.conversation_log(scope) if scope is not None else store
         search_query = SearchQuery(
-            SearchPattern.parse(checked_query(query)), scope, _author_filter(author), before, limit
+            SearchPattern.parse(checked_query(query)), scope, wanted, before, limit
         )
         return await search_messages(log, search_query)
 

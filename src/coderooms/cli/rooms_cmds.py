@@ -273,10 +273,7 @@ async def _initialize(
     viewer_id = _viewer_id(viewer)
     roster, desks = await store.roster(), await store.desks()
     kind = viewer.partition(":")[0] if ":" in viewer else ""
-    known = {
-        "agent": roster.member(viewer_id) is not None,
-        "person": roster.person(viewer_id) is not None,
-    }
+    known = {k: roster.holds(k, viewer_id) for k in ("agent", "person")}
     if not (known[kind] if kind in known else any(known.values())):
         raise UnknownAuthor(f"reader {viewer!r}")
     if kind == "person" and known["agent"]:

@@ -832,8 +832,9 @@ class Resolver:
         if facts is None:
             return res
         t = self.t
+        edges = res.edges
         # Symbol ids are unique and never their parent's: each contains edge is new.
-        res.edges.update(((sym.parent or path, sym.id, "contains"), 1.0) for sym in facts.symbols)
+        edges.update(((sym.parent or path, sym.id, "contains"), 1.0) for sym in facts.symbols)
         for f in self.imported_files(path):
             res.add(path, f, "imports")
         for owner, text in facts.bases:
@@ -844,7 +845,6 @@ class Resolver:
         # same from any owner: those are resolved once per file (a pair is in a memo
         # only when it is owner-free, so a hit is always valid).
         nested = None if facts.language in CLASS_SCOPE_LANGUAGES else t.nested_names(path)
-        edges = res.edges
         unresolved = res.unresolved
         call_memo: dict[tuple[str, str], tuple[str | None, str]] = {}
         call_targets: dict[str, set[str]] = defaultdict(set)

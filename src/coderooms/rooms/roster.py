@@ -101,6 +101,11 @@ class Roster:
         """The first person with this exact id."""
         return next((p for p in self.people if p.id == person_id), None)
 
+    def holds(self, kind: str, ident: str) -> bool:
+        """Whether an ``agent`` (retired or not) or a ``person`` with this id is here."""
+        found = self.member(ident) if kind == "agent" else self.person(ident)
+        return found is not None
+
     def label_of(self, agent_id: str) -> str:
         """The display label of an agent: its name, else its id (also for unknown ids)."""
         member = self.member(agent_id)

@@ -169,7 +169,7 @@ def build_symbols(
             node.end_point[0] + 1,
             sig.rstrip(":{ ").rstrip(),
             docstring(d),
-            sha256(whole[start:end]).hexdigest()[:HASH_HEX_CHARS],
+            content_hash(whole[start:end]),
             False,
             end - start,
         )
