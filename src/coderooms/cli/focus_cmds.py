@@ -179,8 +179,9 @@ def bench() -> None:
 @bench.command(context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def localize(args: tuple[str, ...]) -> None:
-    """Focus localization quality on SWE-bench Lite (runs benchmarks/localize.py from a
-    source checkout; pass its options after the command, e.g. --repo psf/requests)."""
+    """Focus localization quality on the SWE-bench development set, beside BM25 (runs
+    benchmarks/localize.py from a source checkout; pass its options after the command,
+    e.g. --repo psf/requests, --cv, --without semantic, --out results.json)."""
     import importlib.util
 
     script = Path.cwd() / BENCH_SCRIPT

@@ -481,10 +481,25 @@ def _weigh_by_file(
     return scores * factor
 
 
-def rank(index: SalienceIndex, goal: str) -> Salience:
-    """Score every node of the index for ``goal``."""
+RANK_TIME_FIELDS = ("rrf_k", "file_context", "weighted_query", "signal_weights")
+"""The weights :func:`rank` reads per goal; every other field shapes the index itself."""
+
+
+def check_rank_time_only(built: SalienceConfig, config: SalienceConfig) -> None:
+    """Refuse a ``config`` that differs from ``built`` beyond the rank-time weights."""
+    if replace(config, **{f: getattr(built, f) for f in RANK_TIME_FIELDS}) != built:
+        raise ValueError("only the rank-time weights may differ from the index's config")
+
+
+def rank(index: SalienceIndex, goal: str, config: SalienceConfig | None = None) -> Salience:
+    """Score every node of the index for ``goal``. ``config`` may change the weights
+    :func:`rank` reads (:data:`RANK_TIME_FIELDS`) and nothing else (a refusal otherwise):
+    one index then serves many weightings, as an ablation or a weight search needs."""
     n = len(index.nodes)
-    config = index.config
+    if config is None:
+        config = index.config
+    else:
+        check_rank_time_only(index.config, config)
     query = Query(goal, config.weighted_query)
     fusion = _Fusion(n, config.rrf_k)
     if n == 0:
