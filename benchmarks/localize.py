@@ -166,8 +166,10 @@ def reciprocal_rank(ranked: Sequence[str], gold: Sequence[str]) -> float:
 def score_rankings(inst: Instance, files: list[str], functions: list[str]) -> dict[str, Any]:
     row: dict[str, Any] = {f"file_acc@{k}": acc_at(files, inst.gold_files, k) for k in FILE_KS}
     row["file_rr"] = reciprocal_rank(files, inst.gold_files)
-    for k in FUNCTION_KS:
-        row[f"func_acc@{k}"] = acc_at(functions, inst.gold_functions, k)
+    for k in FUNCTION_KS:  # over the instances with function labels only
+        row[f"func_acc@{k}"] = (
+            acc_at(functions, inst.gold_functions, k) if inst.gold_functions else None
+        )
     return row
 
 
@@ -247,11 +249,13 @@ def evaluate_checkout(
                 base_files.index(g) + 1 if g in base_files else None for g in inst.gold_files
             ],
             "budget_used": result.budget_used,
-            "budget_recall": all(n in covered for n in needed),
             "sufficiency": result.sufficiency.state,
             "cold_s": round(cold, 3),
             "warm_ms": round(warm * 1000, 1),
-            "focus": score_rankings(inst, files, functions),
+            "focus": {
+                **score_rankings(inst, files, functions),
+                "budget_recall": all(n in covered for n in needed) if needed else None,
+            },
             BASELINE: score_rankings(inst, base_files, []),
         }
         if cv:
@@ -261,8 +265,8 @@ def evaluate_checkout(
                 scored = score_rankings(
                     inst, twin.rank_files(goal)[:RANK_DEPTH], twin.rank_functions(goal)[:RANK_DEPTH]
                 )
-                covered = twin.focus(goal, budget=BUDGET_TOKENS).covered_ids()
-                scored["budget_recall"] = all(n in covered for n in needed)
+                loaded = twin.focus(goal, budget=BUDGET_TOKENS).covered_ids()
+                scored["budget_recall"] = all(n in loaded for n in needed) if needed else None
                 family[name] = scored
             row["family"] = family
         workspace.close()
@@ -274,17 +278,19 @@ def evaluate_checkout(
 METRICS = [f"file_acc@{k}" for k in FILE_KS] + [f"func_acc@{k}" for k in FUNCTION_KS]
 
 
-def _mean(values: Sequence[float]) -> float:
-    return round(statistics.fmean(values), 3) if values else 0.0
+def _mean(values: Sequence[float | None]) -> float:
+    """The mean of the values that apply (None: an instance without function labels)."""
+    known = [float(v) for v in values if v is not None]
+    return round(statistics.fmean(known), 3) if known else 0.0
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"instances": len(rows)}
     for metric in METRICS:
-        out[metric] = _mean([float(r["focus"][metric]) for r in rows])
+        out[metric] = _mean([r["focus"][metric] for r in rows])
         if metric.startswith("file"):
-            out[f"{BASELINE}_{metric}"] = _mean([float(r[BASELINE][metric]) for r in rows])
-    out["budget_recall@8000"] = _mean([float(r["budget_recall"]) for r in rows])
+            out[f"{BASELINE}_{metric}"] = _mean([r[BASELINE][metric] for r in rows])
+    out["budget_recall@8000"] = _mean([r["focus"].get("budget_recall") for r in rows])
     cold = [r["cold_s"] for r in rows]
     warm = [r["warm_ms"] for r in rows]
     out["cold_s_p50"] = round(float(np.percentile(cold, 50)), 2)
@@ -370,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
         print(
             f"[{n}/{len(instances)}] {inst.instance_id:<36} focus {row['gold_file_rank']!s:<14}"
-            f" bm25 {row['bm25_gold_file_rank']!s:<14} budget {row['budget_recall']!s:<5}"
+            f" bm25 {row['bm25_gold_file_rank']!s:<14} budget {row['focus']['budget_recall']!s:<5}"
             f" cold {row['cold_s']:.1f}s warm {row['warm_ms']:.0f} ms",
             file=sys.stderr,
             flush=True,

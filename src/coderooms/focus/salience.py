@@ -43,6 +43,7 @@ FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward t
 PAGERANK_ITERATIONS = 30
 PAGERANK_TOLERANCE = 1e-9
 EDGE_PREFIX = "edge:"  # names an edge kind in an ablation
+STANDALONE_SCRIPTS = "standalone_scripts"  # names the standalone-script prior in an ablation
 
 
 def _default_signal_weights() -> dict[str, float]:
@@ -84,6 +85,7 @@ class SalienceConfig:
     code_languages: frozenset[str] = frozenset(
         {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp"}
     )
+    standalone_scripts: bool = True  # hold back Python files in no package that nothing imports
     recency_weight: float = 0.05
     recency_half_life_days: float = 180.0
     frequency_weight: float = 0.05
@@ -92,19 +94,24 @@ class SalienceConfig:
         return float(self.signal_weights.get(signal, 0.0))
 
     def without(self, *names: str) -> SalienceConfig:
-        """This configuration with the named signals (see :data:`SIGNAL_NAMES`) or edge
-        kinds (``edge:calls``) switched off: an ablation."""
+        """This configuration with the named signals (see :data:`SIGNAL_NAMES`), edge
+        kinds (``edge:calls``) or the standalone-script prior switched off: an ablation."""
         signals = dict(self.signal_weights)
         edges = dict(self.edge_weights)
+        standalone = self.standalone_scripts
         for name in names:
-            if name in signals:
+            if name == STANDALONE_SCRIPTS:
+                standalone = False
+            elif name in signals:
                 signals[name] = 0.0
             elif name.startswith(EDGE_PREFIX) and name[len(EDGE_PREFIX) :] in edges:
                 edges[name[len(EDGE_PREFIX) :]] = 0.0
             else:
                 known = list(SIGNAL_NAMES) + [EDGE_PREFIX + kind for kind in sorted(edges)]
-                raise UnknownSignal(name, ", ".join(known))
-        return replace(self, signal_weights=signals, edge_weights=edges)
+                raise UnknownSignal(name, ", ".join([*known, STANDALONE_SCRIPTS]))
+        return replace(
+            self, signal_weights=signals, edge_weights=edges, standalone_scripts=standalone
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +204,13 @@ class SalienceIndex:
         for kids in self._children.values():
             kids.sort(key=lambda c: (c.start_line, c.id))
         self.transition = self._transition()
+        imported: set[str] = set()
+        for edge in self.graph.edges:
+            target = self.graph.node(edge.dst) if edge.kind == "imports" else None
+            if target is not None:
+                imported.add(target.path)
+        self._imported = frozenset(imported)
+        self._packaged = any(p.rsplit("/", 1)[-1] == "__init__.py" for p in self.file_of_path)
         self.prior = self._prior()
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
@@ -331,7 +345,7 @@ class SalienceIndex:
                 prior[i] *= config.vendored_penalty
             if node.is_generated:
                 prior[i] *= config.generated_penalty
-            if self.is_auxiliary(node):
+            if self.is_auxiliary(node) or self.is_standalone_script(node):
                 prior[i] *= config.auxiliary_penalty
             if node.language and node.language not in config.code_languages:
                 prior[i] *= config.document_penalty
@@ -362,11 +376,24 @@ class SalienceIndex:
         dirs = self.config.auxiliary_dirs
         return any(part in dirs for part in node.path.split("/")[:-1])
 
+    def is_standalone_script(self, node: CodeNode) -> bool:
+        """A Python file outside every package of a packaged repository that no file
+        imports: a maintenance script or a build file, not the code the project ships.
+        (Learnt from the repository's own layout and imports, not from a list of names.)"""
+        if not self.config.standalone_scripts or node.language != "python":
+            return False
+        if not self._packaged or node.is_test or self._is_vendored(node):
+            return False
+        folder = node.path.rsplit("/", 1)[0] + "/" if "/" in node.path else ""
+        return folder + "__init__.py" not in self.file_of_path and node.path not in self._imported
+
     def penalty_notes(self, row: int) -> list[str]:
         node = self.nodes[row]
         notes = []
         if self.is_auxiliary(node):
             notes.append(f"documentation/example code ×{self.config.auxiliary_penalty:g}")
+        elif self.is_standalone_script(node):
+            notes.append(f"standalone script, in no package ×{self.config.auxiliary_penalty:g}")
         if node.language and node.language not in self.config.code_languages:
             notes.append(f"not code ({node.language}) ×{self.config.document_penalty:g}")
         if node.is_test:
@@ -428,7 +455,7 @@ def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
         lift = 1.0
         if node.language and node.language not in config.code_languages:
             lift /= config.document_penalty
-        if index.is_auxiliary(node):
+        if index.is_auxiliary(node) or index.is_standalone_script(node):
             lift /= config.auxiliary_penalty
         if lift != 1.0:
             if prior is index.prior:
@@ -540,7 +567,7 @@ def rank(index: SalienceIndex, goal: str, config: SalienceConfig | None = None) 
             reasons = ["linked in the code graph to what the goal names"]
         notes = index.notes[row]
         if prior[row] != index.prior[row]:
-            lifted = ("not code", "documentation/example")
+            lifted = ("not code", "documentation/example", "standalone script")
             notes = [NAMED_FILE_NOTE] + [n for n in notes if not n.startswith(lifted)]
         why[row] = reasons + notes
     return Salience(scores, why, seeded, precise, coverage, strength, frozenset(named))

@@ -13,6 +13,7 @@ weight of zero (``SalienceConfig().without("semantic")``).
 from __future__ import annotations
 
 from coderooms.focus.signals import (
+    block_messages,
     dotted_modules,
     file_stems,
     lexical_files,
@@ -37,6 +38,7 @@ SIGNALS: tuple[Signal, ...] = (
     paths.SIGNAL,
     traceback_frames.SIGNAL,
     literals.SIGNAL,
+    block_messages.SIGNAL,
     options.SIGNAL,
     file_stems.SIGNAL,
     semantic.SIGNAL,

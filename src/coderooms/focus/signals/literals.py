@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coderooms.focus.signals._spots import MAX_VERBATIM_FILES, innermost_symbol
+from coderooms.focus.signals._spots import MAX_VERBATIM_FILES, files_holding, innermost_symbol
 from coderooms.focus.signals.base import Query, Seed, Signal
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ REASON_CHARS = 40  # of the message quoted in the reason
 def rank(index: SalienceIndex, query: Query) -> list[Seed]:
     found: list[Seed] = []
     for literal in query.cues.literals[:MAX_LITERALS]:
-        hits = [i for i in index.source_rows if literal in index.texts.get(index.nodes[i].path, "")]
+        hits = files_holding(index, literal, index.source_rows)
         if not hits or len(hits) > MAX_VERBATIM_FILES:
             continue
         reason = f"contains the message “{literal[:REASON_CHARS]}”"

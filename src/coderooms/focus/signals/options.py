@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coderooms.focus.signals._spots import MAX_VERBATIM_FILES, innermost_symbol
+from coderooms.focus.signals._spots import MAX_VERBATIM_FILES, files_holding, innermost_symbol
 from coderooms.focus.signals.base import Query, Seed, Signal
 
 if TYPE_CHECKING:
@@ -18,10 +18,8 @@ def rank(index: SalienceIndex, query: Query) -> list[Seed]:
     for option in query.cues.options[:MAX_OPTIONS]:
         forms = [f'"{option}"', f"'{option}'", f'"--{option}"', f"'--{option}'"]
         hits: list[tuple[int, int]] = []
-        for row in index.source_rows:
-            text = index.texts.get(index.nodes[row].path, "")
-            if option not in text:
-                continue
+        for row in files_holding(index, option, index.source_rows):
+            text = index.texts[index.nodes[row].path]
             offsets = [o for o in (text.find(form) for form in forms) if o >= 0]
             if offsets:
                 hits.append((row, min(offsets)))
