@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 
 import pathspec
 
+from coderooms.datadir import DATA_DIR
 from coderooms.index.errors import WorkspaceUnreadable
 from coderooms.index.facts import Skipped
 
-INDEX_DIR = ".coderooms"
+INDEX_DIR = DATA_DIR
 GIT_TIMEOUT_SECONDS = 120
 # Never indexed, with or without git: tool caches and environments.
 ALWAYS_IGNORED_DIRS = frozenset({".git", ".hg", ".svn", INDEX_DIR})

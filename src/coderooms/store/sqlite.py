@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coderooms.datadir import make_dirs
 from coderooms.errors import InvalidBound
 from coderooms.rooms.chat import is_general_chat
 from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
@@ -491,7 +492,7 @@ class SQLiteStore(Store):
         try:
             if path.is_dir():
                 raise StoreLocation(self.path, "it is a directory, not a database file")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent)
         except OSError as err:
             for ancestor in reversed(path.parents):
                 if ancestor.exists() and not ancestor.is_dir():

@@ -1,0 +1,54 @@
+"""What a new user hit first (issue 17): each test is one of the reported surprises."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from coderooms.cli import main
+
+
+def invoke(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input, env=env)
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "app.py").write_text("def main():\n    return 1\n")
+    git(root, "add", "app.py")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("CODEROOMS_DB", raising=False)
+    return root
+
+
+def test_the_coderooms_folder_ignores_itself_so_git_status_stays_clean(repo: Path) -> None:
+    assert invoke("init").exit_code == 0
+    assert invoke("index").exit_code == 0
+    assert (repo / ".coderooms" / ".gitignore").read_text() == "*\n"
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_the_index_alone_writes_the_self_ignore_too(repo: Path) -> None:
+    assert invoke("index").exit_code == 0
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_a_store_folder_of_another_name_gets_no_gitignore(tmp_path: Path) -> None:
+    db = tmp_path / "data" / "rooms.db"
+    assert invoke("--db", str(db), "init").exit_code == 0
+    assert ".gitignore" not in os.listdir(db.parent)
