@@ -52,3 +52,30 @@ def test_a_store_folder_of_another_name_gets_no_gitignore(tmp_path: Path) -> Non
     db = tmp_path / "data" / "rooms.db"
     assert invoke("--db", str(db), "init").exit_code == 0
     assert ".gitignore" not in os.listdir(db.parent)
+
+
+def refusal(result: Result) -> str:
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_mcp_on_a_missing_store_refuses_as_read_does_and_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "nowhere" / "rooms.db"
+    served = refusal(invoke("--db", str(db), "mcp", "--agent", "coder"))
+    read = refusal(invoke("--db", str(db), "read", "--as", "coder"))
+    assert served == read and "there is no store at" in served
+    assert not db.parent.exists()
+
+
+def test_mcp_for_an_agent_not_on_the_roster_refuses_as_post_does(tmp_path: Path) -> None:
+    db = str(tmp_path / "rooms.db")
+    assert invoke("--db", db, "init").exit_code == 0
+    served = refusal(invoke("--db", db, "mcp", "--agent", "ghost"))
+    posted = refusal(invoke("--db", db, "post", "--as", "agent:ghost", "hi"))
+    assert served == posted
+    assert invoke("--db", db, "agent", "add", "old").exit_code == 0
+    assert invoke("--db", db, "agent", "retire", "old").exit_code == 0
+    served = refusal(invoke("--db", db, "mcp", "--agent", "old"))
+    assert served == refusal(invoke("--db", db, "post", "--as", "agent:old", "hi"))

@@ -1,0 +1,82 @@
+"""What a new user hit over MCP (issue 17): each test is one of the reported surprises."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_harness import CODEROOMS
+from mcp_repo import write_fixture_repo
+
+from coderooms.store import open_store
+
+
+def _line(message: dict[str, Any]) -> str:
+    return json.dumps(message) + "\n"
+
+
+OPENING = _line(
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "new-user", "version": "1"},
+        },
+    }
+) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
+    return _line(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    base = tmp_path_factory.mktemp("new-user-mcp")
+    url = f"sqlite:///{base / 'rooms.db'}"
+
+    async def build() -> None:
+        store = open_store(url)
+        try:
+            await store.add_agent("alice")
+        finally:
+            store.close()
+
+    asyncio.run(build())
+    return url
+
+
+def serve(url: str, lines: str, cwd: Path | None = None) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [CODEROOMS, "--db", url, "mcp", "--agent", "alice"],
+        input=OPENING + lines,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()][1:]
+
+
+def test_mcp_started_in_a_repository_serves_its_code_without_repo(url: str, tmp_path: Path) -> None:
+    repo = write_fixture_repo(tmp_path / "repo")
+    (answer,) = serve(url, _call(1, "seek", {"query": "apply_discount", "limit": 3}), cwd=repo)
+    result = answer["result"]
+    assert not result.get("isError"), result
+    ids = [hit["id"] for hit in result["structuredContent"]["results"]]
+    assert "shop/cart.py::apply_discount" in ids
