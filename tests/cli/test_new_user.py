@@ -79,3 +79,23 @@ def test_mcp_for_an_agent_not_on_the_roster_refuses_as_post_does(tmp_path: Path)
     assert invoke("--db", db, "agent", "retire", "old").exit_code == 0
     served = refusal(invoke("--db", db, "mcp", "--agent", "old"))
     assert served == refusal(invoke("--db", db, "post", "--as", "agent:old", "hi"))
+
+
+def test_db_is_accepted_after_the_command_name_too(tmp_path: Path) -> None:
+    db = str(tmp_path / "rooms.db")
+    assert invoke("init", "--db", db).exit_code == 0
+    assert invoke("agent", "add", "ada", "--db", db).exit_code == 0
+    assert invoke("agent", "--db", db, "add", "bo").exit_code == 0
+    posted = invoke("post", "--as", "agent:ada", "hello", "--db", db)
+    assert (posted.exit_code, posted.stdout) == (0, "1\n")
+    read = invoke("read", "--db", db, "--as", "bo")
+    assert read.exit_code == 0, read.stderr
+    assert "hello" in read.stdout
+    assert "--db URL" in invoke("search", "--help").stdout
+
+
+def test_db_after_the_command_wins_over_the_environment(tmp_path: Path) -> None:
+    db = str(tmp_path / "rooms.db")
+    other = str(tmp_path / "other.db")
+    assert invoke("init", "--db", db, env={"CODEROOMS_DB": other}).exit_code == 0
+    assert os.path.exists(db) and not os.path.exists(other)
