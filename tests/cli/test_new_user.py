@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -99,3 +100,59 @@ def test_db_after_the_command_wins_over_the_environment(tmp_path: Path) -> None:
     other = str(tmp_path / "other.db")
     assert invoke("init", "--db", db, env={"CODEROOMS_DB": other}).exit_code == 0
     assert os.path.exists(db) and not os.path.exists(other)
+
+
+@pytest.fixture
+def room(tmp_path: Path) -> str:
+    db = str(tmp_path / "rooms.db")
+    for args in (
+        ("agent", "add", "ada", "--name", "Ada"),
+        ("agent", "add", "bo"),
+        ("agent", "add", "cy"),
+        ("agent", "retire", "cy"),
+        ("person", "add", "pat", "--label", "Pat Doe"),
+        ("desk", "create", "eng", "--name", "Engineering", "--description", "builds things"),
+        ("desk", "add", "eng", "ada"),
+    ):
+        done = invoke("--db", db, *args)
+        assert done.exit_code == 0, done.stderr
+    return db
+
+
+def out(*args: str) -> str:
+    done = invoke(*args)
+    assert done.exit_code == 0, done.stderr
+    return done.stdout
+
+
+def test_agent_list_shows_the_roster_in_order_with_retired_marked(room: str) -> None:
+    assert out("--db", room, "agent", "list") == "@ada (Ada)\n@bo\n@cy — retired\n"
+    assert json.loads(out("--db", room, "agent", "list", "--json")) == [
+        {"id": "ada", "name": "Ada", "label": "Ada", "retired": False},
+        {"id": "bo", "name": None, "label": "bo", "retired": False},
+        {"id": "cy", "name": None, "label": "cy", "retired": True},
+    ]
+
+
+def test_person_list_shows_the_people(room: str) -> None:
+    assert out("--db", room, "person", "list") == "pat — Pat Doe\n"
+    assert json.loads(out("--db", room, "person", "list", "--json")) == [
+        {"id": "pat", "label": "Pat Doe"}
+    ]
+
+
+def test_an_empty_roster_lists_as_empty_and_a_missing_store_is_refused(tmp_path: Path) -> None:
+    db = str(tmp_path / "rooms.db")
+    assert "no store" in refusal(invoke("--db", db, "agent", "list"))
+    assert invoke("--db", db, "init").exit_code == 0
+    assert out("--db", db, "agent", "list").startswith("no agents")
+    assert json.loads(out("--db", db, "person", "list", "--json")) == []
+
+
+def test_an_empty_picker_query_lists_the_snapshot(room: str) -> None:
+    assert out("--db", room, "pick", "agents") == "ada — Ada\nbo\n"
+    assert out("--db", room, "pick", "agents", "  ") == "ada — Ada\nbo\n"
+    assert out("--db", room, "pick", "people", "") == "pat — Pat Doe\n"
+    assert out("--db", room, "pick", "desks", "--limit", "1") == "General\n"
+    listed = json.loads(out("--db", room, "pick", "desks", "--json"))
+    assert listed[1] == {"id": "eng", "label": "Engineering", "detail": "builds things"}

@@ -133,7 +133,8 @@ def test_search_says_when_nothing_matched(room: str) -> None:
 
 def test_a_blank_or_overlong_query_is_refused_not_answered_with_no_matches(room: str) -> None:
     for command in (["search"], ["pick", "agents"], ["pick", "desks"]):
-        for blank in ("", "   ", "/ /"):
+        # An empty picker box lists (test_new_user.py); a blank expression never does.
+        for blank in ("", "   ", "/ /") if command == ["search"] else ("/ /",):
             assert "the query is blank" in refused(room, *command, blank)
         assert "a query holds at most 4096" in refused(room, *command, "x" * 5000)
     assert "a query holds at most 4096" in refused(room, "threads", "x" * 5000)

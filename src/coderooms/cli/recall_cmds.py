@@ -18,8 +18,12 @@ from coderooms.rooms.context import SessionContext
 from coderooms.rooms.pins import PIN_LIMIT, read_pinboard
 from coderooms.rooms.ranking import (
     SELECT_LIMIT,
+    Candidate,
     Hit,
     Pattern,
+    agent_candidates,
+    desk_candidates,
+    person_candidates,
     pick_agents_matching,
     pick_desks_matching,
     pick_people_matching,
@@ -249,23 +253,27 @@ _PICKERS = {
 
 @click.command()
 @click.argument("kind", type=click.Choice(sorted(_PICKERS)))
-@click.argument("query")
+@click.argument("query", required=False, default="")
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=1),
     default=SELECT_LIMIT,
     show_default=True,
     help="At most this many candidates.",
 )
-@json_option("Print each hit as JSON.")
+@json_option("Print each hit as JSON (with no QUERY: each candidate's id, label and detail).")
 @click.pass_context
 def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -> None:
     """Rank agents, people or desks by QUERY with the one ranking every picker uses.
 
     QUERY matches ids and labels (desk descriptions count half); '/…/' is a regular
-    expression. Retired agents are never offered.
+    expression. Retired agents are never offered. With no QUERY (or a blank one) every
+    candidate is listed, in roster or desk order, up to --limit.
     """
     store = store_of(ctx, existing=True)
+    if not query.strip():
+        _list_candidates(store, kind, limit, as_json)
+        return
     source = regex_source(checked_query(query))
     pattern = Pattern.regex(compile_regex(source)) if source is not None else Pattern.text(query)
 
@@ -288,3 +296,25 @@ def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -
         click.echo(
             f"{hit.candidate.id}{label} ({hit.field.value} {hit.match.kind.value} {hit.match.score})"
         )
+
+
+def _list_candidates(store: Store, kind: str, limit: int, as_json: bool) -> None:
+    """An empty picker box is a request to list: the snapshot's candidates, in order."""
+
+    async def go() -> list[Candidate]:
+        if kind == "desks":
+            return desk_candidates(await store.desks())
+        roster = await store.roster()
+        return agent_candidates(roster) if kind == "agents" else person_candidates(roster)
+
+    candidates = run(go())[:limit]
+    if as_json:
+        listed = [{"id": c.id, "label": c.label, "detail": c.detail} for c in candidates]
+        click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+        return
+    if not candidates:
+        click.echo(f"no {kind}")
+    for candidate in candidates:
+        label = "" if candidate.label == candidate.id else f" — {candidate.label}"
+        detail = f" ({candidate.detail})" if candidate.detail else ""
+        click.echo(f"{candidate.id}{label}{detail}")

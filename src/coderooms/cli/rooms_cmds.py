@@ -55,7 +55,7 @@ def init(ctx: click.Context) -> None:
 
 @click.group()
 def agent() -> None:
-    """Add and retire agents on the roster."""
+    """Add, list and retire agents on the roster."""
 
 
 @agent.command("add")
@@ -77,9 +77,34 @@ def agent_retire(ctx: click.Context, agent_id: str) -> None:
     click.echo(f"retired agent @{agent_id}")
 
 
+@agent.command("list")
+@json_option('Print [{"id", "name", "label", "retired"}, …] in roster order.')
+@click.pass_context
+def agent_list(ctx: click.Context, as_json: bool) -> None:
+    """List the agents on the roster in the order they were added, retired ones marked."""
+    roster = run(store_of(ctx, existing=True).roster())
+    agents = [
+        {
+            "id": member.id,
+            "name": member.name,
+            "label": member.label,
+            "retired": roster.is_retired(member.id),
+        }
+        for member in roster.members
+    ]
+    if as_json:
+        click.echo(json.dumps(agents, ensure_ascii=False, indent=2))
+        return
+    if not agents:
+        click.echo("no agents (add one with `coderooms agent add ID`)")
+    for each in agents:
+        name = "" if each["label"] == each["id"] else f" ({each['label']})"
+        click.echo(f"@{each['id']}{name}" + (" — retired" if each["retired"] else ""))
+
+
 @click.group()
 def person() -> None:
-    """Add people who read and write beside the agents."""
+    """Add and list people who read and write beside the agents."""
 
 
 @person.command("add")
@@ -90,6 +115,22 @@ def person_add(ctx: click.Context, person_id: str, label: str) -> None:
     """Add person ID to the roster."""
     added = run(store_of(ctx).add_person(person_id, label))
     click.echo(f"added person {added.id} ({added.label})")
+
+
+@person.command("list")
+@json_option('Print [{"id", "label"}, …] in roster order.')
+@click.pass_context
+def person_list(ctx: click.Context, as_json: bool) -> None:
+    """List the people on the roster in the order they were added."""
+    roster = run(store_of(ctx, existing=True).roster())
+    people = [{"id": each.id, "label": each.label} for each in roster.people]
+    if as_json:
+        click.echo(json.dumps(people, ensure_ascii=False, indent=2))
+        return
+    if not people:
+        click.echo("no people (add one with `coderooms person add ID --label L`)")
+    for each in people:
+        click.echo(f"{each['id']} — {each['label']}")
 
 
 # --- desks -------------------------------------------------------------------------------
