@@ -156,3 +156,28 @@ def test_an_empty_picker_query_lists_the_snapshot(room: str) -> None:
     assert out("--db", room, "pick", "desks", "--limit", "1") == "General\n"
     listed = json.loads(out("--db", room, "pick", "desks", "--json"))
     assert listed[1] == {"id": "eng", "label": "Engineering", "detail": "builds things"}
+
+
+def usage_error(result: Result) -> str:
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_read_window_and_search_limit_have_the_mcp_ranges(room: str) -> None:
+    assert invoke("--db", room, "post", "--as", "agent:ada", "deploy friday").exit_code == 0
+    assert "1<=x<=200" in usage_error(invoke("--db", room, "read", "--as", "ada", "--window", "0"))
+    assert "1<=x<=200" in usage_error(
+        invoke("--db", room, "read", "--as", "ada", "--window", "201")
+    )
+    assert "1<=x<=100" in usage_error(invoke("--db", room, "search", "deploy", "--limit", "0"))
+    assert "1<=x<=100" in usage_error(invoke("--db", room, "threads", "--limit", "0"))
+    assert "x>=1" in usage_error(invoke("--db", room, "pins", "--limit", "0"))
+    assert out("--db", room, "search", "deploy", "--limit", "1").startswith("[1] @ada")
+
+
+def test_a_bare_author_naming_nobody_is_refused_like_its_prefixed_form(room: str) -> None:
+    bare = refusal(invoke("--db", room, "search", "x", "--author", "nobody"))
+    prefixed = refusal(invoke("--db", room, "search", "x", "--author", "agent:nobody"))
+    assert bare == prefixed.replace("agent:nobody", "nobody")

@@ -253,7 +253,14 @@ def test_an_author_filter_naming_nobody_is_refused(db: str) -> None:
         "error: person:coder is not on the roster"
     )
     ok(db, "search", "x", "--author", "agent:coder")
-    ok(db, "search", "x", "--author", "deploy")  # a bare word may be a system kind
+    ok(db, "search", "x", "--author", "coder")
+    ok(db, "search", "x", "--author", "operator")
+    # A bare word names nobody on the roster: refused as its prefixed form is (issue 17);
+    # a system kind is spelled system:KIND.
+    assert refused(db, "search", "x", "--author", "nobody") == (
+        "error: nobody is not on the roster; add it first (coderooms agent add / person add)"
+    )
+    ok(db, "search", "x", "--author", "system:deploy")
 
 
 def test_reading_commands_never_create_a_store_at_a_mistyped_path(tmp_path: Path) -> None:

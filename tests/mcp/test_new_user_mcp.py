@@ -12,7 +12,9 @@ import pytest
 from mcp_harness import CODEROOMS
 from mcp_repo import write_fixture_repo
 
-from coderooms.store import open_store
+from coderooms.mcp.errors import NoWorkspace
+from coderooms.mcp.service import RoomService
+from coderooms.store import UnknownAuthor, open_store
 
 
 def _line(message: dict[str, Any]) -> str:
@@ -80,3 +82,39 @@ def test_mcp_started_in_a_repository_serves_its_code_without_repo(url: str, tmp_
     assert not result.get("isError"), result
     ids = [hit["id"] for hit in result["structuredContent"]["results"]]
     assert "shop/cart.py::apply_discount" in ids
+
+
+def in_room(tmp_path: Path, scenario: Any) -> None:
+    """Run ``scenario(store, service)`` on a fresh store with agents alice and bob."""
+
+    async def go() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            await store.add_agent("bob")
+            await scenario(store, RoomService(store))
+        finally:
+            store.close()
+
+    asyncio.run(go())
+
+
+def test_a_search_by_an_author_nobody_has_is_refused_as_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    async def scenario(store: Any, service: RoomService) -> None:
+        await store.post("agent:bob", "deploy friday")
+        assert [h.sequence for h in (await service.search("alice", "deploy", author="bob")).hits]
+        for nobody in ("nobody", "agent:nobody"):
+            with pytest.raises(UnknownAuthor, match="is not on the roster"):
+                await service.search("alice", "deploy", author=nobody)
+
+    in_room(tmp_path, scenario)
+
+
+def test_a_service_built_without_a_repository_says_so(tmp_path: Path) -> None:
+    async def scenario(store: Any, service: RoomService) -> None:
+        with pytest.raises(NoWorkspace, match="no repository"):
+            await service.focus("alice", "anything")
+
+    in_room(tmp_path, scenario)

@@ -31,6 +31,7 @@ from coderooms.rooms.ranking import (
 )
 from coderooms.rooms.records import Conversation, Sequence, author_handle
 from coderooms.rooms.search import (
+    MAX_HITS,
     SEARCH_LIMIT,
     SEARCH_SCAN,
     MessageHit,
@@ -42,7 +43,8 @@ from coderooms.rooms.search import (
 )
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT, read_thread_index, search_threads
 from coderooms.rooms.wire import to_wire
-from coderooms.store import Store, UnknownAuthor, UnknownThread
+from coderooms.store import Store, UnknownThread
+from coderooms.store.base import author_filter
 
 __all__ = ["register"]
 
@@ -78,22 +80,6 @@ async def _conversation(
     return Conversation(target.id, target.name, thread)
 
 
-async def _author_filter(store: Store, author: str | None) -> str | None:
-    """``--author`` takes the id a row is filtered by; ``agent:ID``, ``person:ID`` and
-    ``system:KIND`` are accepted too and mean the same as the bare id or kind. An
-    ``agent:ID`` or ``person:ID`` must name someone on the roster (a retired agent's
-    messages stay searchable): a typo is refused, not answered with no matches. A bare
-    word may also be a system kind, which only the log knows."""
-    if author is None:
-        return None
-    kind, sep, ident = author.partition(":")
-    if not (sep and kind in ("agent", "person", "system") and ident):
-        return author
-    if kind != "system" and not (await store.roster()).holds(kind, ident):
-        raise UnknownAuthor(author)
-    return ident
-
-
 def _hit_line(hit: MessageHit) -> str:
     where = hit.chat_id or "General"
     reply = f", reply to {hit.parent}" if hit.parent is not None else ""
@@ -114,14 +100,15 @@ _THREAD_HELP = "Only the thread rooted at message N (its root and direct replies
 @click.option(
     "--author",
     metavar="ID",
-    help="Only messages by this agent or person id, system kind, or 'operator'.",
+    help="Only messages by this agent or person (ID, agent:ID or person:ID; refused when "
+    "nobody on the roster has it), system:KIND, or 'operator'.",
 )
 @click.option(
     "--before", type=click.IntRange(min=0), metavar="N", help="Only messages older than N."
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(1, MAX_HITS),
     default=SEARCH_LIMIT,
     show_default=True,
     help="At most this many hits.",
@@ -147,7 +134,7 @@ def search(
     store = store_of(ctx, existing=True)
 
     async def go() -> list[MessageHit]:
-        wanted = await _author_filter(store, author)
+        wanted = author_filter(await store.roster(), author)
         scope = None
         if desk_ref is not None or thread is not None:
             scope = await _conversation(store, desk_ref, thread)
@@ -177,7 +164,7 @@ def search(
 @click.option("--thread", type=click.IntRange(min=0), metavar="N", help=_THREAD_HELP)
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=1),
     default=PIN_LIMIT,
     show_default=True,
     help="At most this many pins.",
@@ -209,7 +196,7 @@ def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_j
 @click.option("--desk", "desk_ref", default="General", show_default=True, help=_DESK_HELP)
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(1, MAX_HITS),
     default=THREAD_INDEX_LIMIT,
     show_default=True,
     help="At most this many threads.",
@@ -256,7 +243,7 @@ _PICKERS = {
 @click.argument("query", required=False, default="")
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_HITS),
     default=SELECT_LIMIT,
     show_default=True,
     help="At most this many candidates.",

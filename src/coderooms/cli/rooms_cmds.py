@@ -16,7 +16,7 @@ from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import initialize_session_with_context
 from coderooms.rooms.desks import Desk, DeskSet
-from coderooms.rooms.records import SESSION_WINDOW, Conversation, SessionQuery
+from coderooms.rooms.records import MAX_WINDOW, SESSION_WINDOW, Conversation, SessionQuery
 from coderooms.rooms.render import transcript_line
 from coderooms.rooms.wire import to_wire
 from coderooms.store import (
@@ -276,7 +276,7 @@ def _read_message_input() -> str:
 )
 @click.option(
     "--window",
-    type=click.IntRange(min=0),
+    type=click.IntRange(1, MAX_WINDOW),
     default=SESSION_WINDOW,
     show_default=True,
     help="At most this many messages of history.",

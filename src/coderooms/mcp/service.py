@@ -70,6 +70,7 @@ from coderooms.rooms.ranking import (
     regex_source,
 )
 from coderooms.rooms.records import (
+    MAX_WINDOW,
     SCAN_LIMIT,
     SESSION_WINDOW,
     Agent,
@@ -82,6 +83,7 @@ from coderooms.rooms.records import (
 )
 from coderooms.rooms.roster import Roster
 from coderooms.rooms.search import (
+    MAX_HITS,
     SEARCH_LIMIT,
     SEARCH_SCAN,
     SearchPattern,
@@ -97,7 +99,7 @@ from coderooms.rooms.threads import (
     read_thread_index,
     search_threads,
 )
-from coderooms.store.base import Store
+from coderooms.store.base import Store, author_filter
 
 __all__ = [
     "INBOX_LIMIT",
@@ -108,10 +110,6 @@ __all__ = [
     "WorkspaceLike",
 ]
 
-MAX_WINDOW = 200
-"""The largest history window one room_read may ask for."""
-MAX_HITS = 100
-"""The most hits a search, thread or picker call may ask for."""
 INBOX_SCAN = 2048
 """Sequences one room_inbox call covers after its cursor; the rest waits for the next."""
 INBOX_LIMIT = 50
@@ -367,9 +365,10 @@ class RoomService:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         pattern = SearchPattern.parse(checked_query(query))
+        wanted = author_filter(snap.roster, author)
         hits = await search_messages(
             await self._log(conversation),
-            SearchQuery(pattern, conversation, author, before, limit),
+            SearchQuery(pattern, conversation, wanted, before, limit),
         )
         return SearchOut(
             query=query,

@@ -9,6 +9,8 @@ from coderooms.rooms.wire import register_tagged
 
 SESSION_WINDOW = 30
 """Messages a turn reads by default."""
+MAX_WINDOW = 200
+"""The largest history window a surface (the MCP room_read, the CLI read) may ask for."""
 PAGE_SIZE = 512
 """Rows asked of the log in one read."""
 SCAN_LIMIT = 2048

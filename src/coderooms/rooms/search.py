@@ -49,6 +49,7 @@ from coderooms.rooms.wire import register_tagged
 
 __all__ = [
     "EXCERPT_CHARS",
+    "MAX_HITS",
     "QUERY_MAX_CHARS",
     "SEARCH_LIMIT",
     "SEARCH_SCAN",
@@ -68,6 +69,8 @@ __all__ = [
 
 SEARCH_LIMIT = 10
 """Hits a search returns by default."""
+MAX_HITS = 100
+"""The most hits a surface's search, thread or picker call may ask for."""
 QUERY_MAX_CHARS = 4096
 """The longest query a surface accepts (search, thread ranking, pickers)."""
 SEARCH_SCAN = 2048
