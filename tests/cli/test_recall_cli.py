@@ -220,11 +220,8 @@ def test_read_carries_a_pin_from_two_thousand_rows_back(db: str, tmp_path: Path)
     store.import_messages(LogMessage(s, ada, f"chatter {s}", "eng") for s in range(3, 2003))
     store.close()
     out = ok(db, "read", "--as", "ada", "--desk", "eng")
-    assert (
-        'Pinned in this conversation:\n- [1] #constraint "Constraint: rows are never rewritten"'
-        in out
-    )
-    assert "[1] @ada:" not in out  # far outside the window: only the pin carries it
+    assert '- [#1] #constraint "Constraint: rows are never rewritten"' in out
+    assert "[#1] you (@ada):" not in out  # far outside the window: only the pin carries it
     wire = json.loads(ok(db, "read", "--as", "ada", "--desk", "eng", "--json"))
     initialized = from_wire(SessionInitialization, wire)
     assert [p.sequence for p in initialized.context.pins] == [1]

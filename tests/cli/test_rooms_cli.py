@@ -78,11 +78,16 @@ def test_post_prints_the_new_sequence_and_read_shows_briefing_then_history(room:
     assert ok(room, "post", "--as", "agent:bo", "--desk", "eng", "--reply-to", "1", "hi") == "3\n"
     ok(room, "post", "--as", "operator", "elsewhere")
     out = ok(room, "read", "--as", "ada", "--desk", "Engineering")
-    briefing, threads, history = out.split("\n\n", 2)
-    assert briefing.startswith("You are @ada")
+    briefing, threads, pins, history = out.split("\n\n")
+    assert briefing.startswith("## Briefing\nYou are @ada")
     assert "- @bo — bo" in briefing
-    assert threads.startswith("Threads in this desk:")  # the recall context (issue 3)
-    assert history == "[1] @ada: hello team\n[2] Pat Doe: from stdin\n[3] @bo: hi\n"
+    assert threads.startswith("## Threads in Engineering (eng)")  # the recall context
+    assert pins.startswith("## Pinned in Engineering (eng)")
+    assert history.endswith(
+        "[#1] you (@ada):\n  │ hello team\n"
+        "[#2] Pat Doe (person pat):\n  │ from stdin\n"
+        "[#3] @bo:\n  │ hi\n</room-data>\n"
+    )
 
 
 def test_read_a_thread_and_a_window(room: str) -> None:
@@ -91,7 +96,9 @@ def test_read_a_thread_and_a_window(room: str) -> None:
     for i in range(3):
         ok(room, "post", "--as", "agent:bo", "--desk", "eng", "--reply-to", "1", f"r{i}")
     out = ok(room, "read", "--as", "ada", "--desk", "eng", "--thread", "1", "--window", "2")
-    assert out.split("\n\n", 1)[1] == "[4] @bo: r1\n[5] @bo: r2\n"
+    history = out.split("\n\n")[-1]
+    assert history.startswith("## History of Engineering (eng), thread #1")
+    assert history.endswith("[#4] @bo:\n  │ r1\n[#5] @bo:\n  │ r2\n</room-data>\n")
 
 
 def test_read_json_is_the_session_initialization_wire_form(room: str) -> None:
@@ -235,7 +242,9 @@ def test_read_as_a_kind_must_find_that_kind(room: str) -> None:
         "(coderooms agent add / person add)\n"
     )
     assert cli(room, "read", "--as", "person:ada", "--desk", "eng").exit_code == 1
-    assert ok(room, "read", "--as", "person:pat", "--desk", "eng").startswith("You are")
+    assert ok(room, "read", "--as", "person:pat", "--desk", "eng").startswith(
+        "## Briefing\nYou are"
+    )
 
 
 def test_a_person_sharing_an_agents_id_is_not_read_as_the_agent(room: str) -> None:
@@ -243,4 +252,6 @@ def test_a_person_sharing_an_agents_id_is_not_read_as_the_agent(room: str) -> No
     result = cli(room, "read", "--as", "person:ada", "--desk", "eng")
     assert result.exit_code == 1
     assert result.stderr.startswith("error: person 'ada' shares its id with an agent")
-    assert ok(room, "read", "--as", "agent:ada", "--desk", "eng").startswith("You are @ada")
+    assert ok(room, "read", "--as", "agent:ada", "--desk", "eng").startswith(
+        "## Briefing\nYou are @ada"
+    )

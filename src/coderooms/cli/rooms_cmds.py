@@ -17,7 +17,6 @@ from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import initialize_session_with_context
 from coderooms.rooms.desks import Desk, DeskSet
 from coderooms.rooms.records import MAX_WINDOW, SESSION_WINDOW, Conversation, SessionQuery
-from coderooms.rooms.render import transcript_line
 from coderooms.rooms.wire import to_wire
 from coderooms.store import (
     AmbiguousReader,
@@ -292,25 +291,27 @@ def read(
     as_json: bool,
 ) -> None:
     """Print what a turn would read: the team briefing, the desk's live threads and
-    pinboard, and the attributed history."""
+    pinboard, and the attributed history.
+
+    The text is what the room_read tool gives an agent: everything participants wrote
+    sits in <room-data> blocks, escaped (control characters, line separators and bidi
+    overrides are shown as &#x…; entities), each message's lines behind a gutter."""
     store = store_of(ctx, existing=True)
-    initialization = run(_initialize(store, viewer, desk_ref, thread, window))
+    target, initialization = run(_initialize(store, viewer, desk_ref, thread, window))
     if as_json:
         click.echo(json.dumps(to_wire(initialization), ensure_ascii=False, indent=2))
         return
-    click.echo(initialization.briefing.system_text())
-    click.echo()
-    context = initialization.context.system_text()
-    if context is not None:
-        click.echo(context)
-        click.echo()
-    for message in initialization.history:
-        click.echo(transcript_line(message))
+    # Exactly what room_read shows a model: participant text framed and escaped as data,
+    # so a message can neither close the frame nor put control sequences on a terminal.
+    from coderooms.mcp.render import render_read
+    from coderooms.mcp.service import read_out
+
+    click.echo(render_read(read_out(_viewer_id(viewer), target, thread, initialization)))
 
 
 async def _initialize(
     store: Store, viewer: str, desk_ref: str, thread: int | None, window: int
-) -> SessionInitialization:
+) -> tuple[Desk, SessionInitialization]:
     viewer_id = _viewer_id(viewer)
     roster, desks = await store.roster(), await store.desks()
     kind = viewer.partition(":")[0] if ":" in viewer else ""
@@ -329,7 +330,7 @@ async def _initialize(
     conversation = Conversation(target.id, target.name, thread)
     query = SessionQuery(conversation, None, window)
     log = store.conversation_log(conversation)
-    return await initialize_session_with_context(log, query, briefing)
+    return target, await initialize_session_with_context(log, query, briefing)
 
 
 def _viewer_id(viewer: str) -> str:

@@ -108,6 +108,8 @@ __all__ = [
     "MAX_WINDOW",
     "RoomService",
     "WorkspaceLike",
+    "escaped_briefing",
+    "read_out",
 ]
 
 INBOX_SCAN = 2048
@@ -173,6 +175,43 @@ def pin_out(pin: Pin) -> PinOut:
         label=pin.label,
         note=pin.note,
         excerpt=pin.excerpt,
+    )
+
+
+def read_out(
+    viewer_id: str,
+    desk: Desk,
+    thread: int | None,
+    init: SessionInitialization,
+    dispatch: MentionDispatchContext | None = None,
+) -> ReadOut:
+    """One turn's context as the room_read answer (and ``coderooms read``'s text, through
+    :func:`~coderooms.mcp.render.render_read`): the briefing escaped, the dispatch
+    sentence only when ``dispatch`` may dispatch, the viewer's own rows as ``assistant``."""
+    offered = dispatch is not None and dispatch.may_dispatch
+    briefing = escaped_briefing(init.briefing)
+    text = briefing.system_text_with_dispatch(dispatch if offered else None)
+    history = [
+        MessageOut(
+            sequence=row.sequence,
+            author=author_out(row.author),
+            role="assistant"
+            if isinstance(row.author, Agent) and row.author.id == viewer_id
+            else "user",
+            content=row.content,
+        )
+        for row in init.history
+    ]
+    return ReadOut(
+        agent_id=viewer_id,
+        desk=desk_out(desk),
+        thread=thread,
+        briefing=text,
+        dispatch_offered=offered,
+        threads=[thread_out(line) for line in init.context.threads],
+        pins=[pin_out(pin) for pin in init.context.pins],
+        history=history,
+        latest=history[-1].sequence if history else None,
     )
 
 
@@ -290,36 +329,10 @@ class RoomService:
         _check_range("window", window, 1, MAX_WINDOW)
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        briefing = _escaped_briefing(
-            TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
-        )
+        briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
         query = SessionQuery(conversation, before=before, window=window)
         init = await self._turn(query, briefing)
-        dispatch = MentionDispatchContext(self.dispatch, 0)
-        offered = dispatch.may_dispatch
-        text = init.briefing.system_text_with_dispatch(dispatch if offered else None)
-        history = [
-            MessageOut(
-                sequence=row.sequence,
-                author=author_out(row.author),
-                role="assistant"
-                if isinstance(row.author, Agent) and row.author.id == agent_id
-                else "user",
-                content=row.content,
-            )
-            for row in init.history
-        ]
-        return ReadOut(
-            agent_id=agent_id,
-            desk=desk_out(found),
-            thread=thread,
-            briefing=text,
-            dispatch_offered=offered,
-            threads=[thread_out(line) for line in init.context.threads],
-            pins=[pin_out(pin) for pin in init.context.pins],
-            history=history,
-            latest=history[-1].sequence if history else None,
-        )
+        return read_out(agent_id, found, thread, init, MentionDispatchContext(self.dispatch, 0))
 
     async def _log(self, conversation: Conversation) -> ConversationTail:
         """The conversation's rows, topped up with everything posted since the last call."""
@@ -597,7 +610,7 @@ class RoomService:
         )
 
 
-def _escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
+def escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
     """The briefing with every roster- and desk-supplied field escaped, so a name with a
     line break or a tag in it cannot forge a heading or a data frame in the briefing."""
 
