@@ -509,12 +509,14 @@ class SQLiteStore(Store):
                     "SELECT name FROM sqlite_master WHERE type = 'table'"
                 )
             }
-            if tables and "schema_migrations" not in tables:
+            if tables and not self._has_our_migrations():
                 raise CorruptDatabase(self.path, "it is a SQLite database of another application")
             if "schema_migrations" in tables:
                 (newest,) = self._db.execute(
                     "SELECT coalesce(max(version), 0) FROM schema_migrations"
                 ).fetchone()
+                if not isinstance(newest, int):
+                    raise CorruptDatabase(self.path, "its schema_migrations table is not ours")
                 if newest > SCHEMA_VERSION:
                     raise NewerSchema(self.path, newest, SCHEMA_VERSION)
             self._db.execute("PRAGMA journal_mode = WAL")
@@ -524,6 +526,15 @@ class SQLiteStore(Store):
             apply_migrations(self._db)
         except sqlite3.DatabaseError as err:
             raise _sqlite_failure(self.path, err) from None
+
+    def _has_our_migrations(self) -> bool:
+        """Whether the file's ``schema_migrations`` is the table coderooms writes: another
+        application may keep one of the same name (``version TEXT``, say)."""
+        columns = {
+            name: declared.upper()
+            for _, name, declared, *_ in self._db.execute("PRAGMA table_info(schema_migrations)")
+        }
+        return columns.get("version") == "INTEGER" and "name" in columns
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -650,13 +661,25 @@ class SQLiteStore(Store):
             if is_retired:
                 retired.append(DeskMember(desk_id, agent_id))
         orders = tuple(
-            DeskOrder(desk_id, tuple(json.loads(ordered)))
+            DeskOrder(desk_id, self._stored_order(desk_id, ordered))
             for desk_id, ordered in self._db.execute(
                 "SELECT o.desk_id, o.ordered FROM desk_orders o "
                 "JOIN desks d ON d.id = o.desk_id ORDER BY d.position"
             )
         )
         return DeskSet((GENERAL_DESK,), added, tuple(additions), orders, tuple(retired))
+
+    def _stored_order(self, desk_id: str, ordered: object) -> tuple[str, ...]:
+        """A desk's member order as stored: a JSON list of agent ids, else the file is
+        damaged (:class:`CorruptDatabase`), never a traceback."""
+        try:
+            members = json.loads(ordered) if isinstance(ordered, str | bytes) else None
+        except ValueError:
+            members = None
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            reason = f"the member order of desk {desk_id!r} is not a JSON list of agent ids"
+            raise CorruptDatabase(self.path, reason)
+        return tuple(members)
 
     # --- the log ----------------------------------------------------------------------------
 
