@@ -118,3 +118,29 @@ def test_a_service_built_without_a_repository_says_so(tmp_path: Path) -> None:
             await service.focus("alice", "anything")
 
     in_room(tmp_path, scenario)
+
+
+def test_every_request_is_answered_with_its_id_where_the_id_can_be_read(url: str) -> None:
+    lines = (
+        _line({"id": 1, "method": "ping"})  # no "jsonrpc": Invalid Request, id kept
+        + _line({"id": "two", "method": "tools/list", "params": {}})
+        + _line({"id": 3.5, "method": "ping"})
+        + _line({"jsonrpc": "2.0", "id": 4.5, "method": "ping"})
+        + _line({"jsonrpc": "2.0", "id": True, "method": "ping"})  # no id to read
+        + _line({"method": "ping"})  # not JSON-RPC, and no id
+        + _line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    )
+    answers = serve(url, lines)
+    assert sorted(
+        ((a["id"] is None, str(a["id"])), a.get("error", {}).get("code")) for a in answers
+    ) == sorted(
+        [
+            ((False, "1"), -32600),
+            ((False, "two"), -32600),
+            ((False, "3.5"), -32600),
+            ((False, "4.5"), -32600),
+            ((True, "None"), -32600),
+            ((True, "None"), -32600),
+            ((False, "9"), None),
+        ]
+    )
