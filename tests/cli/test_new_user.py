@@ -238,3 +238,12 @@ def test_read_shows_control_and_bidi_characters_visibly(room: str, raw: str, sho
     text = out("--db", room, "read", "--as", "ada")
     assert f"  │ x {shown}\n" in text
     assert raw not in text
+
+
+def test_the_readme_says_how_far_back_search_reads_and_how_to_go_further() -> None:
+    from coderooms.rooms.search import SEARCH_SCAN
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    said = " ".join(readme.split())
+    assert f"A search reads the newest {SEARCH_SCAN:,} messages" in said
+    assert "page back with `--before N`" in said
