@@ -188,7 +188,7 @@ def test_read_continues_a_multiline_message_behind_the_gutter_as_mcp_does(room: 
         invoke("--db", room, "post", "--as", "agent:bo", "first line\nsecond line").exit_code == 0
     )
     text = out("--db", room, "read", "--as", "ada")
-    assert "[#1] @bo:\n  │ first line\n  │ second line\n" in text
+    assert "[#1] @bo, 2026-12-01 10:00:00 UTC:\n  │ first line\n  │ second line\n" in text
     assert "\nsecond line" not in text
 
 
@@ -247,3 +247,34 @@ def test_the_readme_says_how_far_back_search_reads_and_how_to_go_further() -> No
     said = " ".join(readme.split())
     assert f"A search reads the newest {SEARCH_SCAN:,} messages" in said
     assert "page back with `--before N`" in said
+
+
+def _post_before_times(db: str, text: str) -> None:
+    """A row as a store written before post times holds it: no time."""
+    import sqlite3
+
+    path = db.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "INSERT INTO messages (chat_id, chat_key, parent, author, content, posted_at) "
+            "SELECT NULL, '', NULL, ref, ?, NULL FROM authors LIMIT 1",
+            (text,),
+        )
+
+
+def test_read_search_and_pins_show_when_each_message_was_posted(room: str) -> None:
+    assert invoke("--db", room, "post", "--as", "agent:bo", "deploy plan\n!pin").exit_code == 0
+    _post_before_times(room, "deploy from long ago")
+    text = out("--db", room, "read", "--as", "ada")
+    assert "[#1] @bo, 2026-12-01 10:00:00 UTC:\n" in text
+    assert "[#2] @bo, time not recorded:\n" in text
+    found = out("--db", room, "search", "deploy").splitlines()
+    assert found[0].startswith("[1] @bo in General, 2026-12-01 10:00:00 UTC (")
+    assert found[1].startswith("[2] @bo in General, time not recorded (")
+    assert "(posted 2026-12-01 10:00:00 UTC)" in out("--db", room, "pins")
+    wire = json.loads(out("--db", room, "read", "--as", "ada", "--json"))
+    assert [m.get("posted_at") for m in wire["history"]] == ["2026-12-01T10:00:00Z", None]
+    hits = json.loads(out("--db", room, "search", "deploy", "--json"))
+    assert [h.get("posted_at") for h in hits] == ["2026-12-01T10:00:00Z", None]
+    [pin] = json.loads(out("--db", room, "pins", "--json"))
+    assert pin["posted_at"] == "2026-12-01T10:00:00Z"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_clock import POSTED_SHOWN
 from click.testing import CliRunner, Result
 
 from coderooms.cli import main
@@ -89,9 +90,12 @@ def test_search_ranks_the_whole_log_best_first(room: str) -> None:
     # three prefixes, the shortest message densest; then the word-prefix hit
     assert [line.split("]")[0] for line in out.splitlines()] == ["[4", "[5", "[2", "[1"]
     assert out.splitlines()[2] == (
-        "[2] Pat Doe in eng, reply to 1 (prefix 815): deploy needs a migration !pin #blocker"
+        f"[2] Pat Doe in eng, reply to 1, {POSTED_SHOWN} (prefix 815): "
+        "deploy needs a migration !pin #blocker"
     )
-    assert out.splitlines()[0] == "[4] operator in General (prefix 831): deploy the docs too"
+    assert out.splitlines()[0] == (
+        f"[4] operator in General, {POSTED_SHOWN} (prefix 831): deploy the docs too"
+    )
 
 
 def test_a_desk_search_reaches_into_threads_and_a_thread_search_stays_inside(room: str) -> None:
@@ -104,7 +108,14 @@ def test_a_desk_search_reaches_into_threads_and_a_thread_search_stays_inside(roo
 def test_search_json_is_the_message_hit_wire_form(room: str) -> None:
     [hit] = json.loads(ok(room, "search", "lunch", "--json"))
     assert from_wire(MessageHit, hit) == MessageHit(
-        3, "eng", None, Agent("rev", "Reviewer"), "lunch plans", 845, MatchKind.PREFIX
+        3,
+        "eng",
+        None,
+        Agent("rev", "Reviewer"),
+        "lunch plans",
+        845,
+        MatchKind.PREFIX,
+        "2026-12-01T10:00:00Z",
     )
 
 
@@ -157,19 +168,23 @@ def test_unknown_desks_and_threads_are_refused(room: str) -> None:
 
 
 def test_pins_show_the_desk_board(room: str) -> None:
-    expected = (
-        'Pinned in this conversation:\n- [2] #blocker "deploy needs a migration !pin #blocker"\n'
+    board = ok(room, "pins", "--desk", "eng")
+    assert board.startswith('## Pinned in Engineering (eng)\n<room-data kind="pins">\n')
+    assert (
+        f'\n- [#2] #blocker "deploy needs a migration !pin #blocker" (posted {POSTED_SHOWN}) '
+        "(pinned by Pat Doe (person pat) at #2)\n</room-data>\n"
+    ) in board
+    assert ok(room, "pins", "--thread", "1") == board.replace(
+        "Engineering (eng)", "Engineering (eng), thread #1"
     )
-    assert ok(room, "pins", "--desk", "eng") == expected
-    assert ok(room, "pins", "--thread", "1") == expected
-    assert ok(room, "pins", "--desk", "review") == "no pins\n"
+    assert "\n(nothing pinned)\n" in ok(room, "pins", "--desk", "review")
     [pin] = json.loads(ok(room, "pins", "--desk", "eng", "--json"))
     assert from_wire(Pin, pin).pinned_by == Person("pat", "Pat Doe")
 
 
 def test_an_unpin_takes_the_message_off_the_board(room: str) -> None:
     ok(room, "post", "--as", "agent:ada", "--desk", "eng", "!unpin ^2 done")
-    assert ok(room, "pins", "--desk", "eng") == "no pins\n"
+    assert "\n(nothing pinned)\n" in ok(room, "pins", "--desk", "eng")
 
 
 def test_threads_list_and_rank(room: str) -> None:

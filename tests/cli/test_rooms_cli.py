@@ -8,12 +8,14 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_clock import POSTED_SHOWN
 from click.testing import CliRunner, Result
 
 from coderooms.cli import main
 from coderooms.rooms.briefing import SessionInitialization
 from coderooms.rooms.records import Agent, Person, SessionMessage
 from coderooms.rooms.wire import from_wire
+from coderooms.store.sqlite import SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -46,7 +48,7 @@ def room(db: str) -> str:
 
 def test_init_reports_the_store_and_its_schema(db: str, tmp_path: Path) -> None:
     out = ok(db, "init")
-    assert out == f"store ready: {tmp_path / 'rooms.db'} (schema version 5)\n"
+    assert out == f"store ready: {tmp_path / 'rooms.db'} (schema version {SCHEMA_VERSION})\n"
     assert ok(db, "init") == out
 
 
@@ -84,9 +86,9 @@ def test_post_prints_the_new_sequence_and_read_shows_briefing_then_history(room:
     assert threads.startswith("## Threads in Engineering (eng)")  # the recall context
     assert pins.startswith("## Pinned in Engineering (eng)")
     assert history.endswith(
-        "[#1] you (@ada):\n  │ hello team\n"
-        "[#2] Pat Doe (person pat):\n  │ from stdin\n"
-        "[#3] @bo:\n  │ hi\n</room-data>\n"
+        f"[#1] you (@ada), {POSTED_SHOWN}:\n  │ hello team\n"
+        f"[#2] Pat Doe (person pat), {POSTED_SHOWN}:\n  │ from stdin\n"
+        f"[#3] @bo, {POSTED_SHOWN}:\n  │ hi\n</room-data>\n"
     )
 
 
@@ -98,7 +100,9 @@ def test_read_a_thread_and_a_window(room: str) -> None:
     out = ok(room, "read", "--as", "ada", "--desk", "eng", "--thread", "1", "--window", "2")
     history = out.split("\n\n")[-1]
     assert history.startswith("## History of Engineering (eng), thread #1")
-    assert history.endswith("[#4] @bo:\n  │ r1\n[#5] @bo:\n  │ r2\n</room-data>\n")
+    assert history.endswith(
+        f"[#4] @bo, {POSTED_SHOWN}:\n  │ r1\n[#5] @bo, {POSTED_SHOWN}:\n  │ r2\n</room-data>\n"
+    )
 
 
 def test_read_json_is_the_session_initialization_wire_form(room: str) -> None:
@@ -107,8 +111,8 @@ def test_read_json_is_the_session_initialization_wire_form(room: str) -> None:
     out = ok(room, "read", "--as", "bo", "--desk", "eng", "--window", "5", "--json")
     decoded = from_wire(SessionInitialization, json.loads(out))
     assert decoded.history == (
-        SessionMessage(1, Agent("ada", "Ada"), "hello"),
-        SessionMessage(2, Person("pat", "Pat Doe"), "hey"),
+        SessionMessage(1, Agent("ada", "Ada"), "hello", "2026-12-01T10:00:00Z"),
+        SessionMessage(2, Person("pat", "Pat Doe"), "hey", "2026-12-01T10:00:00Z"),
     )
     assert decoded.briefing.viewer_id == "bo"
     assert decoded.briefing.desk_id == "eng"

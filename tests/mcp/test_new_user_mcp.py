@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,28 @@ def test_every_request_is_answered_with_its_id_where_the_id_can_be_read(url: str
             ((False, "9"), None),
         ]
     )
+
+
+def test_mcp_answers_say_when_each_message_was_posted(tmp_path: Path) -> None:
+    from coderooms.mcp.render import render_inbox, render_pins, render_read, render_search
+
+    stamp = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+    async def scenario(store: Any, service: RoomService) -> None:
+        posted = await store.post("agent:bob", "deploy today @alice\n!pin")
+        assert posted.posted_at is not None and stamp.fullmatch(posted.posted_at)
+        shown = posted.posted_at.replace("T", " ").replace("Z", " UTC")
+        read = await service.read("alice")
+        assert read.model_dump(mode="json")["history"][0]["posted_at"] == posted.posted_at
+        assert f"[#1] @bob, {shown}:" in render_read(read)
+        found = await service.search("alice", "deploy")
+        assert found.hits[0].posted_at == posted.posted_at
+        assert f"@bob, {shown}, prefix match" in render_search(found)
+        board = await service.pins("alice")
+        assert board.pins[0].posted_at == posted.posted_at
+        assert f"(posted {shown})" in render_pins(board)
+        inbox = await service.inbox("alice")
+        assert inbox.mentions[0].posted_at == posted.posted_at
+        assert f"in General, {shown} (mentions you)" in render_inbox(inbox)
+
+    in_room(tmp_path, scenario)

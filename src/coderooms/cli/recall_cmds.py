@@ -14,7 +14,7 @@ import click
 
 from coderooms.cli.app import json_option, run, store_of
 from coderooms.rooms.chat import in_desk
-from coderooms.rooms.context import SessionContext
+from coderooms.rooms.context import Pin, SessionContext
 from coderooms.rooms.pins import PIN_LIMIT, read_pinboard
 from coderooms.rooms.ranking import (
     SELECT_LIMIT,
@@ -81,11 +81,17 @@ async def _conversation(
 
 
 def _hit_line(hit: MessageHit) -> str:
-    where = hit.chat_id or "General"
+    """One hit; what participants wrote (the excerpt, names) is escaped as MCP escapes
+    it, so a control sequence in a message cannot act on the terminal."""
+    from coderooms.mcp.framing import escape_text
+    from coderooms.mcp.render import posted_when
+
+    where = escape_text(hit.chat_id or "General")
     reply = f", reply to {hit.parent}" if hit.parent is not None else ""
     return (
-        f"[{hit.sequence}] {author_handle(hit.author)} in {where}{reply} "
-        f"({hit.kind.value} {hit.score}): {hit.excerpt}"
+        f"[{hit.sequence}] {escape_text(author_handle(hit.author))} in {where}{reply}, "
+        f"{posted_when(hit.posted_at)} ({hit.kind.value} {hit.score}): "
+        f"{escape_text(hit.excerpt)}"
     )
 
 
@@ -174,21 +180,29 @@ def search(
 def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_json: bool) -> None:
     """Show the pinboard of a desk (or one thread), most recently pinned first.
 
+    The text is room_pins' own: pinned text framed as data and escaped, each pin with
+    when its message was posted.
+
     Pin a message by writing a line '!pin [^N] [#label] [note]' in a post; take it down
     with '!unpin ^N'.
     """
     store = store_of(ctx, existing=True)
 
-    async def go() -> list[Any]:
+    async def go() -> tuple[Conversation, list[Pin]]:
         conversation = await _conversation(store, desk_ref, thread)
-        return await read_pinboard(store.conversation_log(conversation), conversation, limit)
+        log = store.conversation_log(conversation)
+        return conversation, await read_pinboard(log, conversation, limit)
 
-    board = run(go())
+    conversation, board = run(go())
     if as_json:
         _echo_json(board)
         return
-    text = SessionContext(pins=tuple(board)).system_text()
-    click.echo(text if text is not None else "no pins")
+    from coderooms.mcp.render import render_pins
+    from coderooms.mcp.schemas import DeskOut, PinsOut
+    from coderooms.mcp.service import pin_out
+
+    desk = DeskOut(id=conversation.desk_id, name=conversation.desk_name)
+    click.echo(render_pins(PinsOut(desk=desk, thread=thread, pins=[pin_out(p) for p in board])))
 
 
 @click.command()

@@ -175,6 +175,7 @@ def pin_out(pin: Pin) -> PinOut:
         label=pin.label,
         note=pin.note,
         excerpt=pin.excerpt,
+        posted_at=pin.posted_at,
     )
 
 
@@ -199,6 +200,7 @@ def read_out(
             if isinstance(row.author, Agent) and row.author.id == viewer_id
             else "user",
             content=row.content,
+            posted_at=row.posted_at,
         )
         for row in init.history
     ]
@@ -362,6 +364,7 @@ class RoomService:
             parent=row.parent,
             author=author_out(row.author),
             over_brevity_budget=BrevityPolicy().overrun(content),
+            posted_at=row.posted_at,
         )
 
     async def search(
@@ -397,6 +400,7 @@ class RoomService:
                     excerpt=hit.excerpt,
                     score=hit.score,
                     kind=hit.kind.value,
+                    posted_at=hit.posted_at,
                 )
                 for hit in hits
             ],
@@ -552,6 +556,7 @@ class RoomService:
             author=author_out(row.author),
             how=how,
             content=row.content,
+            posted_at=row.posted_at,
         )
 
     # --- focus --------------------------------------------------------------------------

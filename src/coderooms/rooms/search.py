@@ -45,7 +45,7 @@ from coderooms.rooms.records import (
     author_id,
 )
 from coderooms.rooms.session import SessionLog, interior_pages
-from coderooms.rooms.wire import register_tagged
+from coderooms.rooms.wire import register_tagged, wire_omit_default
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -281,6 +281,8 @@ class MessageHit:
     excerpt: str
     score: int
     kind: MatchKind
+    posted_at: str | None = wire_omit_default(default=None)
+    """When the row was posted, as its log recorded it (None: not recorded)."""
 
 
 # --- text helpers ---------------------------------------------------------------------
@@ -395,6 +397,7 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
             excerpt_around(line, rated[1]),
             rated[0],
             rated[2],
+            row.posted_at,
         )
         for _, _, row, line, rated in found[: query.limit]
     ]
