@@ -170,3 +170,29 @@ def test_mcp_answers_say_when_each_message_was_posted(tmp_path: Path) -> None:
         assert f"in General, {shown} (mentions you)" in render_inbox(inbox)
 
     in_room(tmp_path, scenario)
+
+
+def test_every_refusal_carries_its_type_in_structured_content(url: str) -> None:
+    lines = (
+        _call(1, "no_such_tool", {})
+        + _call(2, "room_read", {"window": 0})
+        + _call(3, "room_read", {"desk": "nowhere"})
+        + _call(4, "room_read", {"window": "lots"})
+        + _call(5, "room_search", {"query": "/(/"})
+    )
+    answers = {a["id"]: a["result"] for a in serve(url, lines)}
+    expected = {
+        1: "UnknownTool",
+        2: "ArgumentOutOfRange",
+        3: "UnknownDesk",
+        4: "InvalidArguments",
+        5: "InvalidPattern",
+    }
+    for request_id, kind in expected.items():
+        result = answers[request_id]
+        assert result["isError"] is True
+        error = result["structuredContent"]["error"]
+        assert error["type"] == kind, result
+        assert result["content"][0]["text"] == f"{kind}: {error['message']}"
+    assert "there is no tool 'no_such_tool'" in answers[1]["content"][0]["text"]
+    assert "room_read" in answers[1]["structuredContent"]["error"]["message"]
