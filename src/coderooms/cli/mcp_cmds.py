@@ -207,6 +207,7 @@ def up_command(
     import uvicorn
     from mcp.server.auth.settings import AuthSettings
 
+    from coderooms.mcp.bearer import bearer_only
     from coderooms.mcp.server import build_server, token_caller
     from coderooms.mcp.service import RoomService
     from coderooms.mcp.tokens import AgentTokenVerifier, TokenBook
@@ -240,13 +241,16 @@ def up_command(
         service,
         token_caller,
         token_verifier=AgentTokenVerifier(book, store),
+        # Bearer tokens only, and no OAuth advertised: with no resource_server_url the SDK
+        # publishes no protected-resource metadata naming an authorization server that
+        # does not exist (issuer_url is required by the settings, and never published).
         auth=AuthSettings(
             issuer_url=base,  # type: ignore[arg-type]
-            resource_server_url=url,  # type: ignore[arg-type]
+            resource_server_url=None,
             validate_token_resource=False,
         ),
     )
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST)
+    app = bearer_only(server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST))
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
     if tokens:
