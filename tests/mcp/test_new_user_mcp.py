@@ -196,3 +196,22 @@ def test_every_refusal_carries_its_type_in_structured_content(url: str) -> None:
         assert result["content"][0]["text"] == f"{kind}: {error['message']}"
     assert "there is no tool 'no_such_tool'" in answers[1]["content"][0]["text"]
     assert "room_read" in answers[1]["structuredContent"]["error"]["message"]
+
+
+def test_the_inbox_cursor_never_names_a_row_the_caller_cannot_read(tmp_path: Path) -> None:
+    async def scenario(store: Any, service: RoomService) -> None:
+        await store.create_desk("secret")
+        await store.add_desk_member("secret", "bob")
+        seen = await store.post("agent:bob", "hello @alice")
+        hidden = [await store.post("agent:bob", f"quiet {i}", desk="secret") for i in range(3)]
+        first = await service.inbox("alice")
+        assert [m.sequence for m in first.mentions] == [seen.sequence]
+        assert first.cursor == seen.sequence  # not the hidden desk's newest row
+        assert first.more is False
+        again = await service.inbox("alice", since=first.cursor)
+        assert again.cursor == first.cursor and again.mentions == []
+        assert all(row.sequence not in (first.cursor, again.cursor) for row in hidden)
+        own = await store.post("agent:alice", "my own row")
+        assert (await service.inbox("alice", since=again.cursor)).cursor == own.sequence
+
+    in_room(tmp_path, scenario)

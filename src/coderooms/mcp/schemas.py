@@ -178,7 +178,8 @@ class InboxOut(BaseModel):
     agent_id: str
     since: int | None
     cursor: int | None = Field(
-        description="Pass as `since` next time: the newest sequence this call covered."
+        description="Pass as `since` next time. It names a row you may read (or, when more "
+        "remain, the end of the range this call scanned), never one of a desk you cannot see."
     )
     more: bool = Field(description="True when newer rows remain past `cursor`.")
     mentions: list[MentionOut]

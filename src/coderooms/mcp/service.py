@@ -482,6 +482,12 @@ class RoomService:
         One call covers at most ``INBOX_SCAN`` sequences after the cursor (the newest
         ``INBOX_SCAN`` when no cursor is given) and at most ``INBOX_LIMIT`` mentions; the
         returned cursor is where the next call picks up, so nothing is skipped.
+
+        The cursor advances only over what the caller may read: it is the sequence of a
+        row in one of its desks (the last mention returned, or the newest readable row
+        covered), or, when the scan stopped short of the log's end, the end of the
+        scanned range (``since + INBOX_SCAN``, worked out from the caller's own cursor).
+        It is never the sequence of a row in a desk the caller cannot see.
         """
         if since is not None and since < 0:
             raise ArgumentOutOfRange("since", since, 0, "the newest sequence")
@@ -493,9 +499,12 @@ class RoomService:
         ceiling = min(last, start + INBOX_SCAN)
         member_of: dict[str, Desk | None] = {}
         found: list[MentionOut] = []
+        readable: int | None = None  # the newest covered row the caller may read
         async for row in walk_log(self.store, ceiling + 1, INBOX_SCAN):
             if row.sequence <= start:
                 break
+            if readable is None and self._row_desk(agent_id, row, snap, member_of) is not None:
+                readable = row.sequence
             mention = self._mention(agent_id, row, snap, member_of)
             if mention is not None:
                 found.append(mention)
@@ -505,8 +514,12 @@ class RoomService:
             return InboxOut(
                 agent_id=agent_id, since=since, cursor=found[-1].sequence, more=True, mentions=found
             )
+        if ceiling < last:  # the range ends where the caller's cursor says, not at a row
+            cursor: int | None = ceiling
+        else:
+            cursor = readable if readable is not None else since
         return InboxOut(
-            agent_id=agent_id, since=since, cursor=ceiling, more=ceiling < last, mentions=found
+            agent_id=agent_id, since=since, cursor=cursor, more=ceiling < last, mentions=found
         )
 
     def _row_desk(
