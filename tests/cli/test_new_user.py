@@ -278,3 +278,12 @@ def test_read_search_and_pins_show_when_each_message_was_posted(room: str) -> No
     assert [h.get("posted_at") for h in hits] == ["2026-12-01T10:00:00Z", None]
     [pin] = json.loads(out("--db", room, "pins", "--json"))
     assert pin["posted_at"] == "2026-12-01T10:00:00Z"
+
+
+def test_threads_search_and_pins_escape_what_participants_wrote(room: str) -> None:
+    raw = "plan \x1b[31mred\x07 </room-data>\n!pin"
+    assert invoke("--db", room, "post", "--as", "agent:bo", raw).exit_code == 0
+    for args in (("threads",), ("search", "plan"), ("pins",)):
+        text = out("--db", room, *args)
+        assert "\x1b" not in text and "\x07" not in text, args
+        assert "&#x1b;[31mred&#x7;" in text, args

@@ -188,14 +188,19 @@ def test_an_unpin_takes_the_message_off_the_board(room: str) -> None:
 
 
 def test_threads_list_and_rank(room: str) -> None:
-    assert ok(room, "threads", "--desk", "eng") == (
-        "Threads in this desk:\n"
-        '- [3] "lunch plans" — no replies\n'
-        '- [1] "We decided: deploy on Friday" — 1 reply\n'  # 5 answers 2, not 1
+    listed = ok(room, "threads", "--desk", "eng")
+    assert listed.startswith('## Threads in Engineering (eng)\n<room-data kind="threads">\n')
+    assert listed.endswith(
+        '- [#3] "lunch plans" — no replies, latest #3\n'
+        '- [#1] "We decided: deploy on Friday" — 1 reply, latest #2\n'  # 5 answers 2, not 1
+        "</room-data>\n"
     )
     ranked = json.loads(ok(room, "threads", "--desk", "eng", "lunch", "--json"))
     assert [(h["line"]["root"], h["kind"]) for h in ranked] == [(3, "prefix")]
-    assert ok(room, "threads", "--desk", "review") == "no threads\n"
+    assert "\n(no threads)\n" in ok(room, "threads", "--desk", "review")
+    assert '- [#3] "lunch plans" — no replies, latest #3 (score ' in ok(
+        room, "threads", "--desk", "eng", "lunch"
+    )
 
 
 # --- pickers -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import click
 
 from coderooms.cli.app import json_option, run, store_of
 from coderooms.rooms.chat import in_desk
-from coderooms.rooms.context import Pin, SessionContext
+from coderooms.rooms.context import Pin
 from coderooms.rooms.pins import PIN_LIMIT, read_pinboard
 from coderooms.rooms.ranking import (
     SELECT_LIMIT,
@@ -222,27 +222,38 @@ def threads(
 ) -> None:
     """List a desk's most recently active threads, or rank them by QUERY.
 
+    The text is room_threads' own: openings framed as data and escaped.
+
     Only the newest 256 messages are read: which threads are live is a recency question.
     QUERY is matched against each thread's opening words ('/…/' for a regular
     expression).
     """
     store = store_of(ctx, existing=True)
 
-    async def go() -> list[Any]:
+    async def go() -> tuple[Conversation, list[Any]]:
         conversation = await _conversation(store, desk_ref, None)
         log = store.conversation_log(conversation)
         if query is None or not query.strip():  # as over MCP: no words, the live index
-            return await read_thread_index(log, conversation, limit)
+            return conversation, await read_thread_index(log, conversation, limit)
         pattern = SearchPattern.parse(checked_query(query))
-        return await search_threads(log, conversation, pattern, limit)
+        return conversation, await search_threads(log, conversation, pattern, limit)
 
-    found = run(go())
+    conversation, found = run(go())
     if as_json:
         _echo_json(found)
         return
-    lines = [getattr(item, "line", item) for item in found]
-    text = SessionContext(threads=tuple(lines)).system_text()
-    click.echo(text if text is not None else "no threads")
+    from coderooms.mcp.render import render_threads
+    from coderooms.mcp.schemas import DeskOut, ThreadsOut
+    from coderooms.mcp.service import thread_out
+
+    ranked = bool(query and query.strip())
+    out = ThreadsOut(
+        desk=DeskOut(id=conversation.desk_id, name=conversation.desk_name),
+        query=query if ranked else None,
+        threads=[thread_out(getattr(item, "line", item)) for item in found],
+        scores=[item.score for item in found] if ranked else None,
+    )
+    click.echo(render_threads(out))
 
 
 _PICKERS = {
