@@ -2,8 +2,9 @@
 
 Every tool returns structured content (the models of :mod:`coderooms.mcp.schemas`, whose
 JSON schemas are the tools' output schemas) and readable text in which participant text
-is framed as data. A refusal or a bad argument is a tool error whose text is the
-library's own message, prefixed by the error's name.
+is framed as data. A refusal, a bad argument or an unknown tool is a tool error whose
+text is the library's own message prefixed by the error's name, and whose structured
+content is ``{"error": {"type", "message"}}``.
 """
 
 from __future__ import annotations

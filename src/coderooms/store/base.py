@@ -73,6 +73,10 @@ def parse_author_ref(ref: AuthorRef) -> SessionAuthor:
     raise ValueError(f"author {ref!r} is not agent:ID, person:ID, operator or system:KIND")
 
 
+ROSTER_KINDS = ("agent", "person")
+"""The kinds of author a roster holds."""
+
+
 def author_filter(roster: Roster, author: str | None) -> str | None:
     """The id a search keeps rows by, for an author a person or an agent typed.
 
@@ -86,16 +90,12 @@ def author_filter(roster: Roster, author: str | None) -> str | None:
     kind, sep, ident = author.partition(":")
     if sep and kind == "system" and ident.strip():
         return ident
-    if sep and kind in ("agent", "person") and ident:
+    if sep and kind in ROSTER_KINDS and ident:
         if roster.holds(kind, ident):
             return ident
-    elif not sep and (author == "operator" or any(roster.holds(k, author) for k in KINDS)):
+    elif not sep and (author == "operator" or any(roster.holds(k, author) for k in ROSTER_KINDS)):
         return author
     raise UnknownAuthor(author)
-
-
-KINDS = ("agent", "person")
-"""The authors a roster holds."""
 
 
 class Store(ABC):
