@@ -91,10 +91,12 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
 )
 @json_option("Print one JSON document.")
 @click.option(
-    "--context",
+    "--context/--no-context",
     "show_context",
-    is_flag=True,
-    help="Also print the rendered code block (text output).",
+    default=True,
+    show_default=True,
+    help="In set mode, print the focus set's code after the list (text output); "
+    "--no-context prints the list only.",
 )
 def focus(goal: str, repo: str, budget: int, mode: str, as_json: bool, show_context: bool) -> None:
     """The code worth loading for GOAL within a token budget, what was left out and why,

@@ -70,6 +70,7 @@ from coderooms.rooms.ranking import (
     regex_source,
 )
 from coderooms.rooms.records import (
+    MAX_WINDOW,
     SCAN_LIMIT,
     SESSION_WINDOW,
     Agent,
@@ -82,6 +83,7 @@ from coderooms.rooms.records import (
 )
 from coderooms.rooms.roster import Roster
 from coderooms.rooms.search import (
+    MAX_HITS,
     SEARCH_LIMIT,
     SEARCH_SCAN,
     SearchPattern,
@@ -97,7 +99,7 @@ from coderooms.rooms.threads import (
     read_thread_index,
     search_threads,
 )
-from coderooms.store.base import Store
+from coderooms.store.base import Store, author_filter
 
 __all__ = [
     "INBOX_LIMIT",
@@ -106,12 +108,10 @@ __all__ = [
     "MAX_WINDOW",
     "RoomService",
     "WorkspaceLike",
+    "escaped_briefing",
+    "read_out",
 ]
 
-MAX_WINDOW = 200
-"""The largest history window one room_read may ask for."""
-MAX_HITS = 100
-"""The most hits a search, thread or picker call may ask for."""
 INBOX_SCAN = 2048
 """Sequences one room_inbox call covers after its cursor; the rest waits for the next."""
 INBOX_LIMIT = 50
@@ -175,6 +175,45 @@ def pin_out(pin: Pin) -> PinOut:
         label=pin.label,
         note=pin.note,
         excerpt=pin.excerpt,
+        posted_at=pin.posted_at,
+    )
+
+
+def read_out(
+    viewer_id: str,
+    desk: Desk,
+    thread: int | None,
+    init: SessionInitialization,
+    dispatch: MentionDispatchContext | None = None,
+) -> ReadOut:
+    """One turn's context as the room_read answer (and ``coderooms read``'s text, through
+    :func:`~coderooms.mcp.render.render_read`): the briefing escaped, the dispatch
+    sentence only when ``dispatch`` may dispatch, the viewer's own rows as ``assistant``."""
+    offered = dispatch is not None and dispatch.may_dispatch
+    briefing = escaped_briefing(init.briefing)
+    text = briefing.system_text_with_dispatch(dispatch if offered else None)
+    history = [
+        MessageOut(
+            sequence=row.sequence,
+            author=author_out(row.author),
+            role="assistant"
+            if isinstance(row.author, Agent) and row.author.id == viewer_id
+            else "user",
+            content=row.content,
+            posted_at=row.posted_at,
+        )
+        for row in init.history
+    ]
+    return ReadOut(
+        agent_id=viewer_id,
+        desk=desk_out(desk),
+        thread=thread,
+        briefing=text,
+        dispatch_offered=offered,
+        threads=[thread_out(line) for line in init.context.threads],
+        pins=[pin_out(pin) for pin in init.context.pins],
+        history=history,
+        latest=history[-1].sequence if history else None,
     )
 
 
@@ -292,36 +331,10 @@ class RoomService:
         _check_range("window", window, 1, MAX_WINDOW)
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        briefing = _escaped_briefing(
-            TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
-        )
+        briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
         query = SessionQuery(conversation, before=before, window=window)
         init = await self._turn(query, briefing)
-        dispatch = MentionDispatchContext(self.dispatch, 0)
-        offered = dispatch.may_dispatch
-        text = init.briefing.system_text_with_dispatch(dispatch if offered else None)
-        history = [
-            MessageOut(
-                sequence=row.sequence,
-                author=author_out(row.author),
-                role="assistant"
-                if isinstance(row.author, Agent) and row.author.id == agent_id
-                else "user",
-                content=row.content,
-            )
-            for row in init.history
-        ]
-        return ReadOut(
-            agent_id=agent_id,
-            desk=desk_out(found),
-            thread=thread,
-            briefing=text,
-            dispatch_offered=offered,
-            threads=[thread_out(line) for line in init.context.threads],
-            pins=[pin_out(pin) for pin in init.context.pins],
-            history=history,
-            latest=history[-1].sequence if history else None,
-        )
+        return read_out(agent_id, found, thread, init, MentionDispatchContext(self.dispatch, 0))
 
     async def _log(self, conversation: Conversation) -> ConversationTail:
         """The conversation's rows, topped up with everything posted since the last call."""
@@ -351,6 +364,7 @@ class RoomService:
             parent=row.parent,
             author=author_out(row.author),
             over_brevity_budget=BrevityPolicy().overrun(content),
+            posted_at=row.posted_at,
         )
 
     async def search(
@@ -367,9 +381,10 @@ class RoomService:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         pattern = SearchPattern.parse(checked_query(query))
+        wanted = author_filter(snap.roster, author)
         hits = await search_messages(
             await self._log(conversation),
-            SearchQuery(pattern, conversation, author, before, limit),
+            SearchQuery(pattern, conversation, wanted, before, limit),
         )
         return SearchOut(
             query=query,
@@ -385,6 +400,7 @@ class RoomService:
                     excerpt=hit.excerpt,
                     score=hit.score,
                     kind=hit.kind.value,
+                    posted_at=hit.posted_at,
                 )
                 for hit in hits
             ],
@@ -466,6 +482,12 @@ class RoomService:
         One call covers at most ``INBOX_SCAN`` sequences after the cursor (the newest
         ``INBOX_SCAN`` when no cursor is given) and at most ``INBOX_LIMIT`` mentions; the
         returned cursor is where the next call picks up, so nothing is skipped.
+
+        The cursor advances only over what the caller may read: it is the sequence of a
+        row in one of its desks (the last mention returned, or the newest readable row
+        covered), or, when the scan stopped short of the log's end, the end of the
+        scanned range (``since + INBOX_SCAN``, worked out from the caller's own cursor).
+        It is never the sequence of a row in a desk the caller cannot see.
         """
         if since is not None and since < 0:
             raise ArgumentOutOfRange("since", since, 0, "the newest sequence")
@@ -477,9 +499,12 @@ class RoomService:
         ceiling = min(last, start + INBOX_SCAN)
         member_of: dict[str, Desk | None] = {}
         found: list[MentionOut] = []
+        readable: int | None = None  # the newest covered row the caller may read
         async for row in walk_log(self.store, ceiling + 1, INBOX_SCAN):
             if row.sequence <= start:
                 break
+            if readable is None and self._row_desk(agent_id, row, snap, member_of) is not None:
+                readable = row.sequence
             mention = self._mention(agent_id, row, snap, member_of)
             if mention is not None:
                 found.append(mention)
@@ -489,8 +514,12 @@ class RoomService:
             return InboxOut(
                 agent_id=agent_id, since=since, cursor=found[-1].sequence, more=True, mentions=found
             )
+        if ceiling < last:  # the range ends where the caller's cursor says, not at a row
+            cursor: int | None = ceiling
+        else:
+            cursor = readable if readable is not None else since
         return InboxOut(
-            agent_id=agent_id, since=since, cursor=ceiling, more=ceiling < last, mentions=found
+            agent_id=agent_id, since=since, cursor=cursor, more=ceiling < last, mentions=found
         )
 
     def _row_desk(
@@ -540,6 +569,7 @@ class RoomService:
             author=author_out(row.author),
             how=how,
             content=row.content,
+            posted_at=row.posted_at,
         )
 
     # --- focus --------------------------------------------------------------------------
@@ -598,7 +628,7 @@ class RoomService:
         )
 
 
-def _escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
+def escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
     """The briefing with every roster- and desk-supplied field escaped, so a name with a
     line break or a tag in it cannot forge a heading or a data frame in the briefing."""
 

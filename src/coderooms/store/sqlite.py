@@ -31,9 +31,11 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from coderooms.datadir import make_dirs
 from coderooms.errors import InvalidBound
 from coderooms.rooms.chat import is_general_chat
 from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
@@ -257,12 +259,42 @@ MIGRATIONS: tuple[Migration, ...] = (
             "WHERE parent IS NOT NULL",
         ),
     ),
+    Migration(
+        6,
+        "post times",
+        (
+            # When each row was posted (UTC, ISO 8601), from the host's clock. Rows
+            # written before this step have none (NULL), and say so where they are shown.
+            "ALTER TABLE messages ADD COLUMN posted_at TEXT",
+            "DROP INDEX messages_by_chat",
+            "CREATE INDEX messages_by_chat ON messages "
+            "(chat_key, sequence, chat_id, parent, author, content, posted_at)",
+        ),
+    ),
 )
 """Every schema step, oldest first. Append new steps; never edit one that shipped."""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
-_COLUMNS = "sequence, chat_id, parent, author, content"
+_COLUMNS = "sequence, chat_id, parent, author, content, posted_at"
+
+POSTED_AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+"""How a row's post time is written: UTC to the second, ISO 8601."""
+
+Clock = Callable[[], datetime]
+"""Where a store gets the time a row is posted (an aware datetime; tests pass a fixed one)."""
+
+
+def utc_now() -> datetime:
+    """The host's current time, in UTC: the default :data:`Clock`."""
+    return datetime.now(UTC)
+
+
+def posted_at_text(moment: datetime) -> str:
+    """``moment`` as a stored post time (converted to UTC; a naive one is taken as UTC)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime(POSTED_AT_FORMAT)
 
 
 def chat_key(chat_id: str | None) -> str:
@@ -314,14 +346,15 @@ _set_author = LogMessage.author.__set__  # type: ignore[attr-defined]
 _set_content = LogMessage.content.__set__  # type: ignore[attr-defined]
 _set_chat = LogMessage.chat_id.__set__  # type: ignore[attr-defined]
 _set_parent = LogMessage.parent.__set__  # type: ignore[attr-defined]
+_set_posted_at = LogMessage.posted_at.__set__  # type: ignore[attr-defined]
 
 AuthorOf = Callable[[int], SessionAuthor]
 """A store's decoder from an ``authors`` reference to its record."""
 
 
 def _row_message(row: tuple[Any, ...], author_of: AuthorOf) -> LogMessage:
-    sequence, chat_id, parent, author, content = row
-    return LogMessage(sequence, author_of(author), content, chat_id, parent)
+    sequence, chat_id, parent, author, content, posted_at = row
+    return LogMessage(sequence, author_of(author), content, chat_id, parent, posted_at)
 
 
 def _page(
@@ -334,13 +367,14 @@ def _page(
     cached = authors.get
     built: list[LogMessage] = []
     keep = built.append
-    for sequence, chat_id, parent, author, content in rows:
+    for sequence, chat_id, parent, author, content, posted_at in rows:
         message = _blank_message(LogMessage)
         _set_sequence(message, sequence)
         _set_author(message, cached(author) or author_of(author))
         _set_content(message, content)
         _set_chat(message, chat_id)
         _set_parent(message, parent)
+        _set_posted_at(message, posted_at)
         keep(message)
     messages = tuple(built)
     next_before = messages[-1].sequence if messages and len(messages) >= limit else None
@@ -458,8 +492,9 @@ def apply_migrations(connection: sqlite3.Connection, target: int | None = None) 
 class SQLiteStore(Store):
     """A :class:`~coderooms.store.base.Store` in one SQLite file (or ``:memory:``)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, clock: Clock | None = None) -> None:
         self.path = str(path)
+        self._clock = clock if clock is not None else utc_now
         self._generation: int | None = None
         self._roster: Roster = Roster(())
         self._desks: DeskSet = DeskSet((GENERAL_DESK,))
@@ -491,7 +526,7 @@ class SQLiteStore(Store):
         try:
             if path.is_dir():
                 raise StoreLocation(self.path, "it is a directory, not a database file")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent)
         except OSError as err:
             for ancestor in reversed(path.parents):
                 if ancestor.exists() and not ancestor.is_dir():
@@ -508,12 +543,14 @@ class SQLiteStore(Store):
                     "SELECT name FROM sqlite_master WHERE type = 'table'"
                 )
             }
-            if tables and "schema_migrations" not in tables:
+            if tables and not self._has_our_migrations():
                 raise CorruptDatabase(self.path, "it is a SQLite database of another application")
             if "schema_migrations" in tables:
                 (newest,) = self._db.execute(
                     "SELECT coalesce(max(version), 0) FROM schema_migrations"
                 ).fetchone()
+                if not isinstance(newest, int):
+                    raise CorruptDatabase(self.path, "its schema_migrations table is not ours")
                 if newest > SCHEMA_VERSION:
                     raise NewerSchema(self.path, newest, SCHEMA_VERSION)
             self._db.execute("PRAGMA journal_mode = WAL")
@@ -523,6 +560,15 @@ class SQLiteStore(Store):
             apply_migrations(self._db)
         except sqlite3.DatabaseError as err:
             raise _sqlite_failure(self.path, err) from None
+
+    def _has_our_migrations(self) -> bool:
+        """Whether the file's ``schema_migrations`` is the table coderooms writes: another
+        application may keep one of the same name (``version TEXT``, say)."""
+        columns = {
+            name: declared.upper()
+            for _, name, declared, *_ in self._db.execute("PRAGMA table_info(schema_migrations)")
+        }
+        return columns.get("version") == "INTEGER" and "name" in columns
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -649,13 +695,25 @@ class SQLiteStore(Store):
             if is_retired:
                 retired.append(DeskMember(desk_id, agent_id))
         orders = tuple(
-            DeskOrder(desk_id, tuple(json.loads(ordered)))
+            DeskOrder(desk_id, self._stored_order(desk_id, ordered))
             for desk_id, ordered in self._db.execute(
                 "SELECT o.desk_id, o.ordered FROM desk_orders o "
                 "JOIN desks d ON d.id = o.desk_id ORDER BY d.position"
             )
         )
         return DeskSet((GENERAL_DESK,), added, tuple(additions), orders, tuple(retired))
+
+    def _stored_order(self, desk_id: str, ordered: object) -> tuple[str, ...]:
+        """A desk's member order as stored: a JSON list of agent ids, else the file is
+        damaged (:class:`CorruptDatabase`), never a traceback."""
+        try:
+            members = json.loads(ordered) if isinstance(ordered, str | bytes) else None
+        except ValueError:
+            members = None
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            reason = f"the member order of desk {desk_id!r} is not a JSON list of agent ids"
+            raise CorruptDatabase(self.path, reason)
+        return tuple(members)
 
     # --- the log ----------------------------------------------------------------------------
 
@@ -729,15 +787,16 @@ class SQLiteStore(Store):
                 if found[0] not in conversation_keys(target.id, target.name):
                     raise ParentInOtherDesk(parent, target.id)
             ref = self._author_ref(db, stored)
+            posted_at = posted_at_text(self._clock())
             cursor = db.execute(
-                "INSERT INTO messages (chat_id, chat_key, parent, author, content) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (chat_id, chat_key(chat_id), parent, ref, content),
+                "INSERT INTO messages (chat_id, chat_key, parent, author, content, posted_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (chat_id, chat_key(chat_id), parent, ref, content, posted_at),
             )
             sequence = cursor.lastrowid
         self._committed_ref(stored, ref)
         assert sequence is not None
-        return LogMessage(sequence, stored, content, chat_id=chat_id, parent=parent)
+        return LogMessage(sequence, stored, content, chat_id, parent, posted_at)
 
     @staticmethod
     def _roster_author(author: SessionAuthor, roster: Roster) -> SessionAuthor:
@@ -781,6 +840,7 @@ class SQLiteStore(Store):
                         message.parent,
                         ref,
                         message.content,
+                        message.posted_at,
                     )
                 )
                 if len(batch) >= IMPORT_BATCH:
@@ -795,13 +855,13 @@ class SQLiteStore(Store):
     def _insert_rows(db: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> int:
         try:
             db.executemany(
-                "INSERT INTO messages (sequence, chat_id, chat_key, parent, author, content) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages (sequence, chat_id, chat_key, parent, author, content, "
+                "posted_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 batch,
             )
         except UnicodeEncodeError:
             # found only on failure: checking every row up front would slow every import
-            for sequence, chat_id, _, _, _, content in batch:
+            for sequence, chat_id, _, _, _, content, _ in batch:
                 _require_text(f"the desk of imported message {sequence}", chat_id)
                 _require_text(f"the content of imported message {sequence}", content)
             raise
