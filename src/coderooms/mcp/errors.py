@@ -34,6 +34,7 @@ __all__ = [
     "ThreadNotInDesk",
     "TokenStoreUnsupported",
     "UnknownCaller",
+    "UnknownTool",
 ]
 
 
@@ -86,6 +87,11 @@ class ArgumentOutOfRange(ServeError):
 class InvalidArguments(ServeError):
     fields = ("tool", "problems")
     template = "the arguments of {tool} do not fit its input schema: {problems}"
+
+
+class UnknownTool(ServeError):
+    fields = ("tool",)
+    template = "there is no tool {tool!r}; the server's tools are listed by tools/list"
 
 
 class NoWorkspace(ServeError):

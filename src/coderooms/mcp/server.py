@@ -18,14 +18,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coderooms import __version__
 from coderooms.errors import CoderoomsError
 from coderooms.focus.runtime import MAX_BUDGET, MAX_SEEK_LIMIT
 from coderooms.focus.skim import MAX_SKIM_BUDGET
 from coderooms.mcp import render
-from coderooms.mcp.errors import InvalidArguments, NoAgentIdentity
+from coderooms.mcp.errors import InvalidArguments, NoAgentIdentity, UnknownTool
 from coderooms.mcp.schemas import (
     FocusOut,
     ImpactOut,
@@ -129,13 +129,25 @@ async def _answer(
     )
 
 
+def _strict(arg_model: type[BaseModel]) -> type[BaseModel]:
+    """A tool's argument model that refuses what the SDK's would let through: an
+    argument the tool does not take (it would be dropped) and a value of another JSON
+    type (``true`` or ``"10"`` for a number would be converted)."""
+    config = ConfigDict(**{**arg_model.model_config, "strict": True, "extra": "forbid"})  # type: ignore[typeddict-item]
+    return type(arg_model.__name__, (arg_model,), {"model_config": config})
+
+
 class _Server(MCPServer):
     """The SDK's server, with arguments that fail a tool's input schema reported in one
-    line (field: problem; …) like every other refusal, not as pydantic's report."""
+    line (field: problem; …) like every other refusal, not as pydantic's report, and an
+    unknown tool's name repeated only in part (see :func:`coderooms.errors.echoed`)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        if self._tool_manager.get_tool(name) is None:
+            refused = UnknownTool(name)
+            raise ToolError(f"{type(refused).__name__}: {refused}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -157,6 +169,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
     def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
         def register(fn: F) -> F:
             made = Tool.from_function(fn, annotations=annotations)
+            strict = _strict(made.fn_metadata.arg_model)
+            made.fn_metadata.arg_model = strict  # type: ignore[assignment]
+            made.parameters = strict.model_json_schema(by_alias=True)
             if made.fn_metadata.output_schema is not None:
                 made.fn_metadata.output_schema = inline_refs(made.fn_metadata.output_schema)
             # The schema is still published; the SDK would validate every result against
