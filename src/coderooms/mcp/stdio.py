@@ -31,12 +31,15 @@ import os
 import re
 import stat
 import sys
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, BinaryIO, Self
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.dispatcher import as_request_id, coerce_request_id
@@ -432,7 +435,26 @@ def _thread_ends(
             view = view[sink.write(view) or 0 :]
 
     async def readline() -> object:
-        return await anyio.to_thread.run_sync(read_line, abandon_on_cancel=True)
+        # A daemon thread per line, not one of anyio's workers: a read blocked on a
+        # terminal cannot be interrupted, and the interpreter waits at exit for every
+        # worker thread, so a stopped server would wait for a line that may never come.
+        token = anyio.lowlevel.current_token()
+        read = anyio.Event()
+        outcome: list[object] = []
+
+        def reader() -> None:
+            try:
+                outcome.append(read_line())
+            except BaseException as exc:  # handed to the task that asked
+                outcome.append(exc)
+            with suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                anyio.from_thread.run_sync(read.set, token=token)
+
+        threading.Thread(target=reader, name="coderooms-stdin", daemon=True).start()
+        await read.wait()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     async def write(data: bytes) -> None:
         await anyio.to_thread.run_sync(write_all, data)
