@@ -188,3 +188,20 @@ def test_bytes_that_are_not_utf8_are_refused_naming_the_argument(tmp_path: Path)
             return await store.last_sequence()
 
     assert asyncio.run(stored()) is None
+
+
+def test_up_listens_without_nagles_delay() -> None:
+    # with Nagle on, an answer written in two pieces waited ~40 ms for a delayed ACK
+    import socket
+
+    from coderooms.cli.mcp_cmds import _bind
+
+    listener = _bind(0)
+    try:
+        client = socket.create_connection(listener.getsockname(), timeout=30)
+        accepted, _ = listener.accept()
+        with client, accepted:
+            assert accepted.proto == socket.IPPROTO_TCP  # what asyncio looks for
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        listener.close()

@@ -173,8 +173,13 @@ async def _serve_until_stopped(serve: Callable[[Any], Awaitable[None]], server: 
 
 
 def _bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Named as TCP (proto 0 would do for the kernel): asyncio turns Nagle's algorithm off
+    # only on sockets that say so, and with it on, an answer written in two pieces waited
+    # for the client's delayed ACK, about 40 ms a call. Linux hands NODELAY on to every
+    # accepted connection too.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((HOST, port))
         sock.listen(LISTEN_BACKLOG)
