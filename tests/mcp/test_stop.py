@@ -8,6 +8,7 @@ import os
 import pty
 import signal
 import subprocess
+import sys
 import time
 import tty
 from pathlib import Path
@@ -130,3 +131,44 @@ def test_a_busy_server_stops_on_sigterm_in_one_line(
             process.stdin.close()
         process.stdin = None
         _assert_stopped_in_one_line(process)
+
+
+STUCK_INDEX = """
+import sys, time
+from coderooms.workspace import Workspace
+
+def stuck(self, *args, **kwargs):  # an index build that will not end soon
+    time.sleep(600)
+
+Workspace.index = stuck
+from coderooms.launch import main
+sys.argv[0] = "coderooms"
+main()
+"""
+
+
+def test_a_server_whose_worker_thread_is_stuck_still_stops_on_sigterm(
+    url: str, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "mod.py").write_text("def f():\n    return 1\n")
+    process = subprocess.Popen(
+        [sys.executable, "-c", STUCK_INDEX, "--db", url, "mcp", "--agent", "ada"]
+        + ["--repo", str(repo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(OPENING)
+    process.stdin.flush()
+    _wait_for_answer(process.stdout.fileno())
+    focus = {"name": "focus", "arguments": {"goal": "what f returns"}}
+    process.stdin.write(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": focus}))
+    process.stdin.flush()
+    time.sleep(1.0)  # the first focus is building the workspace on a worker thread
+    process.send_signal(signal.SIGTERM)
+    process.stdin.close()
+    process.stdin = None
+    _assert_stopped_in_one_line(process)
