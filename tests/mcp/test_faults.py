@@ -58,30 +58,34 @@ async def test_an_unknown_tool_repeats_only_a_bounded_prefix_of_its_name(tmp_pat
 async def test_room_read_holds_its_message_text_to_the_budget(tmp_path: Path) -> None:
     store = await room(tmp_path)
     body = "x" * (MESSAGE_BYTES_CAP - 16)
-    posted = [await store.post("agent:bo", f"{n:04d}{body}") for n in range(MESSAGES)]
+    posted = [await store.post("agent:bo", f"{n:04d}{body}", desk="eng") for n in range(MESSAGES)]
     service = RoomService(store)
-    out = await service.read("ada")
+    out = await service.read("ada", "eng")
     assert len(out.history) == MESSAGES
     assert sum(len(m.content) for m in out.history) <= READ_TEXT_BUDGET
     for message, row in zip(out.history, posted, strict=True):
         assert message.content.startswith(row.content[:100])
         assert f"of {len(row.content):,} characters shown" in message.content
-        assert f"room_read thread={row.sequence} before={row.sequence + 1} window=1" in (
-            message.content
-        )
+        shown = f"room_read desk=eng thread={row.sequence} before={row.sequence + 1} window=1"
+        assert shown in message.content
     # the way the mark names reads the message whole
     target = posted[7]
-    whole = await service.read("ada", thread=target.sequence, before=target.sequence + 1, window=1)
+    whole = await service.read(
+        "ada", "eng", thread=target.sequence, before=target.sequence + 1, window=1
+    )
     assert [m.content for m in whole.history] == [target.content]
 
 
 def test_messages_that_fit_are_not_cut_and_the_longest_are_cut_to_one_share() -> None:
-    assert fit_text_budget([(1, "a" * 10), (2, "b" * 10)], budget=20) == ["a" * 10, "b" * 10]
-    assert fit_text_budget([(1, "a" * 5000)], budget=100) == ["a" * 5000]
-    cut = fit_text_budget([(1, "short"), (2, "l" * 5000), (3, "m" * 5000)], budget=2000)
+    fitting = [(1, "eng", "a" * 10), (2, "eng", "b" * 10)]
+    assert fit_text_budget(fitting, budget=20) == ["a" * 10, "b" * 10]
+    assert fit_text_budget([(1, "eng", "a" * 5000)], budget=100) == ["a" * 5000]
+    long = [(1, "eng", "short"), (2, "eng", "l" * 5000), (3, "eng", "m" * 5000)]
+    cut = fit_text_budget(long, budget=2000)
     assert cut[0] == "short"
     assert sum(map(len, cut)) <= 2000
-    assert cut[1].startswith("l" * 100) and "room_read thread=2 before=3" in cut[1]
+    assert cut[1].startswith("l" * 100)
+    assert "room_read desk=eng thread=2 before=3 window=1" in cut[1]
     assert cut[1].index("\n[…") == cut[2].index("\n[…")  # one share for both
 
 

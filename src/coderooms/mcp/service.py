@@ -134,11 +134,16 @@ its messages hold more, the longest are cut to one equal share and each cut is m
 a read of a single message shows it whole (up to the store's 1 MiB message cap)."""
 CUT_MARK = (
     "\n[… cut by coderooms: {shown:,} of {total:,} characters shown; room_read "
-    "thread={sequence} before={after} window=1 shows message {sequence} whole]"
+    "desk={desk} thread={sequence} before={after} window=1 shows message {sequence} whole]"
 )
 """What ends a message cut to fit :data:`READ_TEXT_BUDGET`."""
-_CUT_MARK_CHARS = len(CUT_MARK.format(shown=10**7, total=10**7, sequence=2**63, after=2**63))
-"""The most characters one cut mark takes (counted against the budget)."""
+
+
+def _cut_mark(shown: int, total: int, sequence: int, desk_id: str) -> str:
+    return CUT_MARK.format(
+        shown=shown, total=total, desk=desk_id, sequence=sequence, after=sequence + 1
+    )
+
 
 PickKind = Literal["agents", "people", "desks"]
 
@@ -190,21 +195,27 @@ def pin_out(pin: Pin) -> PinOut:
     )
 
 
-def fit_text_budget(messages: list[tuple[int, str]], budget: int = READ_TEXT_BUDGET) -> list[str]:
-    """The contents of ``messages`` (sequence, content) with at most ``budget``
+def fit_text_budget(
+    messages: list[tuple[int, str, str]], budget: int = READ_TEXT_BUDGET
+) -> list[str]:
+    """The contents of ``messages`` (sequence, desk id, content) with at most ``budget``
     characters between them, marks included: every message longer than one share is
     cut to that share (the largest for which the total fits) and marked with how to read
     it whole. A single message, or messages that fit already, come back unchanged."""
-    contents = [content for _, content in messages]
+    contents = [content for _, _, content in messages]
     if len(messages) <= 1 or sum(map(len, contents)) <= budget:
         return contents
+    longest = max(map(len, contents))
+    # the most each message's mark could take, whatever share it is cut to
+    marks = [len(_cut_mark(longest, longest, seq, desk)) for seq, desk, _ in messages]
 
     def total(share: int) -> int:
         return sum(
-            min(len(c), share) + (_CUT_MARK_CHARS if len(c) > share else 0) for c in contents
+            min(len(c), share) + (mark if len(c) > share else 0)
+            for c, mark in zip(contents, marks, strict=True)
         )
 
-    low, high = 0, max(map(len, contents))
+    low, high = 0, longest
     while low < high:  # the largest share whose total fits
         middle = (low + high + 1) // 2
         if total(middle) <= budget:
@@ -214,9 +225,8 @@ def fit_text_budget(messages: list[tuple[int, str]], budget: int = READ_TEXT_BUD
     return [
         content
         if len(content) <= low
-        else content[:low]
-        + CUT_MARK.format(shown=low, total=len(content), sequence=sequence, after=sequence + 1)
-        for sequence, content in messages
+        else content[:low] + _cut_mark(low, len(content), sequence, desk_id)
+        for sequence, desk_id, content in messages
     ]
 
 
@@ -342,7 +352,7 @@ class RoomService:
         dispatch = MentionDispatchContext(self.dispatch, 0)
         offered = dispatch.may_dispatch
         text = init.briefing.system_text_with_dispatch(dispatch if offered else None)
-        contents = fit_text_budget([(row.sequence, row.content) for row in init.history])
+        contents = fit_text_budget([(row.sequence, found.id, row.content) for row in init.history])
         history = [
             MessageOut(
                 sequence=row.sequence,
@@ -539,7 +549,7 @@ class RoomService:
             if mention is not None:
                 found.append(mention)
         found.reverse()
-        shown = fit_text_budget([(m.sequence, m.content) for m in found[:INBOX_LIMIT]])
+        shown = fit_text_budget([(m.sequence, m.desk.id, m.content) for m in found[:INBOX_LIMIT]])
         found[:INBOX_LIMIT] = [
             m.model_copy(update={"content": c}) for m, c in zip(found, shown, strict=False)
         ]
