@@ -209,3 +209,34 @@ def test_up_listens_without_nagles_delay() -> None:
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
     finally:
         listener.close()
+
+
+def test_an_unknown_method_repeats_only_a_bounded_prefix_of_its_name(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'rooms.db'}"
+    subprocess.run([CODEROOMS, "--db", url, "agent", "add", "ada"], check=True, timeout=120)
+    opening = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "faults", "version": "1"},
+        },
+    }
+    lines = [
+        opening,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "m" * 100_000},
+    ]
+    done = subprocess.run(
+        [CODEROOMS, "--db", url, "mcp", "--agent", "ada"],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    refused = [json.loads(line) for line in done.stdout.splitlines()][-1]
+    assert refused["id"] == 1 and refused["error"]["code"] == -32601
+    assert len(json.dumps(refused)) < ECHO_CHARS + 200
+    assert refused["error"]["data"].endswith("… (100,000 characters)")

@@ -17,11 +17,12 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coderooms import __version__
-from coderooms.errors import CoderoomsError
+from coderooms.errors import ECHO_CHARS, CoderoomsError, echoed
 from coderooms.focus.runtime import MAX_BUDGET, MAX_SEEK_LIMIT
 from coderooms.focus.skim import MAX_SKIM_BUDGET
 from coderooms.mcp import render
@@ -364,7 +365,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
 
         return await _answer(work, lambda out: out.text or "")
 
-    return _Server(
+    server = _Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -372,6 +373,19 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         tools=tools,
         **settings,  # type: ignore[arg-type]
     )
+    server._lowlevel_server.middleware.append(_bounded_echo)
+    return server
+
+
+async def _bounded_echo(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """The SDK's own protocol errors (``Method not found``, with the method as its data)
+    repeat at most :data:`~coderooms.errors.ECHO_CHARS` of what the client sent."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        if isinstance(exc.data, str) and len(exc.data) > ECHO_CHARS:
+            raise MCPError(exc.code, exc.message, echoed(exc.data)) from None
+        raise
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
