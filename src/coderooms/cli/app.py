@@ -246,19 +246,19 @@ class CliState:
     db: str | None
 
 
-def store_of(ctx: click.Context, *, existing: bool = False) -> Store:
+def store_of(ctx: click.Context, *, existing: bool = False, read_only: bool = False) -> Store:
     """Open the store this invocation names (``--db``, ``$CODEROOMS_DB``, or the default).
 
     An in-memory store is refused: whatever a command wrote would be gone when it exits.
-    A command that only reads passes ``existing``: a path with no store is refused, and
-    the file is opened without write access, so it answers beside another process's write
-    and from a read-only file."""
+    With ``existing`` a path with no store is refused. A command that only reads also
+    passes ``read_only``: the file is opened without write access, so it answers beside
+    another process's write and from a read-only file or mount."""
     state = ctx.find_object(CliState)
     store = open_store(
         state.db if state is not None else None,
         durable=True,
         existing=existing,
-        read_only=existing,
+        read_only=read_only,
     )
     ctx.call_on_close(store.close)
     return store

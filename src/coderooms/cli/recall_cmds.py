@@ -140,7 +140,7 @@ def search(
     e.g. '/deploy(ed|ing)/'. A desk search includes replies inside its threads. Only the
     newest 2048 messages below the cursor are read: page back with --before.
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
 
     async def go() -> list[MessageHit]:
         wanted = await _author_filter(store, author)
@@ -186,7 +186,7 @@ def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_j
     Pin a message by writing a line '!pin [^N] [#label] [note]' in a post; take it down
     with '!unpin ^N'.
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
 
     async def go() -> list[Any]:
         conversation = await _conversation(store, desk_ref, thread)
@@ -221,7 +221,7 @@ def threads(
     QUERY is matched against each thread's opening words ('/…/' for a regular
     expression).
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
 
     async def go() -> list[Any]:
         conversation = await _conversation(store, desk_ref, None)
@@ -265,7 +265,7 @@ def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -
     QUERY matches ids and labels (desk descriptions count half); '/…/' is a regular
     expression. Retired agents are never offered.
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
     source = regex_source(checked_query(query))
     pattern = Pattern.regex(compile_regex(source)) if source is not None else Pattern.text(query)
 

@@ -147,7 +147,7 @@ def desk_order(ctx: click.Context, desk_ref: str, agents: tuple[str, ...]) -> No
 @click.pass_context
 def desk_list(ctx: click.Context) -> None:
     """List every desk with its description and members in order."""
-    desks = run(store_of(ctx, existing=True).desks())
+    desks = run(store_of(ctx, existing=True, read_only=True).desks())
     for line in desk_lines(desks):
         click.echo(line)
 
@@ -252,7 +252,7 @@ def read(
 ) -> None:
     """Print what a turn would read: the team briefing, the desk's live threads and
     pinboard, and the attributed history."""
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
     initialization = run(_initialize(store, viewer, desk_ref, thread, window))
     if as_json:
         click.echo(json.dumps(to_wire(initialization), ensure_ascii=False, indent=2))
