@@ -1,15 +1,26 @@
-"""Localization quality of focus on SWE-bench Lite (development split by default).
+"""Localization quality of focus on the SWE-bench development set, beside plain BM25.
 
 One command::
 
-    .venv/bin/python benchmarks/localize.py [--repo psf/requests] [--out results.json]
+    .venv/bin/python benchmarks/localize.py [--repo psf/requests] [--cv] [--out r.json]
 
-For each instance: check out ``base_commit`` of the local clone brought by ``fetch``
-(``/work/.mirror/<owner>+<name>/repo``) into a temporary directory, index it, run focus
-with the problem statement as the goal, and score file Acc@1/3/5, function Acc@5/10 and
-budget recall at 8,000 tokens. A whole-file BM25 ranker (bm25s, non-test ``.py`` files)
-runs on the same checkout as the baseline. Indexes are cached per (repo, commit).
-Prints a table and focus latency p50/p95; writes per-instance JSON with ``--out``.
+(or ``coderooms bench localize …`` from a source checkout). For each instance of
+``../shared/bench/swe-bench-dev.jsonl`` (read relative to the project root; ``--data`` or
+``$CODEROOMS_BENCH_DIR`` to change it): check out ``base_commit`` from the local clone
+(``../.mirror/<owner>+<name>/repo`` beside the project, or ``--mirrors`` /
+``$CODEROOMS_MIRROR_DIR``; a clone that lacks a blob, as mirrors without files of 4 MiB and
+more do, still gives every file it has), index it and focus with the problem statement as
+the goal, exactly as ``coderooms focus`` does. Scores, per repository and overall (see
+``../shared/bench/README.md``): file Acc@1/3/5, function Acc@5/10, budget recall at 8,000
+tokens, cold time (index + first focus) and warm focus p50/p95. A whole-file BM25 ranker
+(bm25s over non-test ``.py`` files) runs on the same checkout as the baseline, and its
+figure stands beside each of focus's.
+
+``--cv`` adds the leave-one-repository-out figures: a family of weightings (today's
+defaults and, for each ranking signal and fusion knob, a few alternatives) is scored on
+every instance; for each repository the weighting with the best file Acc@5 (then Acc@1,
+then mean reciprocal rank) on the *other* repositories is chosen and scored on it.
+``--without SIGNAL`` ranks with signals or edge kinds switched off (an ablation).
 """
 
 from __future__ import annotations
@@ -17,33 +28,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-BENCH_DIR = Path(os.environ.get("CODEROOMS_BENCH_DIR", "/work/shared/bench"))
-MIRROR_DIR = Path(os.environ.get("CODEROOMS_MIRROR_DIR", "/work/.mirror"))
-CACHE_DIR = Path(tempfile.gettempdir()) / "coderooms-localize-cache"
-DEV_REPOS = (
-    "psf/requests",
-    "pallets/flask",
-    "mwaskom/seaborn",
-    "pytest-dev/pytest",
-    "pylint-dev/pylint",
-)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = Path(os.environ.get("CODEROOMS_BENCH_DIR", PROJECT_ROOT.parent / "shared" / "bench"))
+MIRROR_DIR = Path(os.environ.get("CODEROOMS_MIRROR_DIR", PROJECT_ROOT.parent / ".mirror"))
+DATA_FILE = "swe-bench-dev.jsonl"
 BUDGET_TOKENS = 8_000
 FILE_KS = (1, 3, 5)
 FUNCTION_KS = (5, 10)
-WARMUP_GOAL = "warm-up: load the model and touch the indexes"
+RANK_DEPTH = 50  # how much of each ranking is kept per instance
+BASELINE = "bm25"
+CV_SIGNAL_FACTORS = (0.0, 0.5, 2.0)  # each signal weight tried at these multiples
+CV_RRF_K = (10.0, 40.0)
+CV_FILE_CONTEXT = (0.25, 0.75)
 
 
 @dataclass(frozen=True)
@@ -53,16 +61,16 @@ class Instance:
     base_commit: str
     problem_statement: str
     gold_files: tuple[str, ...]
-    gold_functions: tuple[str, ...]
+    gold_functions: tuple[str, ...]  # ``path::Class.method``
 
 
-def load_instances(repos: Sequence[str]) -> list[Instance]:
+def load_instances(path: Path) -> list[Instance]:
+    if not path.is_file():
+        raise SystemExit(f"no benchmark data at {path}; pass --data or set CODEROOMS_BENCH_DIR")
     out = []
-    with (BENCH_DIR / "swe-bench-lite-274-functions.jsonl").open() as handle:
+    with path.open() as handle:
         for line in handle:
             row = json.loads(line)
-            if row["repo"] not in repos:
-                continue
             out.append(
                 Instance(
                     row["instance_id"],
@@ -70,59 +78,36 @@ def load_instances(repos: Sequence[str]) -> list[Instance]:
                     row["base_commit"],
                     row["problem_statement"],
                     tuple(row["ground_truth_files"]),
-                    tuple(row["edit_functions"]),
+                    tuple(g.replace(":", "::", 1) for g in row["edit_functions"]),
                 )
             )
     return sorted(out, key=lambda i: (i.repo, i.instance_id))
 
 
-def checkout(repo: str, commit: str, into: Path) -> Path:
-    mirror = MIRROR_DIR / repo.replace("/", "+") / "repo"
+# --- checkout ---------------------------------------------------------------------------
+
+
+def checkout(mirrors: Path, repo: str, commit: str, into: Path) -> tuple[Path, int]:
+    """A working tree of ``repo`` at ``commit``, and how many files the clone lacked."""
+    mirror = mirrors / repo.replace("/", "+") / "repo"
     if not mirror.exists():
         raise SystemExit(f"no local clone of {repo} at {mirror}; bring it with fetch first")
     target = into / repo.replace("/", "+")
+    git = ["git", "-C", str(target)]
     subprocess.run(
         ["git", "clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(target)],
         check=True,
     )
-    subprocess.run(
-        ["git", "-C", str(target), "checkout", "--quiet", "--detach", commit], check=True
-    )
-    return target
+    done = subprocess.run([*git, "checkout", "--quiet", "--detach", commit], capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"cannot check out {repo} at {commit}: {done.stderr.decode().strip()}")
+    # git writes every file whose blob the clone has and reports the others; count them.
+    # Files of the commit that are not on disk: their blobs were missing.
+    deleted = subprocess.run([*git, "ls-files", "--deleted", "-z"], capture_output=True)
+    return target, len([p for p in deleted.stdout.split(b"\0") if p])
 
 
-def acc_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> bool:
-    if not gold:
-        return False
-    top = list(ranked[:k])
-    if len(gold) > k:
-        return all(item in gold for item in top) and len(top) == k
-    return all(item in top for item in gold)
-
-
-def bm25_baseline(root: Path) -> Any:
-    import bm25s
-
-    paths = []
-    corpus = []
-    for file in sorted(root.rglob("*.py")):
-        rel = file.relative_to(root).as_posix()
-        if any(p in (".git",) for p in rel.split("/")) or _is_test_path(rel):
-            continue
-        paths.append(rel)
-        corpus.append(rel.replace("/", " ") + "\n" + file.read_text(errors="replace"))
-    tokens = bm25s.tokenize(corpus, stopwords="en", show_progress=False)
-    retriever = bm25s.BM25()
-    retriever.index(tokens, show_progress=False)
-
-    def rank(query: str, limit: int = 20) -> list[str]:
-        q = bm25s.tokenize([query], stopwords="en", show_progress=False)
-        if not q.vocab:
-            return []
-        docs, _ = retriever.retrieve(q, k=min(limit, len(paths)), show_progress=False)
-        return [paths[int(i)] for i in docs[0]]
-
-    return rank
+# --- rankers ----------------------------------------------------------------------------
 
 
 def _is_test_path(path: str) -> bool:
@@ -136,168 +121,278 @@ def _is_test_path(path: str) -> bool:
     )
 
 
-def build_engine(root: Path, repo: str, commit: str, embed: bool) -> Any:
-    from coderooms.focus.runtime import FocusEngine
+def bm25_baseline(root: Path) -> Callable[[str], list[str]]:
+    """Whole-file BM25 (bm25s, English stop words) over the non-test ``.py`` files."""
+    import bm25s
 
-    cache = CACHE_DIR / f"ws-{repo.replace('/', '+')}-{commit[:12]}.pkl"
-    graph = texts = None
-    if cache.exists():
-        graph, texts = pickle.loads(cache.read_bytes())
-    else:
-        from coderooms.workspace import Workspace
+    paths = []
+    corpus = []
+    for file in sorted(root.rglob("*.py")):
+        rel = file.relative_to(root).as_posix()
+        if rel.startswith(".") or "/." in rel or _is_test_path(rel) or not file.is_file():
+            continue
+        paths.append(rel)
+        corpus.append(rel.replace("/", " ") + "\n" + file.read_text(errors="replace"))
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False
+    )
 
-        workspace = Workspace.open(root)
-        workspace.index()
-        graph = workspace.graph()
-        texts = {n.path: workspace.read_text(n.path) for n in graph.nodes if n.kind == "file"}
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(pickle.dumps((graph, texts)))
-    count_tokens, embedder = _ports(embed)
-    return FocusEngine(graph, texts, count_tokens, embedder)
+    def rank(query: str) -> list[str]:
+        q = bm25s.tokenize([query], stopwords="en", show_progress=False)
+        if not q.vocab or not paths:
+            return []
+        docs, scores = retriever.retrieve(q, k=min(RANK_DEPTH, len(paths)), show_progress=False)
+        return [paths[int(i)] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
-
-def _ports(embed: bool) -> tuple[Any, Any]:
-    from coderooms import embeddings, tokens
-
-    return tokens.count_tokens, (embeddings.embed if embed else None)
-
-
-def evaluate(instances: list[Instance], embed: bool) -> list[dict[str, Any]]:
-    results = []
-    by_checkout: dict[tuple[str, str], list[Instance]] = {}
-    for inst in instances:
-        by_checkout.setdefault((inst.repo, inst.base_commit), []).append(inst)
-    for (repo, commit), group in sorted(by_checkout.items()):
-        with tempfile.TemporaryDirectory(prefix="coderooms-localize-") as tmp:
-            root = checkout(repo, commit, Path(tmp))
-            started = time.perf_counter()
-            engine = build_engine(root, repo, commit, embed)
-            index_seconds = time.perf_counter() - started
-            engine.focus(WARMUP_GOAL, budget=BUDGET_TOKENS)
-            baseline = bm25_baseline(root)
-            for inst in group:
-                results.append(score_instance(engine, baseline, inst, index_seconds))
-                print(_line(results[-1]), file=sys.stderr, flush=True)
-    return results
+    return rank
 
 
-def score_instance(
-    engine: Any, baseline: Any, inst: Instance, index_seconds: float
-) -> dict[str, Any]:
-    # Timed once: the engine is warm (built, model loaded) but this goal is new to it.
-    started = time.perf_counter()
-    result = engine.focus(inst.problem_statement, budget=BUDGET_TOKENS)
-    elapsed = time.perf_counter() - started
-    files = engine.rank_files(inst.problem_statement)
-    functions = engine.rank_functions(inst.problem_statement)
-    base_files = baseline(inst.problem_statement)
-    gold_funcs = [g.replace(":", "::", 1) for g in inst.gold_functions]
-    covered = result.covered_ids()
-    known = {n.id for n in engine.graph.nodes}
-    needed = [g if g in known else g.split("::")[0] for g in gold_funcs]
-    row: dict[str, Any] = {
-        "instance_id": inst.instance_id,
-        "repo": inst.repo,
-        "gold_files": list(inst.gold_files),
-        "gold_functions": gold_funcs,
-        "focus_files_top5": files[:5],
-        "bm25_files_top5": base_files[:5],
-        "focus_functions_top10": functions[:10],
-        "gold_file_rank": [files.index(g) + 1 if g in files else None for g in inst.gold_files],
-        "bm25_gold_file_rank": [
-            base_files.index(g) + 1 if g in base_files else None for g in inst.gold_files
-        ],
-        "budget_used": result.budget_used,
-        "budget_recall": all(n in covered for n in needed),
-        "sufficiency": result.sufficiency.state,
-        "focus_ms_warm": round(elapsed * 1000, 1),
-        "index_seconds": round(index_seconds, 2),
-    }
-    for k in FILE_KS:
-        row[f"file_acc@{k}"] = acc_at(files, inst.gold_files, k)
-        row[f"bm25_file_acc@{k}"] = acc_at(base_files, inst.gold_files, k)
-    for k in FUNCTION_KS:
-        row[f"func_acc@{k}"] = acc_at(functions, gold_funcs, k)
+def acc_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> bool:
+    if not gold:
+        return False
+    top = list(ranked[:k])
+    if len(gold) > k:
+        return len(top) == k and all(item in gold for item in top)
+    return all(item in top for item in gold)
+
+
+def reciprocal_rank(ranked: Sequence[str], gold: Sequence[str]) -> float:
+    """1 / the rank by which every gold item is in (0 when one is not in the ranking)."""
+    ranks = [ranked.index(g) + 1 if g in ranked else 0 for g in gold]
+    return 0.0 if not ranks or 0 in ranks else 1.0 / max(ranks)
+
+
+def score_rankings(inst: Instance, files: list[str], functions: list[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {f"file_acc@{k}": acc_at(files, inst.gold_files, k) for k in FILE_KS}
+    row["file_rr"] = reciprocal_rank(files, inst.gold_files)
+    for k in FUNCTION_KS:  # over the instances with function labels only
+        row[f"func_acc@{k}"] = (
+            acc_at(functions, inst.gold_functions, k) if inst.gold_functions else None
+        )
     return row
 
 
-def _line(row: dict[str, Any]) -> str:
-    return (
-        f"{row['instance_id']:<32} focus rank {row['gold_file_rank']!s:<10} "
-        f"bm25 rank {row['bm25_gold_file_rank']!s:<10} budget {row['budget_recall']!s:<5} "
-        f"{row['focus_ms_warm']:>7.1f} ms"
-    )
+# --- one checkout -----------------------------------------------------------------------
 
 
-def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
-    def mean(key: str) -> float:
-        return round(statistics.fmean(float(r[key]) for r in results), 3) if results else 0.0
+def _config(without: Sequence[str]) -> Any:
+    from coderooms.focus.salience import SalienceConfig
 
-    warm = [r["focus_ms_warm"] for r in results]
-    summary: dict[str, Any] = {"instances": len(results)}
-    for k in FILE_KS:
-        summary[f"file_acc@{k}"] = mean(f"file_acc@{k}")
-        summary[f"bm25_file_acc@{k}"] = mean(f"bm25_file_acc@{k}")
-    for k in FUNCTION_KS:
-        summary[f"func_acc@{k}"] = mean(f"func_acc@{k}")
-    summary["budget_recall@8000"] = mean("budget_recall")
-    if warm:
-        summary["focus_ms_p50"] = round(float(np.percentile(warm, 50)), 1)
-        summary["focus_ms_p95"] = round(float(np.percentile(warm, 95)), 1)
-    # Does the verdict mean something? Budget recall per sufficiency state.
-    for state in ("gathering", "sufficient", "saturated"):
-        rows = [r for r in results if r["sufficiency"] == state]
-        if rows:
-            hits = sum(1 for r in rows if r["budget_recall"])
-            summary[f"sufficiency[{state}]"] = (
-                f"{len(rows)} instances, budget recall {hits}/{len(rows)}"
+    return SalienceConfig().without(*without) if without else SalienceConfig()
+
+
+def cv_family(base: Any) -> dict[str, Any]:
+    """The weightings ``--cv`` chooses among: ``base`` and one change from it each."""
+    family = {"defaults": base}
+    for name, weight in sorted(base.signal_weights.items()):
+        if weight <= 0:
+            continue
+        for factor in CV_SIGNAL_FACTORS:
+            weights = {**base.signal_weights, name: weight * factor}
+            family[f"{name}×{factor:g}"] = replace(base, signal_weights=weights)
+    for k in CV_RRF_K:
+        family[f"rrf_k={k:g}"] = replace(base, rrf_k=k)
+    for share in CV_FILE_CONTEXT:
+        family[f"file_context={share:g}"] = replace(base, file_context=share)
+    return family
+
+
+def evaluate_checkout(
+    inst: Instance, mirrors: Path, without: Sequence[str], embed: bool, cv: bool
+) -> dict[str, Any]:
+    from coderooms.focus.runtime import FocusEngine
+    from coderooms.workspace import Workspace
+
+    with tempfile.TemporaryDirectory(prefix="coderooms-localize-") as tmp:
+        root, missing = checkout(mirrors, inst.repo, inst.base_commit, Path(tmp))
+        config = _config(without)
+        goal = inst.problem_statement
+        started = time.perf_counter()
+        workspace = Workspace.open(root)
+        workspace.index()
+        if without or not embed:
+            from coderooms import embeddings, tokens
+
+            engine = FocusEngine.from_reader(
+                workspace.graph(),
+                workspace,
+                tokens.count_tokens,
+                embeddings.embed if embed else None,
+                config,
             )
-    for repo in sorted({r["repo"] for r in results}):
-        ms = [r["focus_ms_warm"] for r in results if r["repo"] == repo]
-        summary[f"focus_ms_p50[{repo}]"] = round(float(np.percentile(ms, 50)), 1)
-    return summary
+        else:
+            engine = workspace.focus_engine()  # the path `coderooms focus` takes
+        result = engine.focus(goal, budget=BUDGET_TOKENS)
+        cold = time.perf_counter() - started
+        engine.forget()
+        started = time.perf_counter()
+        engine.focus(goal, budget=BUDGET_TOKENS)
+        warm = time.perf_counter() - started
+        files = engine.rank_files(goal)[:RANK_DEPTH]
+        functions = engine.rank_functions(goal)[:RANK_DEPTH]
+        known = {n.id for n in engine.graph.nodes}
+        needed = [g if g in known else g.split("::")[0] for g in inst.gold_functions]
+        covered = result.covered_ids()
+        base_files = bm25_baseline(root)(goal)
+        row: dict[str, Any] = {
+            "instance_id": inst.instance_id,
+            "repo": inst.repo,
+            "gold_files": list(inst.gold_files),
+            "gold_functions": list(inst.gold_functions),
+            "missing_blobs": missing,
+            "focus_files": files[:10],
+            "bm25_files": base_files[:10],
+            "focus_functions": functions[:10],
+            "gold_file_rank": [files.index(g) + 1 if g in files else None for g in inst.gold_files],
+            "bm25_gold_file_rank": [
+                base_files.index(g) + 1 if g in base_files else None for g in inst.gold_files
+            ],
+            "budget_used": result.budget_used,
+            "sufficiency": result.sufficiency.state,
+            "cold_s": round(cold, 3),
+            "warm_ms": round(warm * 1000, 1),
+            "focus": {
+                **score_rankings(inst, files, functions),
+                "budget_recall": all(n in covered for n in needed) if needed else None,
+            },
+            BASELINE: score_rankings(inst, base_files, []),
+        }
+        if cv:
+            family = {}
+            for name, variant in cv_family(config).items():
+                twin = engine.reweighted(variant)
+                scored = score_rankings(
+                    inst, twin.rank_files(goal)[:RANK_DEPTH], twin.rank_functions(goal)[:RANK_DEPTH]
+                )
+                loaded = twin.focus(goal, budget=BUDGET_TOKENS).covered_ids()
+                scored["budget_recall"] = all(n in loaded for n in needed) if needed else None
+                family[name] = scored
+            row["family"] = family
+        workspace.close()
+        return row
 
 
-def print_table(summary: dict[str, Any]) -> None:
-    print(f"instances: {summary['instances']}")
-    print(f"{'metric':<14}{'focus':>8}{'bm25':>8}{'ratio':>8}")
-    for k in FILE_KS:
-        f, b = summary[f"file_acc@{k}"], summary[f"bm25_file_acc@{k}"]
-        ratio = f"{f / b:.2f}" if b else "-"
-        print(f"{f'file Acc@{k}':<14}{f:>8.3f}{b:>8.3f}{ratio:>8}")
-    for k in FUNCTION_KS:
-        print(f"{f'func Acc@{k}':<14}{summary[f'func_acc@{k}']:>8.3f}{'-':>8}")
-    print(f"{'budget recall':<14}{summary['budget_recall@8000']:>8.3f}{'-':>8}")
-    if "focus_ms_p50" in summary:
-        print(
-            f"focus latency warm: p50 {summary['focus_ms_p50']} ms, p95 {summary['focus_ms_p95']} ms"
-        )
-        for key, value in summary.items():
-            if key.startswith("focus_ms_p50["):
-                print(f"  {key}: {value} ms")
-    for key, value in summary.items():
-        if key.startswith("sufficiency["):
-            print(f"{key}: {value}")
+# --- summaries --------------------------------------------------------------------------
+
+METRICS = [f"file_acc@{k}" for k in FILE_KS] + [f"func_acc@{k}" for k in FUNCTION_KS]
+
+
+def _mean(values: Sequence[float | None]) -> float:
+    """The mean of the values that apply (None: an instance without function labels)."""
+    known = [float(v) for v in values if v is not None]
+    return round(statistics.fmean(known), 3) if known else 0.0
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"instances": len(rows)}
+    for metric in METRICS:
+        out[metric] = _mean([r["focus"][metric] for r in rows])
+        if metric.startswith("file"):
+            out[f"{BASELINE}_{metric}"] = _mean([r[BASELINE][metric] for r in rows])
+    out["budget_recall@8000"] = _mean([r["focus"].get("budget_recall") for r in rows])
+    cold = [r["cold_s"] for r in rows]
+    warm = [r["warm_ms"] for r in rows]
+    out["cold_s_p50"] = round(float(np.percentile(cold, 50)), 2)
+    out["cold_s_p95"] = round(float(np.percentile(cold, 95)), 2)
+    out["warm_ms_p50"] = round(float(np.percentile(warm, 50)), 1)
+    out["warm_ms_p95"] = round(float(np.percentile(warm, 95)), 1)
+    return out
+
+
+def leave_one_repository_out(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per held-out repository: the family member chosen on the others, and its scores."""
+    repos = sorted({r["repo"] for r in rows})
+    names = list(rows[0]["family"])
+
+    def objective(subset: list[dict[str, Any]], name: str) -> tuple[float, float, float, int]:
+        def m(key: str) -> float:
+            return statistics.fmean(float(r["family"][name][key]) for r in subset)
+
+        return (m("file_acc@5"), m("file_acc@1"), m("file_rr"), -names.index(name))
+
+    chosen: dict[str, str] = {}
+    scored: list[dict[str, Any]] = []
+    for repo in repos:
+        train = [r for r in rows if r["repo"] != repo]
+        best = max(names, key=lambda n: objective(train, n))
+        chosen[repo] = best
+        for r in rows:
+            if r["repo"] == repo:
+                scored.append({**r, "focus": r["family"][best], "cv_choice": best})
+    return {"chosen": chosen, "rows": scored}
+
+
+def _cell(summary: dict[str, Any], metric: str) -> str:
+    base = summary.get(f"{BASELINE}_{metric}")
+    text = f"{summary[metric]:.3f}"
+    return f"{text} ({base:.3f})" if base is not None else text
+
+
+def print_table(title: str, groups: dict[str, dict[str, Any]], timing: bool = True) -> None:
+    print(f"\n{title}  (focus, with whole-file BM25 of the same run in brackets)")
+    head = f"{'repository':<30}{'n':>4}" + "".join(f"{m:>17}" for m in METRICS)
+    head += f"{'budget@8k':>11}"
+    if timing:
+        head += f"{'cold p50':>10}{'warm p50/p95 ms':>17}"
+    print(head)
+    for name, s in groups.items():
+        line = f"{name:<30}{s['instances']:>4}" + "".join(f"{_cell(s, m):>17}" for m in METRICS)
+        line += f"{s['budget_recall@8000']:>11.3f}"
+        if timing:
+            line += f"{s['cold_s_p50']:>9.2f}s{s['warm_ms_p50']:>9.0f}/{s['warm_ms_p95']:<7.0f}"
+        print(line)
+
+
+def by_repository(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    groups = {"all": summarize(rows)}
+    for repo in sorted({r["repo"] for r in rows}):
+        groups[repo] = summarize([r for r in rows if r["repo"] == repo])
+    return groups
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", action="append", help="restrict to these repos (dev split)")
-    parser.add_argument("--instance", action="append", help="restrict to these instance ids")
-    parser.add_argument("--out", type=Path, help="write per-instance JSON here")
-    parser.add_argument("--no-embed", action="store_true", help="skip the semantic signal")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, default=BENCH_DIR / DATA_FILE)
+    parser.add_argument("--mirrors", type=Path, default=MIRROR_DIR)
+    parser.add_argument("--repo", action="append", help="only these repositories")
+    parser.add_argument("--instance", action="append", help="only these instance ids")
+    parser.add_argument("--without", action="append", default=[], help="ablate a signal")
+    parser.add_argument("--no-embed", action="store_true", help="no embedder at all")
+    parser.add_argument("--cv", action="store_true", help="leave-one-repository-out figures")
+    parser.add_argument("--out", type=Path, help="write every figure and instance as JSON")
     args = parser.parse_args(argv)
-    repos = tuple(args.repo or DEV_REPOS)
-    if any(r not in DEV_REPOS for r in repos):
-        raise SystemExit("only the development split is allowed here: " + ", ".join(DEV_REPOS))
-    instances = load_instances(repos)
+    instances = load_instances(args.data)
+    if args.repo:
+        instances = [i for i in instances if i.repo in set(args.repo)]
     if args.instance:
         instances = [i for i in instances if i.instance_id in set(args.instance)]
-    results = evaluate(instances, embed=not args.no_embed)
-    summary = summarize(results)
-    print_table(summary)
+    if not instances:
+        raise SystemExit("no instance matches")
+    _config(args.without)  # an unknown signal is refused before any work
+    rows = []
+    for n, inst in enumerate(instances, 1):
+        row = evaluate_checkout(inst, args.mirrors, args.without, not args.no_embed, args.cv)
+        rows.append(row)
+        print(
+            f"[{n}/{len(instances)}] {inst.instance_id:<36} focus {row['gold_file_rank']!s:<14}"
+            f" bm25 {row['bm25_gold_file_rank']!s:<14} budget {row['focus']['budget_recall']!s:<5}"
+            f" cold {row['cold_s']:.1f}s warm {row['warm_ms']:.0f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+    report: dict[str, Any] = {"in_sample": by_repository(rows)}
+    print_table("in-sample", report["in_sample"])
+    if args.cv:
+        loro = leave_one_repository_out(rows)
+        report["cross_validated"] = by_repository(loro["rows"])
+        report["cv_choice"] = loro["chosen"]
+        print_table("leave-one-repository-out", report["cross_validated"], timing=False)
+        print("\nchosen on the other repositories:")
+        for repo, name in loro["chosen"].items():
+            print(f"  {repo:<30} {name}")
     if args.out:
-        args.out.write_text(json.dumps({"summary": summary, "instances": results}, indent=2))
+        args.out.write_text(json.dumps({"summary": report, "instances": rows}, indent=1))
     return 0
 
 

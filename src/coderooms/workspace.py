@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from coderooms.datadir import make_dirs
 from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, FileSignals
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
@@ -377,7 +378,7 @@ def _require_root(root: str) -> None:
 def _index_dir(path: str) -> None:
     """Create the index directory ``path`` if needed; it must take a new index.db."""
     try:
-        os.makedirs(path, exist_ok=True)
+        make_dirs(path)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if isinstance(exc, FileExistsError):

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_clock import POSTED_SHOWN
 from click.testing import CliRunner, Result
 
 from coderooms.cli import main
 from coderooms.rooms.briefing import SessionInitialization
 from coderooms.rooms.records import Agent, Person, SessionMessage
 from coderooms.rooms.wire import from_wire
+from coderooms.store.sqlite import SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -46,7 +48,7 @@ def room(db: str) -> str:
 
 def test_init_reports_the_store_and_its_schema(db: str, tmp_path: Path) -> None:
     out = ok(db, "init")
-    assert out == f"store ready: {tmp_path / 'rooms.db'} (schema version 5)\n"
+    assert out == f"store ready: {tmp_path / 'rooms.db'} (schema version {SCHEMA_VERSION})\n"
     assert ok(db, "init") == out
 
 
@@ -78,11 +80,16 @@ def test_post_prints_the_new_sequence_and_read_shows_briefing_then_history(room:
     assert ok(room, "post", "--as", "agent:bo", "--desk", "eng", "--reply-to", "1", "hi") == "3\n"
     ok(room, "post", "--as", "operator", "elsewhere")
     out = ok(room, "read", "--as", "ada", "--desk", "Engineering")
-    briefing, threads, history = out.split("\n\n", 2)
-    assert briefing.startswith("You are @ada")
+    briefing, threads, pins, history = out.split("\n\n")
+    assert briefing.startswith("## Briefing\nYou are @ada")
     assert "- @bo — bo" in briefing
-    assert threads.startswith("Threads in this desk:")  # the recall context (issue 3)
-    assert history == "[1] @ada: hello team\n[2] Pat Doe: from stdin\n[3] @bo: hi\n"
+    assert threads.startswith("## Threads in Engineering (eng)")  # the recall context
+    assert pins.startswith("## Pinned in Engineering (eng)")
+    assert history.endswith(
+        f"[#1] you (@ada), {POSTED_SHOWN}:\n  │ hello team\n"
+        f"[#2] Pat Doe (person pat), {POSTED_SHOWN}:\n  │ from stdin\n"
+        f"[#3] @bo, {POSTED_SHOWN}:\n  │ hi\n</room-data>\n"
+    )
 
 
 def test_read_a_thread_and_a_window(room: str) -> None:
@@ -91,7 +98,11 @@ def test_read_a_thread_and_a_window(room: str) -> None:
     for i in range(3):
         ok(room, "post", "--as", "agent:bo", "--desk", "eng", "--reply-to", "1", f"r{i}")
     out = ok(room, "read", "--as", "ada", "--desk", "eng", "--thread", "1", "--window", "2")
-    assert out.split("\n\n", 1)[1] == "[4] @bo: r1\n[5] @bo: r2\n"
+    history = out.split("\n\n")[-1]
+    assert history.startswith("## History of Engineering (eng), thread #1")
+    assert history.endswith(
+        f"[#4] @bo, {POSTED_SHOWN}:\n  │ r1\n[#5] @bo, {POSTED_SHOWN}:\n  │ r2\n</room-data>\n"
+    )
 
 
 def test_read_json_is_the_session_initialization_wire_form(room: str) -> None:
@@ -100,8 +111,8 @@ def test_read_json_is_the_session_initialization_wire_form(room: str) -> None:
     out = ok(room, "read", "--as", "bo", "--desk", "eng", "--window", "5", "--json")
     decoded = from_wire(SessionInitialization, json.loads(out))
     assert decoded.history == (
-        SessionMessage(1, Agent("ada", "Ada"), "hello"),
-        SessionMessage(2, Person("pat", "Pat Doe"), "hey"),
+        SessionMessage(1, Agent("ada", "Ada"), "hello", "2026-12-01T10:00:00Z"),
+        SessionMessage(2, Person("pat", "Pat Doe"), "hey", "2026-12-01T10:00:00Z"),
     )
     assert decoded.briefing.viewer_id == "bo"
     assert decoded.briefing.desk_id == "eng"
@@ -235,7 +246,9 @@ def test_read_as_a_kind_must_find_that_kind(room: str) -> None:
         "(coderooms agent add / person add)\n"
     )
     assert cli(room, "read", "--as", "person:ada", "--desk", "eng").exit_code == 1
-    assert ok(room, "read", "--as", "person:pat", "--desk", "eng").startswith("You are")
+    assert ok(room, "read", "--as", "person:pat", "--desk", "eng").startswith(
+        "## Briefing\nYou are"
+    )
 
 
 def test_a_person_sharing_an_agents_id_is_not_read_as_the_agent(room: str) -> None:
@@ -243,4 +256,6 @@ def test_a_person_sharing_an_agents_id_is_not_read_as_the_agent(room: str) -> No
     result = cli(room, "read", "--as", "person:ada", "--desk", "eng")
     assert result.exit_code == 1
     assert result.stderr.startswith("error: person 'ada' shares its id with an agent")
-    assert ok(room, "read", "--as", "agent:ada", "--desk", "eng").startswith("You are @ada")
+    assert ok(room, "read", "--as", "agent:ada", "--desk", "eng").startswith(
+        "## Briefing\nYou are @ada"
+    )

@@ -90,3 +90,19 @@ def test_a_missing_repository_is_one_error_line(tmp_path: Path) -> None:
     code, _, err = run("focus", "x", "--repo", str(tmp_path / "absent"))
     assert code == 1
     assert err.startswith("error: ")
+
+
+def test_focus_text_prints_the_code_its_help_promises(repo: Path) -> None:
+    """Issue 17: --mode set is 'the focus set and its code'; the code came only with
+    --context. It is printed by default now; --no-context leaves it out, and check mode
+    (the verdict without the code) never prints it."""
+    goal = "Cart.add_item accepts a zero quantity"
+    code, out, _ = run("focus", goal, "--repo", str(repo), "--budget", "2000")
+    assert code == 0
+    listing, _, context = out.partition("\n\n")
+    assert listing.startswith("focus: ") and "sufficiency: " in listing
+    assert "def add_item" in context
+    _, bare, _ = run("focus", goal, "--repo", str(repo), "--budget", "2000", "--no-context")
+    assert bare == listing + "\n"
+    _, checked, _ = run("focus", goal, "--repo", str(repo), "--mode", "check")
+    assert "def add_item" not in checked

@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_harness import CODEROOMS
+from mcp_types import InputRequiredResult
 
 from coderooms.errors import ECHO_CHARS, UnknownDesk
 from coderooms.mcp.server import build_server, fixed_caller
@@ -48,11 +48,12 @@ async def test_an_unknown_desk_repeats_only_a_bounded_prefix_of_the_argument(
 
 async def test_an_unknown_tool_repeats_only_a_bounded_prefix_of_its_name(tmp_path: Path) -> None:
     server = build_server(RoomService(await room(tmp_path)), fixed_caller("ada"))
-    with pytest.raises(ToolError) as caught:
-        await server.call_tool("t" * 100_000, {})
-    message = str(caught.value)
+    result = await server.call_tool("t" * 100_000, {})
+    assert not isinstance(result, InputRequiredResult) and result.is_error
+    message = result.content[0].text  # type: ignore[union-attr]
     assert message.startswith("UnknownTool: there is no tool 'ttt")
-    assert len(message) < ECHO_CHARS + 200
+    assert "… (100,000 characters)" in message
+    assert len(message) < ECHO_CHARS + 500  # the prefix, and the list of the tools there are
 
 
 async def test_room_read_holds_its_message_text_to_the_budget(tmp_path: Path) -> None:
@@ -103,10 +104,11 @@ async def test_lenient_arguments_are_refused_naming_the_argument(
 ) -> None:
     store = await room(tmp_path)
     server = build_server(RoomService(store), fixed_caller("ada"))
-    with pytest.raises(ToolError) as caught:
-        await server.call_tool(tool, arguments)
-    assert str(caught.value).startswith(f"InvalidArguments: the arguments of {tool}")
-    assert f"{argument}: " in str(caught.value)
+    result = await server.call_tool(tool, arguments)
+    assert not isinstance(result, InputRequiredResult) and result.is_error
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert message.startswith(f"InvalidArguments: the arguments of {tool}")
+    assert f"{argument}: " in message
     assert await store.last_sequence() is None
 
 

@@ -203,3 +203,28 @@ def test_up_refuses_a_port_in_use(served: tuple[Server, dict[str, str], str]) ->
     )
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port}")
+
+
+def test_oauth_discovery_ends_with_use_a_bearer_token(
+    served: tuple[Server, dict[str, str], str],
+) -> None:
+    """Issue 17: the server advertised an authorization server that answered 404. It now
+    advertises none, and every step of discovery says how to get in."""
+    server, _, _ = served
+    refused = _initialize(server.url, {})
+    assert refused.status_code == 401
+    challenge = refused.headers["www-authenticate"]
+    assert "resource_metadata" not in challenge  # no metadata to follow
+    assert "Authorization: Bearer TOKEN" in challenge
+    assert "coderooms agent token" in refused.json()["error_description"]
+    base = server.url.removesuffix("/mcp")
+    for path in (
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ):
+        answer = httpx2.get(base + path, timeout=CALL_TIMEOUT_S)
+        assert answer.status_code == 404, path
+        assert "authorization_servers" not in answer.text
+        assert "Authorization: Bearer TOKEN" in answer.json()["error_description"], path

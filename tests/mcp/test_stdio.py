@@ -13,6 +13,7 @@ from mcp_harness import CODEROOMS, Sessions, ok, text_of
 from mcp_repo import write_fixture_repo
 
 from coderooms.mcp.framing import BODY_PREFIX, DATA_PREAMBLE, DATA_TAG
+from coderooms.mcp.render import posted_when
 from coderooms.rooms.search import compile_regex
 from coderooms.store import open_store
 from mcp import Client
@@ -118,8 +119,8 @@ def test_two_agents_read_each_other_with_correct_attribution(room: tuple[Session
     assert rows[first["sequence"]]["author"]["label"] == "Alice"
     assert rows[second["sequence"]]["role"] == "assistant"
     text = text_of(read_by_bob)
-    assert f"[#{first['sequence']}] @alice (Alice):" in text
-    assert f"[#{second['sequence']}] you (@bob):" in text
+    assert f"[#{first['sequence']}] @alice (Alice), {posted_when(first['posted_at'])}:" in text
+    assert f"[#{second['sequence']}] you (@bob), {posted_when(second['posted_at'])}:" in text
     assert as_bob["briefing"].startswith("You are @bob")
 
 
@@ -234,7 +235,7 @@ def test_an_injection_attempt_is_rendered_inside_the_data_frame(room: tuple[Sess
     assert opening.strip().endswith(f'<{DATA_TAG} kind="history">')
     inside, after = rest.split(f"\n</{DATA_TAG}>", 1)
     assert after == ""  # the history block is the last thing and closes exactly once
-    lead = f"[#{posted['sequence']}] @bob:"
+    lead = f"[#{posted['sequence']}] @bob, {posted_when(posted['posted_at'])}:"
     lines = inside.split("\n")
     at = lines.index(lead)
     assert lines[at + 1 : at + 4] == [
@@ -318,7 +319,8 @@ def test_the_inbox_returns_mentions_once_with_a_cursor(room: tuple[Sessions, str
     ]
     assert got["mentions"][0]["author"]["id"] == "bob"
     assert got["more"] is False
-    assert f"[#{mention['sequence']}] @bob in General (mentions you):" in text_of(inbox)
+    when = posted_when(mention["posted_at"])
+    assert f"[#{mention['sequence']}] @bob in General, {when} (mentions you):" in text_of(inbox)
     again = ok(sessions.call("dave", "room_inbox", {"since": got["cursor"]}))
     assert again["mentions"] == []
 
@@ -439,8 +441,8 @@ def test_focus_errors_are_tool_errors_with_the_library_message(room: tuple[Sessi
     )
     budget = sessions.call("alice", "focus", {"goal": GOAL, "budget": 0})
     assert budget.is_error and text_of(budget).startswith("InvalidBudget: ")
-    no_repo = sessions.call("bob", "focus", {"goal": GOAL})
-    assert no_repo.is_error and text_of(no_repo).startswith("NoWorkspace: ")
+    # A server without a repository (NoWorkspace) is a library case now: `coderooms mcp`
+    # serves the working directory when --repo is not given (test_new_user_mcp.py).
 
 
 def test_skim_cuts_verbose_output_to_the_goal_and_marks_the_cuts(

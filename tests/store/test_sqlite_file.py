@@ -125,10 +125,15 @@ async def test_a_file_written_at_schema_version_1_opens_and_upgrades(tmp_path: P
         )
         assert [m.sequence for m in general.messages] == [2]
         thread = store.conversation_log(Conversation("eng", "eng", thread_root=1))
-        assert [m.sequence for m in (await thread.read_before(None, 10)).messages] == [3, 1]
+        old_rows = (await thread.read_before(None, 10)).messages
+        assert [m.sequence for m in old_rows] == [3, 1]
+        assert [m.posted_at for m in old_rows] == [None, None]  # written before times were
         await store.create_desk("eng")
         posted = await store.post("agent:ada", "after the upgrade", desk="eng", parent=1)
-        assert posted == LogMessage(4, Agent("ada", "Ada"), "after the upgrade", "eng", 1)
+        assert posted == LogMessage(
+            4, Agent("ada", "Ada"), "after the upgrade", "eng", 1, posted.posted_at
+        )
+        assert posted.posted_at is not None
 
 
 async def test_a_file_at_version_4_moves_its_authors_into_the_authors_table(
@@ -176,7 +181,15 @@ async def test_a_file_at_version_4_moves_its_authors_into_the_authors_table(
         (4, "system", "deploy", "Deploy bot"),
         (5, "agent", "ada", "Ada (renamed)"),
     ]
-    assert columns == ["sequence", "chat_id", "chat_key", "parent", "author", "content"]
+    assert columns == [
+        "sequence",
+        "chat_id",
+        "chat_key",
+        "parent",
+        "author",
+        "content",
+        "posted_at",
+    ]
 
 
 def test_a_row_naming_a_missing_author_is_a_corrupt_database(tmp_path: Path) -> None:

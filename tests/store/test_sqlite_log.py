@@ -474,10 +474,15 @@ def test_page_decoding_fills_messages_equal_to_the_constructor() -> None:
         "content",
         "chat_id",
         "parent",
+        "posted_at",
     ]
     assert not hasattr(LogMessage, "__post_init__")
     authors = {1: Agent("ada", "Ada"), 2: Person("bo", "Bo"), 3: Operator()}
-    rows = [(9, "eng", 4, 1, "second"), (7, None, None, 2, "first"), (5, None, None, 3, "op")]
+    rows = [
+        (9, "eng", 4, 1, "second", "2026-12-01T10:00:00Z"),
+        (7, None, None, 2, "first", None),
+        (5, None, None, 3, "op", None),
+    ]
     decoded: dict[int, object] = {}
     page = _page(rows, 3, decoded, authors.__getitem__)  # type: ignore[arg-type]
     assert page.messages == tuple(_row_message(row, authors.__getitem__) for row in rows)

@@ -5,7 +5,7 @@ itself here.
 """
 
 from coderooms.cli import focus_cmds, index_cmds, mcp_cmds, recall_cmds, rooms_cmds, skim_cmds
-from coderooms.cli.app import main
+from coderooms.cli.app import accept_global_options, main
 
 rooms_cmds.register(main)
 recall_cmds.register(main)
@@ -13,5 +13,6 @@ mcp_cmds.register(main)
 index_cmds.register(main)
 focus_cmds.register(main)
 skim_cmds.register(main)
+accept_global_options(main)  # after every command is registered
 
 __all__ = ["main"]

@@ -32,6 +32,7 @@ __all__ = [
     "STOP_GRACE_S",
     "CoderoomsGroup",
     "CliState",
+    "accept_global_options",
     "Terminated",
     "arm_stop_watchdog",
     "fail",
@@ -269,16 +270,40 @@ def run(coroutine: Coroutine[Any, Any, _T]) -> _T:
     return asyncio.run(coroutine)
 
 
-@click.group(cls=CoderoomsGroup)
-@click.option(
-    "--db",
-    envvar=DB_ENV,
-    metavar="URL",
-    help=(
-        "Store to use: sqlite:///PATH (or a plain file path). "
-        f"Defaults to ${DB_ENV}, else .coderooms/rooms.db under the working directory."
-    ),
+DB_HELP = (
+    "Store to use: sqlite:///PATH (or a plain file path). "
+    f"Defaults to ${DB_ENV}, else .coderooms/rooms.db under the working directory."
 )
+
+
+def _db_given_here(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """A ``--db`` typed after a command name: the same setting as one typed before it."""
+    state = ctx.find_object(CliState)
+    if value is not None and state is not None:
+        state.db = value
+
+
+def accept_global_options(group: click.Group) -> None:
+    """Let every command under ``group`` take ``--db`` where a person types it:
+    ``coderooms read --db URL`` means ``coderooms --db URL read``, and each command's
+    help lists it."""
+    for command in group.commands.values():
+        if not any(param.name == "db" for param in command.params):
+            command.params.append(
+                click.Option(
+                    ["--db"],
+                    metavar="URL",
+                    expose_value=False,
+                    callback=_db_given_here,
+                    help=DB_HELP,
+                )
+            )
+        if isinstance(command, click.Group):
+            accept_global_options(command)
+
+
+@click.group(cls=CoderoomsGroup)
+@click.option("--db", envvar=DB_ENV, metavar="URL", help=DB_HELP)
 @click.version_option(package_name="coderooms", prog_name="coderooms")
 @click.pass_context
 def main(ctx: click.Context, db: str | None) -> None:

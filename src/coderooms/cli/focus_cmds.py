@@ -91,10 +91,12 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
 )
 @json_option("Print one JSON document.")
 @click.option(
-    "--context",
+    "--context/--no-context",
     "show_context",
-    is_flag=True,
-    help="Also print the rendered code block (text output).",
+    default=True,
+    show_default=True,
+    help="In set mode, print the focus set's code after the list (text output); "
+    "--no-context prints the list only.",
 )
 def focus(goal: str, repo: str, budget: int, mode: str, as_json: bool, show_context: bool) -> None:
     """The code worth loading for GOAL within a token budget, what was left out and why,
@@ -179,8 +181,9 @@ def bench() -> None:
 @bench.command(context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def localize(args: tuple[str, ...]) -> None:
-    """Focus localization quality on SWE-bench Lite (runs benchmarks/localize.py from a
-    source checkout; pass its options after the command, e.g. --repo psf/requests)."""
+    """Focus localization quality on the SWE-bench development set, beside BM25 (runs
+    benchmarks/localize.py from a source checkout; pass its options after the command,
+    e.g. --repo psf/requests, --cv, --without semantic, --out results.json)."""
     import importlib.util
 
     script = Path.cwd() / BENCH_SCRIPT

@@ -23,6 +23,7 @@ import click
 from coderooms.cli.app import Terminated, arm_stop_watchdog, run, store_of
 from coderooms.mcp.errors import NoAgentIdentity, PortInUse
 from coderooms.rooms.dispatch import HOP_LIMIT, MentionDispatchPolicy
+from coderooms.store import RetiredAuthor, Store, UnknownAuthor
 
 # The MCP SDK takes seconds to import on a busy machine: the commands below import it
 # when they run, so the rest of the CLI stays quick.
@@ -104,29 +105,31 @@ hops_option = click.option(
 @click.option(
     "--repo",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=None,
+    default=Path("."),
+    show_default=True,
     help="Repository for focus/seek/impact (indexed on the first such call).",
 )
 @hops_option
 @click.pass_context
-def mcp_command(
-    ctx: click.Context, agent_id: str | None, repo: Path | None, dispatch_hops: int
-) -> None:
-    """Serve MCP over stdio for one agent (--agent ID or $CODEROOMS_AGENT)."""
+def mcp_command(ctx: click.Context, agent_id: str | None, repo: Path, dispatch_hops: int) -> None:
+    """Serve MCP over stdio for one agent (--agent ID or $CODEROOMS_AGENT).
+
+    The store must exist and the agent be on its roster (`coderooms init`, `coderooms
+    agent add ID`): a server that cannot serve refuses before it starts, and creates
+    nothing."""
     if not agent_id or not agent_id.strip():
         raise NoAgentIdentity()
     from coderooms.mcp.stdio import check_stdio
 
-    check_stdio()
+    check_stdio()  # first: opening the store would take a closed descriptor's number
+    store = store_of(ctx, existing=True)
+    run(_check_agent(store, agent_id))
     import anyio
 
     from coderooms.mcp.server import build_server, fixed_caller
     from coderooms.mcp.service import RoomService
     from coderooms.mcp.stdio import serve_stdio
-    from coderooms.mcp.tokens import check_token_holder
 
-    store = store_of(ctx)
-    run(check_token_holder(store, agent_id))
     # one client per stdio server: focus runs on the loop (see RoomService)
     service = RoomService(
         store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops), offload=False
@@ -170,6 +173,16 @@ async def _serve_until_stopped(serve: Callable[[Any], Awaitable[None]], server: 
     if failed:
         raise failed[0]
     return stopped[0] if stopped else None
+
+
+async def _check_agent(store: Store, agent_id: str) -> None:
+    """Refuse an agent that could not use the server, in the words every other command
+    uses for it (a client would only see the connection close)."""
+    roster = await store.roster()
+    if roster.member(agent_id) is None:
+        raise UnknownAuthor(f"agent {agent_id!r}")
+    if roster.is_retired(agent_id):
+        raise RetiredAuthor(agent_id)
 
 
 def _bind(port: int) -> socket.socket:
@@ -236,6 +249,7 @@ def up_command(
     import uvicorn
     from mcp.server.auth.settings import AuthSettings
 
+    from coderooms.mcp.bearer import bearer_only
     from coderooms.mcp.server import build_server, token_caller
     from coderooms.mcp.service import RoomService
     from coderooms.mcp.tokens import AgentTokenVerifier, TokenBook
@@ -269,16 +283,21 @@ def up_command(
         service,
         token_caller,
         token_verifier=AgentTokenVerifier(book, store),
+        # Bearer tokens only, and no OAuth advertised: with no resource_server_url the SDK
+        # publishes no protected-resource metadata naming an authorization server that
+        # does not exist (issuer_url is required by the settings, and never published).
         auth=AuthSettings(
             issuer_url=base,  # type: ignore[arg-type]
-            resource_server_url=url,  # type: ignore[arg-type]
+            resource_server_url=None,
             validate_token_resource=False,
         ),
     )
     # Each answer as one JSON body rather than a one-event SSE stream (the transport
     # allows either; no tool sends anything before its result): with 8 clients calling at
     # once, median latency 22 -> 14 ms and p99 89 -> 30 ms (benchmarks/reliability.py).
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST, json_response=True)
+    app = bearer_only(
+        server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST, json_response=True)
+    )
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
     if tokens:

@@ -14,12 +14,16 @@ import click
 
 from coderooms.cli.app import json_option, run, store_of
 from coderooms.rooms.chat import in_desk
-from coderooms.rooms.context import SessionContext
+from coderooms.rooms.context import Pin
 from coderooms.rooms.pins import PIN_LIMIT, read_pinboard
 from coderooms.rooms.ranking import (
     SELECT_LIMIT,
+    Candidate,
     Hit,
     Pattern,
+    agent_candidates,
+    desk_candidates,
+    person_candidates,
     pick_agents_matching,
     pick_desks_matching,
     pick_people_matching,
@@ -27,6 +31,7 @@ from coderooms.rooms.ranking import (
 )
 from coderooms.rooms.records import Conversation, Sequence, author_handle
 from coderooms.rooms.search import (
+    MAX_HITS,
     SEARCH_LIMIT,
     SEARCH_SCAN,
     MessageHit,
@@ -38,7 +43,8 @@ from coderooms.rooms.search import (
 )
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT, read_thread_index, search_threads
 from coderooms.rooms.wire import to_wire
-from coderooms.store import Store, UnknownAuthor, UnknownThread
+from coderooms.store import Store, UnknownThread
+from coderooms.store.base import author_filter
 
 __all__ = ["register"]
 
@@ -74,28 +80,18 @@ async def _conversation(
     return Conversation(target.id, target.name, thread)
 
 
-async def _author_filter(store: Store, author: str | None) -> str | None:
-    """``--author`` takes the id a row is filtered by; ``agent:ID``, ``person:ID`` and
-    ``system:KIND`` are accepted too and mean the same as the bare id or kind. An
-    ``agent:ID`` or ``person:ID`` must name someone on the roster (a retired agent's
-    messages stay searchable): a typo is refused, not answered with no matches. A bare
-    word may also be a system kind, which only the log knows."""
-    if author is None:
-        return None
-    kind, sep, ident = author.partition(":")
-    if not (sep and kind in ("agent", "person", "system") and ident):
-        return author
-    if kind != "system" and not (await store.roster()).holds(kind, ident):
-        raise UnknownAuthor(author)
-    return ident
-
-
 def _hit_line(hit: MessageHit) -> str:
-    where = hit.chat_id or "General"
+    """One hit; what participants wrote (the excerpt, names) is escaped as MCP escapes
+    it, so a control sequence in a message cannot act on the terminal."""
+    from coderooms.mcp.framing import escape_text
+    from coderooms.mcp.render import posted_when
+
+    where = escape_text(hit.chat_id or "General")
     reply = f", reply to {hit.parent}" if hit.parent is not None else ""
     return (
-        f"[{hit.sequence}] {author_handle(hit.author)} in {where}{reply} "
-        f"({hit.kind.value} {hit.score}): {hit.excerpt}"
+        f"[{hit.sequence}] {escape_text(author_handle(hit.author))} in {where}{reply}, "
+        f"{posted_when(hit.posted_at)} ({hit.kind.value} {hit.score}): "
+        f"{escape_text(hit.excerpt)}"
     )
 
 
@@ -110,14 +106,15 @@ _THREAD_HELP = "Only the thread rooted at message N (its root and direct replies
 @click.option(
     "--author",
     metavar="ID",
-    help="Only messages by this agent or person id, system kind, or 'operator'.",
+    help="Only messages by this agent or person (ID, agent:ID or person:ID; refused when "
+    "nobody on the roster has it), system:KIND, or 'operator'.",
 )
 @click.option(
     "--before", type=click.IntRange(min=0), metavar="N", help="Only messages older than N."
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(1, MAX_HITS),
     default=SEARCH_LIMIT,
     show_default=True,
     help="At most this many hits.",
@@ -143,7 +140,7 @@ def search(
     store = store_of(ctx, existing=True, read_only=True)
 
     async def go() -> list[MessageHit]:
-        wanted = await _author_filter(store, author)
+        wanted = author_filter(await store.roster(), author)
         scope = None
         if desk_ref is not None or thread is not None:
             scope = await _conversation(store, desk_ref, thread)
@@ -173,7 +170,7 @@ def search(
 @click.option("--thread", type=click.IntRange(min=0), metavar="N", help=_THREAD_HELP)
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=1),
     default=PIN_LIMIT,
     show_default=True,
     help="At most this many pins.",
@@ -183,21 +180,29 @@ def search(
 def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_json: bool) -> None:
     """Show the pinboard of a desk (or one thread), most recently pinned first.
 
+    The text is room_pins' own: pinned text framed as data and escaped, each pin with
+    when its message was posted.
+
     Pin a message by writing a line '!pin [^N] [#label] [note]' in a post; take it down
     with '!unpin ^N'.
     """
     store = store_of(ctx, existing=True, read_only=True)
 
-    async def go() -> list[Any]:
+    async def go() -> tuple[Conversation, list[Pin]]:
         conversation = await _conversation(store, desk_ref, thread)
-        return await read_pinboard(store.conversation_log(conversation), conversation, limit)
+        log = store.conversation_log(conversation)
+        return conversation, await read_pinboard(log, conversation, limit)
 
-    board = run(go())
+    conversation, board = run(go())
     if as_json:
         _echo_json(board)
         return
-    text = SessionContext(pins=tuple(board)).system_text()
-    click.echo(text if text is not None else "no pins")
+    from coderooms.mcp.render import render_pins
+    from coderooms.mcp.schemas import DeskOut, PinsOut
+    from coderooms.mcp.service import pin_out
+
+    desk = DeskOut(id=conversation.desk_id, name=conversation.desk_name)
+    click.echo(render_pins(PinsOut(desk=desk, thread=thread, pins=[pin_out(p) for p in board])))
 
 
 @click.command()
@@ -205,7 +210,7 @@ def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_j
 @click.option("--desk", "desk_ref", default="General", show_default=True, help=_DESK_HELP)
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(1, MAX_HITS),
     default=THREAD_INDEX_LIMIT,
     show_default=True,
     help="At most this many threads.",
@@ -217,27 +222,38 @@ def threads(
 ) -> None:
     """List a desk's most recently active threads, or rank them by QUERY.
 
+    The text is room_threads' own: openings framed as data and escaped.
+
     Only the newest 256 messages are read: which threads are live is a recency question.
     QUERY is matched against each thread's opening words ('/…/' for a regular
     expression).
     """
     store = store_of(ctx, existing=True, read_only=True)
 
-    async def go() -> list[Any]:
+    async def go() -> tuple[Conversation, list[Any]]:
         conversation = await _conversation(store, desk_ref, None)
         log = store.conversation_log(conversation)
         if query is None or not query.strip():  # as over MCP: no words, the live index
-            return await read_thread_index(log, conversation, limit)
+            return conversation, await read_thread_index(log, conversation, limit)
         pattern = SearchPattern.parse(checked_query(query))
-        return await search_threads(log, conversation, pattern, limit)
+        return conversation, await search_threads(log, conversation, pattern, limit)
 
-    found = run(go())
+    conversation, found = run(go())
     if as_json:
         _echo_json(found)
         return
-    lines = [getattr(item, "line", item) for item in found]
-    text = SessionContext(threads=tuple(lines)).system_text()
-    click.echo(text if text is not None else "no threads")
+    from coderooms.mcp.render import render_threads
+    from coderooms.mcp.schemas import DeskOut, ThreadsOut
+    from coderooms.mcp.service import thread_out
+
+    ranked = bool(query and query.strip())
+    out = ThreadsOut(
+        desk=DeskOut(id=conversation.desk_id, name=conversation.desk_name),
+        query=query if ranked else None,
+        threads=[thread_out(getattr(item, "line", item)) for item in found],
+        scores=[item.score for item in found] if ranked else None,
+    )
+    click.echo(render_threads(out))
 
 
 _PICKERS = {
@@ -249,23 +265,27 @@ _PICKERS = {
 
 @click.command()
 @click.argument("kind", type=click.Choice(sorted(_PICKERS)))
-@click.argument("query")
+@click.argument("query", required=False, default="")
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(1, MAX_HITS),
     default=SELECT_LIMIT,
     show_default=True,
     help="At most this many candidates.",
 )
-@json_option("Print each hit as JSON.")
+@json_option("Print each hit as JSON (with no QUERY: each candidate's id, label and detail).")
 @click.pass_context
 def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -> None:
     """Rank agents, people or desks by QUERY with the one ranking every picker uses.
 
     QUERY matches ids and labels (desk descriptions count half); '/…/' is a regular
-    expression. Retired agents are never offered.
+    expression. Retired agents are never offered. With no QUERY (or a blank one) every
+    candidate is listed, in roster or desk order, up to --limit.
     """
     store = store_of(ctx, existing=True, read_only=True)
+    if not query.strip():
+        _list_candidates(store, kind, limit, as_json)
+        return
     source = regex_source(checked_query(query))
     pattern = Pattern.regex(compile_regex(source)) if source is not None else Pattern.text(query)
 
@@ -288,3 +308,25 @@ def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -
         click.echo(
             f"{hit.candidate.id}{label} ({hit.field.value} {hit.match.kind.value} {hit.match.score})"
         )
+
+
+def _list_candidates(store: Store, kind: str, limit: int, as_json: bool) -> None:
+    """An empty picker box is a request to list: the snapshot's candidates, in order."""
+
+    async def go() -> list[Candidate]:
+        if kind == "desks":
+            return desk_candidates(await store.desks())
+        roster = await store.roster()
+        return agent_candidates(roster) if kind == "agents" else person_candidates(roster)
+
+    candidates = run(go())[:limit]
+    if as_json:
+        listed = [{"id": c.id, "label": c.label, "detail": c.detail} for c in candidates]
+        click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+        return
+    if not candidates:
+        click.echo(f"no {kind}")
+    for candidate in candidates:
+        label = "" if candidate.label == candidate.id else f" — {candidate.label}"
+        detail = f" ({candidate.detail})" if candidate.detail else ""
+        click.echo(f"{candidate.id}{label}{detail}")

@@ -16,8 +16,7 @@ from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import initialize_session_with_context
 from coderooms.rooms.desks import Desk, DeskSet
-from coderooms.rooms.records import SESSION_WINDOW, Conversation, SessionQuery
-from coderooms.rooms.render import transcript_line
+from coderooms.rooms.records import MAX_WINDOW, SESSION_WINDOW, Conversation, SessionQuery
 from coderooms.rooms.wire import to_wire
 from coderooms.store import (
     AmbiguousReader,
@@ -55,7 +54,7 @@ def init(ctx: click.Context) -> None:
 
 @click.group()
 def agent() -> None:
-    """Add and retire agents on the roster."""
+    """Add, list and retire agents on the roster."""
 
 
 @agent.command("add")
@@ -77,9 +76,34 @@ def agent_retire(ctx: click.Context, agent_id: str) -> None:
     click.echo(f"retired agent @{agent_id}")
 
 
+@agent.command("list")
+@json_option('Print [{"id", "name", "label", "retired"}, …] in roster order.')
+@click.pass_context
+def agent_list(ctx: click.Context, as_json: bool) -> None:
+    """List the agents on the roster in the order they were added, retired ones marked."""
+    roster = run(store_of(ctx, existing=True).roster())
+    agents = [
+        {
+            "id": member.id,
+            "name": member.name,
+            "label": member.label,
+            "retired": roster.is_retired(member.id),
+        }
+        for member in roster.members
+    ]
+    if as_json:
+        click.echo(json.dumps(agents, ensure_ascii=False, indent=2))
+        return
+    if not agents:
+        click.echo("no agents (add one with `coderooms agent add ID`)")
+    for each in agents:
+        name = "" if each["label"] == each["id"] else f" ({each['label']})"
+        click.echo(f"@{each['id']}{name}" + (" — retired" if each["retired"] else ""))
+
+
 @click.group()
 def person() -> None:
-    """Add people who read and write beside the agents."""
+    """Add and list people who read and write beside the agents."""
 
 
 @person.command("add")
@@ -90,6 +114,22 @@ def person_add(ctx: click.Context, person_id: str, label: str) -> None:
     """Add person ID to the roster."""
     added = run(store_of(ctx).add_person(person_id, label))
     click.echo(f"added person {added.id} ({added.label})")
+
+
+@person.command("list")
+@json_option('Print [{"id", "label"}, …] in roster order.')
+@click.pass_context
+def person_list(ctx: click.Context, as_json: bool) -> None:
+    """List the people on the roster in the order they were added."""
+    roster = run(store_of(ctx, existing=True).roster())
+    people = [{"id": each.id, "label": each.label} for each in roster.people]
+    if as_json:
+        click.echo(json.dumps(people, ensure_ascii=False, indent=2))
+        return
+    if not people:
+        click.echo("no people (add one with `coderooms person add ID --label L`)")
+    for each in people:
+        click.echo(f"{each['id']} — {each['label']}")
 
 
 # --- desks -------------------------------------------------------------------------------
@@ -235,7 +275,7 @@ def _read_message_input() -> str:
 )
 @click.option(
     "--window",
-    type=click.IntRange(min=0),
+    type=click.IntRange(1, MAX_WINDOW),
     default=SESSION_WINDOW,
     show_default=True,
     help="At most this many messages of history.",
@@ -251,25 +291,27 @@ def read(
     as_json: bool,
 ) -> None:
     """Print what a turn would read: the team briefing, the desk's live threads and
-    pinboard, and the attributed history."""
+    pinboard, and the attributed history.
+
+    The text is what the room_read tool gives an agent: everything participants wrote
+    sits in <room-data> blocks, escaped (control characters, line separators and bidi
+    overrides are shown as &#x…; entities), each message's lines behind a gutter."""
     store = store_of(ctx, existing=True, read_only=True)
-    initialization = run(_initialize(store, viewer, desk_ref, thread, window))
+    target, initialization = run(_initialize(store, viewer, desk_ref, thread, window))
     if as_json:
         click.echo(json.dumps(to_wire(initialization), ensure_ascii=False, indent=2))
         return
-    click.echo(initialization.briefing.system_text())
-    click.echo()
-    context = initialization.context.system_text()
-    if context is not None:
-        click.echo(context)
-        click.echo()
-    for message in initialization.history:
-        click.echo(transcript_line(message))
+    # Exactly what room_read shows a model: participant text framed and escaped as data,
+    # so a message can neither close the frame nor put control sequences on a terminal.
+    from coderooms.mcp.render import render_read
+    from coderooms.mcp.service import read_out
+
+    click.echo(render_read(read_out(_viewer_id(viewer), target, thread, initialization)))
 
 
 async def _initialize(
     store: Store, viewer: str, desk_ref: str, thread: int | None, window: int
-) -> SessionInitialization:
+) -> tuple[Desk, SessionInitialization]:
     viewer_id = _viewer_id(viewer)
     roster, desks = await store.roster(), await store.desks()
     kind = viewer.partition(":")[0] if ":" in viewer else ""
@@ -288,7 +330,7 @@ async def _initialize(
     conversation = Conversation(target.id, target.name, thread)
     query = SessionQuery(conversation, None, window)
     log = store.conversation_log(conversation)
-    return await initialize_session_with_context(log, query, briefing)
+    return target, await initialize_session_with_context(log, query, briefing)
 
 
 def _viewer_id(viewer: str) -> str:

@@ -12,7 +12,8 @@
         ├── AmbiguousTarget            an impact target that names several symbols
         ├── DirectoryTarget            an impact target that is a directory
         ├── TargetTooLong              an impact target over MAX_TARGET_CHARS
-        └── GoalTooLong                a focus goal or seek query over MAX_GOAL_CHARS
+        ├── GoalTooLong                a focus goal or seek query over MAX_GOAL_CHARS
+        └── UnknownSignal              an ablation naming no ranking signal or edge kind
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "DirectoryTarget",
     "AbsolutePathTarget",
     "GoalTooLong",
+    "UnknownSignal",
 ]
 
 
@@ -94,3 +96,8 @@ class GoalTooLong(FocusError):
         "the {what} is {length} characters; at most {limit} are read (say what you are "
         "after in a sentence or two, or name a file, a symbol or an error message)"
     )
+
+
+class UnknownSignal(FocusError):
+    fields = ("name", "known")
+    template = "no ranking signal or edge kind is called {name!r}; known: {known}"

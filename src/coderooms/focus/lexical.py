@@ -63,6 +63,14 @@ class BM25:
             return 0
         return int(self.weights.indptr[col + 1] - self.weights.indptr[col])
 
+    def documents_with(self, term: str) -> np.ndarray:
+        """Positions of the documents holding ``term``, ascending."""
+        col = self.vocabulary.get(term)
+        if col is None:
+            return np.zeros(0, dtype=np.int64)
+        start, end = self.weights.indptr[col], self.weights.indptr[col + 1]
+        return np.sort(self.weights.indices[start:end])
+
     def scores(self, query: Sequence[str] | Mapping[str, float]) -> np.ndarray:
         """One score per document. A term list counts a repeated term once per repeat;
         a mapping gives each term its own weight."""

@@ -30,6 +30,7 @@ from coderooms.focus.salience import (
     Salience,
     SalienceConfig,
     SalienceIndex,
+    check_rank_time_only,
     file_scores,
     rank,
 )
@@ -198,6 +199,25 @@ class FocusEngine:
         self.index: SalienceIndex = SalienceIndex(graph, texts, embedder, config, earlier)
         self._renders: RenderCache = {}
         self._last: tuple[str, Salience] | None = None
+        self._weights: SalienceConfig | None = None
+
+    def reweighted(self, config: SalienceConfig) -> FocusEngine:
+        """An engine over the same index that ranks with ``config``'s rank-time weights
+        (see :data:`~coderooms.focus.salience.RANK_TIME_FIELDS`): an ablation or a weight
+        search without building the index again."""
+        check_rank_time_only(self.index.config, config)
+        twin = FocusEngine.__new__(FocusEngine)
+        twin.graph = self.graph
+        twin.count_tokens = self.count_tokens
+        twin.index = self.index
+        twin._renders = self._renders
+        twin._last = None
+        twin._weights = config
+        return twin
+
+    def forget(self) -> None:
+        """Drop the remembered ranking of the last goal (a benchmark times the next one)."""
+        self._last = None
 
     @classmethod
     def from_reader(
@@ -217,7 +237,7 @@ class FocusEngine:
     def salience(self, goal: str) -> Salience:
         if self._last is not None and self._last[0] == goal:
             return self._last[1]
-        result = rank(self.index, goal)
+        result = rank(self.index, goal, self._weights)
         self._last = (goal, result)
         return result
 

@@ -1,9 +1,10 @@
 """Goal-conditioned salience: one deterministic score per node of a code graph.
 
-1. Seeds: several ranked lists built from the goal — BM25 over whole files and over
-   single functions, names the repository defines, dotted names and paths, traceback
-   frames, messages found verbatim in the code, file names, and (when an embedder is
-   given) static-embedding similarity — fused by Reciprocal Rank Fusion.
+1. Seeds: the ranked lists of the signals in :mod:`coderooms.focus.signals` (BM25 over
+   whole files and over single functions, names the repository defines, dotted names
+   and paths, traceback frames, messages found verbatim in the code, file names, and,
+   when an embedder is given, static-embedding similarity), fused by weighted
+   Reciprocal Rank Fusion.
 2. Graph: personalized PageRank from the fused seeds over relation-weighted edges,
    followed both ways, so neighbours of the seeds gain and unrelated hubs do not.
 3. Signals: recency and change frequency from git; penalties for tests, vendored and
@@ -19,43 +20,46 @@ import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
+from coderooms.focus.errors import UnknownSignal
 from coderooms.focus.graph import CodeGraph, CodeNode
-from coderooms.focus.lexical import BM25, top_ranked
-from coderooms.focus.text import (
-    STOPWORDS,
-    GoalCues,
-    goal_cues,
-    is_code_like,
-    prose,
-    split_identifier,
-    tokenize,
-    weighted_terms,
-)
+from coderooms.focus.lexical import BM25
+from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
+from coderooms.focus.signals.paths import MAX_TAIL_PARTS
+from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
-EMBED_GOAL_CHARS = 4_000
-SEED_LIST_LIMIT = 50
-MAX_NAME_DEFINITIONS = 8
-MAX_STEM_FILES = 6
-MAX_LITERALS = 12
 SOURCE_PRIOR_FLOOR = 0.9
-MAX_OPTIONS = 8
-MIN_STEM_LENGTH = 4
-MAX_TAIL_PARTS = 4  # a path in a goal is matched on at most its last four parts
-ABSOLUTE_PATH_MIN_PARTS = 2  # … and an absolute one on at least its last two
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
 PAGERANK_ITERATIONS = 30
 PAGERANK_TOLERANCE = 1e-9
+EDGE_PREFIX = "edge:"  # names an edge kind in an ablation
+STANDALONE_SCRIPTS = "standalone_scripts"  # names the standalone-script prior in an ablation
+
+
+def _default_signal_weights() -> dict[str, float]:
+    return {signal.name: signal.default_weight for signal in SIGNALS}
+
+
+def _default_edge_weights() -> dict[str, float]:
+    return {
+        "contains": 1.0,
+        "calls": 0.6,
+        "references": 0.4,
+        "inherits": 0.6,
+        "imports": 0.25,
+        "tests": 0.3,
+        "co_change": 0.3,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,31 +69,10 @@ class SalienceConfig:
     rrf_k: float = 20.0  # 10-60 all within one dev instance of each other; 100 was worse
     file_context: float = 0.5  # how much a symbol's score leans on its file's strength
     weighted_query: bool = True  # title and prose count more than code and log blocks
-    w_bm25_file: float = 1.0
-    w_bm25_symbol: float = 1.0
-    w_bm25_symbol_file: float = 1.0
-    w_defined_name: float = 2.0
-    w_defined_word: float = 0.5
-    w_dotted: float = 1.5
-    w_path: float = 2.0
-    w_frame: float = 1.5
-    w_literal: float = 1.5
-    w_option: float = 1.5
-    w_stem: float = 0.7
-    w_semantic: float = 0.6
+    signal_weights: Mapping[str, float] = field(default_factory=_default_signal_weights)
     restart: float = 0.6  # PageRank restart probability: how strongly seeds stay put
     backward: float = 0.6  # weight of an edge followed against its direction
-    edge_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "contains": 1.0,
-            "calls": 0.6,
-            "references": 0.4,
-            "inherits": 0.6,
-            "imports": 0.25,
-            "tests": 0.3,
-            "co_change": 0.3,
-        }
-    )
+    edge_weights: Mapping[str, float] = field(default_factory=_default_edge_weights)
     test_penalty: float = 0.3
     vendored_penalty: float = 0.2
     generated_penalty: float = 0.2
@@ -102,9 +85,33 @@ class SalienceConfig:
     code_languages: frozenset[str] = frozenset(
         {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp"}
     )
+    standalone_scripts: bool = True  # hold back Python files in no package that nothing imports
     recency_weight: float = 0.05
     recency_half_life_days: float = 180.0
     frequency_weight: float = 0.05
+
+    def weight(self, signal: str) -> float:
+        return float(self.signal_weights.get(signal, 0.0))
+
+    def without(self, *names: str) -> SalienceConfig:
+        """This configuration with the named signals (see :data:`SIGNAL_NAMES`), edge
+        kinds (``edge:calls``) or the standalone-script prior switched off: an ablation."""
+        signals = dict(self.signal_weights)
+        edges = dict(self.edge_weights)
+        standalone = self.standalone_scripts
+        for name in names:
+            if name == STANDALONE_SCRIPTS:
+                standalone = False
+            elif name in signals:
+                signals[name] = 0.0
+            elif name.startswith(EDGE_PREFIX) and name[len(EDGE_PREFIX) :] in edges:
+                edges[name[len(EDGE_PREFIX) :]] = 0.0
+            else:
+                known = list(SIGNAL_NAMES) + [EDGE_PREFIX + kind for kind in sorted(edges)]
+                raise UnknownSignal(name, ", ".join([*known, STANDALONE_SCRIPTS]))
+        return replace(
+            self, signal_weights=signals, edge_weights=edges, standalone_scripts=standalone
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +204,13 @@ class SalienceIndex:
         for kids in self._children.values():
             kids.sort(key=lambda c: (c.start_line, c.id))
         self.transition = self._transition()
+        imported: set[str] = set()
+        for edge in self.graph.edges:
+            target = self.graph.node(edge.dst) if edge.kind == "imports" else None
+            if target is not None:
+                imported.add(target.path)
+        self._imported = frozenset(imported)
+        self._packaged = any(p.rsplit("/", 1)[-1] == "__init__.py" for p in self.file_of_path)
         self.prior = self._prior()
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
@@ -331,7 +345,7 @@ class SalienceIndex:
                 prior[i] *= config.vendored_penalty
             if node.is_generated:
                 prior[i] *= config.generated_penalty
-            if self.is_auxiliary(node):
+            if self.is_auxiliary(node) or self.is_standalone_script(node):
                 prior[i] *= config.auxiliary_penalty
             if node.language and node.language not in config.code_languages:
                 prior[i] *= config.document_penalty
@@ -362,11 +376,24 @@ class SalienceIndex:
         dirs = self.config.auxiliary_dirs
         return any(part in dirs for part in node.path.split("/")[:-1])
 
+    def is_standalone_script(self, node: CodeNode) -> bool:
+        """A Python file outside every package of a packaged repository that no file
+        imports: a maintenance script or a build file, not the code the project ships.
+        (Learnt from the repository's own layout and imports, not from a list of names.)"""
+        if not self.config.standalone_scripts or node.language != "python":
+            return False
+        if not self._packaged or node.is_test or self._is_vendored(node):
+            return False
+        folder = node.path.rsplit("/", 1)[0] + "/" if "/" in node.path else ""
+        return folder + "__init__.py" not in self.file_of_path and node.path not in self._imported
+
     def penalty_notes(self, row: int) -> list[str]:
         node = self.nodes[row]
         notes = []
         if self.is_auxiliary(node):
             notes.append(f"documentation/example code ×{self.config.auxiliary_penalty:g}")
+        elif self.is_standalone_script(node):
+            notes.append(f"standalone script, in no package ×{self.config.auxiliary_penalty:g}")
         if node.language and node.language not in self.config.code_languages:
             notes.append(f"not code ({node.language}) ×{self.config.document_penalty:g}")
         if node.is_test:
@@ -416,99 +443,6 @@ class _Fusion:
             rank += 1
 
 
-def _rank_by(scores: dict[int, float]) -> list[int]:
-    return sorted(scores, key=lambda r: (-scores[r], r))
-
-
-def _defined_name_lists(
-    index: SalienceIndex, cues: GoalCues
-) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    """Symbols whose name the goal writes in code form; classes it names as plain words
-    (a capitalized plain word only inside a sentence, not as its first word).
-
-    A compound or capitalized name (``add_marker``, ``LocalPath``) picks out its
-    definition; a single lower-case word (``path``, ``node``: often a part of
-    ``os.path.join`` or ``request.node``) names many things, so its definitions go to
-    the weak list even when the goal writes it in code form."""
-    strong: dict[int, float] = {}
-    weak: dict[int, float] = {}
-    reasons: dict[int, str] = {}
-    names = set(cues.names)
-    mid_capitals = set(cues.mid_capitals)
-    for name in cues.names:
-        rows = index.definitions.get(name, [])
-        if not rows or len(rows) > MAX_NAME_DEFINITIONS:
-            continue
-        target = strong if _is_specific_name(name) else weak
-        for row in rows:
-            target[row] = target.get(row, 0.0) + 1.0 / len(rows)
-            reasons.setdefault(row, f"defines `{name}` named in the goal")
-    for dotted in cues.dotted:
-        parts = dotted.split(".")
-        for i in range(len(parts) - 1):
-            qual = ".".join(parts[i:])
-            for row in index.qualnames.get(qual, []):
-                strong[row] = strong.get(row, 0.0) + 2.0
-                reasons.setdefault(row, f"is `{qual}` named in the goal")
-    for word in cues.words:
-        if word in names or word.lower() in STOPWORDS:
-            continue
-        if not word[:1].isupper():
-            continue
-        if not is_code_like(word) and word not in mid_capitals:
-            continue  # "Module imported twice": a sentence's first word, not a class
-        rows = [r for r in index.definitions.get(word, []) if index.nodes[r].kind == "class"]
-        if rows and len(rows) <= MAX_NAME_DEFINITIONS:
-            for row in rows:
-                weak[row] = weak.get(row, 0.0) + 1.0 / len(rows)
-                reasons.setdefault(row, f"defines class `{word}` mentioned in the goal")
-    return (
-        [(r, reasons[r]) for r in _rank_by(strong)],
-        [(r, reasons[r]) for r in _rank_by(weak)],
-    )
-
-
-def _is_specific_name(name: str) -> bool:
-    """Spelled like one particular definition rather than an everyday word."""
-    return is_code_like(name) or name[:1].isupper()
-
-
-def _to_files(index: SalienceIndex, ranked: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    for row, reason in ranked:
-        out.append((int(index.file_row_of[row]), reason))
-    return out
-
-
-def _path_lists(
-    index: SalienceIndex, cues: GoalCues
-) -> tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]]:
-    """(dotted names → module files, paths → files, traceback frames → files/functions)."""
-    dotted: list[tuple[int, str]] = []
-    for name in cues.dotted:
-        parts = name.split(".")
-        for cut in range(len(parts), 0, -1):
-            suffix = ".".join(parts[:cut])
-            rows = index.module_ends.get(suffix, [])
-            if rows and len(rows) <= MAX_STEM_FILES and (cut > 1 or len(parts) == 1):
-                dotted.extend((r, f"module `{suffix}` named in the goal") for r in rows)
-                break
-    paths: list[tuple[int, str]] = []
-    for path in cues.paths:
-        rows = _path_matches(index, path)
-        paths.extend((r, f"path `{path}` named in the goal") for r in rows)
-    frames: list[tuple[int, str]] = []
-    for frame in sorted(cues.frames, key=lambda f: f.depth):
-        rows = _path_matches(index, frame.path)
-        for row in rows:
-            for sym in index.symbols_by_file.get(row, []):
-                node = index.nodes[sym]
-                if node.name == frame.function and node.start_line <= frame.line <= node.end_line:
-                    frames.append((sym, f"traceback frame in `{frame.function}`"))
-            frames.append((row, f"traceback frame {frame.path.rsplit('/', 1)[-1]}:{frame.line}"))
-    return dotted, paths, frames
-
-
 def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
     """The index's prior, except that a file the goal names by its path is not held down
     for being configuration or prose, or for sitting among docs and examples: whoever
@@ -521,101 +455,13 @@ def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
         lift = 1.0
         if node.language and node.language not in config.code_languages:
             lift /= config.document_penalty
-        if index.is_auxiliary(node):
+        if index.is_auxiliary(node) or index.is_standalone_script(node):
             lift /= config.auxiliary_penalty
         if lift != 1.0:
             if prior is index.prior:
                 prior = prior.copy()
             prior[row] *= lift
     return prior
-
-
-def _path_matches(index: SalienceIndex, path: str) -> list[int]:
-    """Files a path in a goal names: the longest tail of it that is a path of the
-    repository (so an absolute path or a URL ending in one counts, and ``README.md``
-    means the one at the root); else the files whose path ends the same way, when that
-    is unambiguous. An absolute path must share at least its last
-    :data:`ABSOLUTE_PATH_MIN_PARTS` parts with the file."""
-    path = path.replace("\\", "/")
-    parts = [p for p in path.split("/") if p and p != "."]
-    # An absolute path is often another copy of the code (a traceback from an installed
-    # package): its file name alone is too weak a tie to a file here.
-    least = ABSOLUTE_PATH_MIN_PARTS if path.startswith("/") else 1
-    for start in range(len(parts) - least + 1):
-        row = index.file_of_path.get("/".join(parts[start:]))
-        if row is not None:
-            return [row]
-    for keep in range(min(len(parts), MAX_TAIL_PARTS), least - 1, -1):
-        rows = index.path_tails.get("/".join(parts[-keep:]), [])
-        if rows and (keep > 1 or len(rows) == 1):
-            return rows
-    return []
-
-
-def _innermost_symbol(index: SalienceIndex, row: int, offset: int) -> list[int]:
-    text = index.texts[index.nodes[row].path]
-    line = text.count("\n", 0, offset) + 1
-    inner = [
-        s
-        for s in index.symbols_by_file.get(row, [])
-        if index.nodes[s].start_line <= line <= index.nodes[s].end_line
-    ]
-    inner.sort(key=lambda s: (index.nodes[s].end_line - index.nodes[s].start_line, s))
-    return inner[:1]
-
-
-def _literal_list(index: SalienceIndex, cues: GoalCues) -> list[tuple[int, str]]:
-    """Files (and the function around the spot) holding a goal's message verbatim."""
-    found: list[tuple[int, str]] = []
-    for literal in cues.literals[:MAX_LITERALS]:
-        hits = [i for i in index.source_rows if literal in index.texts.get(index.nodes[i].path, "")]
-        if not hits or len(hits) > MAX_STEM_FILES:
-            continue
-        reason = f"contains the message “{literal[:40]}”"
-        for row in hits:
-            offset = index.texts[index.nodes[row].path].find(literal)
-            found.extend((s, reason) for s in _innermost_symbol(index, row, offset))
-            found.append((row, reason))
-    return found
-
-
-def _option_list(index: SalienceIndex, cues: GoalCues) -> list[tuple[int, str]]:
-    """Files that spell an option the goal names as a string literal (``"--co"``)."""
-    found: list[tuple[int, str]] = []
-    for option in cues.options[:MAX_OPTIONS]:
-        forms = [f'"{option}"', f"'{option}'", f'"--{option}"', f"'--{option}'"]
-        hits: list[tuple[int, int]] = []
-        for row in index.source_rows:
-            text = index.texts.get(index.nodes[row].path, "")
-            if option not in text:
-                continue
-            offsets = [text.find(form) for form in forms]
-            offsets = [o for o in offsets if o >= 0]
-            if offsets:
-                hits.append((row, min(offsets)))
-        if not hits or len(hits) > MAX_STEM_FILES:
-            continue
-        reason = f"defines the option `{option}`"
-        for row, offset in hits:
-            found.extend((s, reason) for s in _innermost_symbol(index, row, offset))
-            found.append((row, reason))
-    return found
-
-
-def _stem_list(index: SalienceIndex, terms: set[str]) -> list[tuple[int, str]]:
-    scores: dict[int, float] = {}
-    reasons: dict[int, str] = {}
-    for stem, rows in index.stems.items():
-        if len(rows) > MAX_STEM_FILES or stem.startswith("__"):
-            continue
-        parts = [p for p in split_identifier(stem) if p not in STOPWORDS]
-        if not parts or len(stem) < MIN_STEM_LENGTH:
-            continue
-        if stem in terms or all(p in terms or p + "s" in terms for p in parts):
-            for row in rows:
-                scores[row] = len(parts) / len(rows)
-                reasons[row] = f"file name `{stem}` matches the goal"
-    return [(r, reasons[r]) for r in _rank_by(scores)]
 
 
 def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarray:
@@ -662,79 +508,52 @@ def _weigh_by_file(
     return scores * factor
 
 
-def rank(index: SalienceIndex, goal: str) -> Salience:
-    """Score every node of the index for ``goal``."""
+RANK_TIME_FIELDS = ("rrf_k", "file_context", "weighted_query", "signal_weights")
+"""The weights :func:`rank` reads per goal; every other field shapes the index itself."""
+
+
+def check_rank_time_only(built: SalienceConfig, config: SalienceConfig) -> None:
+    """Refuse a ``config`` that differs from ``built`` beyond the rank-time weights."""
+    if replace(config, **{f: getattr(built, f) for f in RANK_TIME_FIELDS}) != built:
+        raise ValueError("only the rank-time weights may differ from the index's config")
+
+
+def rank(index: SalienceIndex, goal: str, config: SalienceConfig | None = None) -> Salience:
+    """Score every node of the index for ``goal``. ``config`` may change the weights
+    :func:`rank` reads (:data:`RANK_TIME_FIELDS`) and nothing else (a refusal otherwise):
+    one index then serves many weightings, as an ablation or a weight search needs."""
     n = len(index.nodes)
-    config = index.config
-    cues = goal_cues(goal)
-    terms = tokenize(goal)
-    query = weighted_terms(goal) if config.weighted_query else Counter(terms)
+    if config is None:
+        config = index.config
+    else:
+        check_rank_time_only(index.config, config)
+    query = Query(goal, config.weighted_query)
     fusion = _Fusion(n, config.rrf_k)
     if n == 0:
         return Salience(np.zeros(0), {}, 0, 0, 0.0)
-
-    lexical_files = index.file_bm25.scores(query)
-    fusion.add(
-        [
-            (index.file_rows[i], f"lexical match #{k + 1} among files")
-            for k, i in enumerate(top_ranked(lexical_files, SEED_LIST_LIMIT))
-        ],
-        config.w_bm25_file,
-    )
-    symbol_scores = index.symbol_bm25.scores(query)
-    top_symbols = top_ranked(symbol_scores, SEED_LIST_LIMIT * 4)
-    fusion.add(
-        [
-            (index.symbol_rows[i], f"lexical match #{k + 1} among functions")
-            for k, i in enumerate(top_symbols[:SEED_LIST_LIMIT])
-        ],
-        config.w_bm25_symbol,
-    )
-    by_file: dict[int, float] = {}
-    for i in top_symbols:
-        file_row = int(index.file_row_of[index.symbol_rows[i]])
-        by_file[file_row] = max(by_file.get(file_row, 0.0), float(symbol_scores[i]))
-    fusion.add(
-        [(r, "holds functions that match the goal") for r in _rank_by(by_file)][:SEED_LIST_LIMIT],
-        config.w_bm25_symbol_file,
-    )
-
-    strong, weak = _defined_name_lists(index, cues)
-    fusion.add(strong, config.w_defined_name)
-    fusion.add(_to_files(index, strong), config.w_defined_name)
-    fusion.add(weak, config.w_defined_word)
-    fusion.add(_to_files(index, weak), config.w_defined_word)
-
-    dotted, paths, frames = _path_lists(index, cues)
-    fusion.add(dotted, config.w_dotted)
-    fusion.add(paths, config.w_path)
-    fusion.add(frames, config.w_frame)
-    fusion.add(_to_files(index, frames), config.w_frame)
-    literals = _literal_list(index, cues)
-    fusion.add(literals, config.w_literal)
-    options = _option_list(index, cues)
-    fusion.add(options, config.w_option)
-    fusion.add(_stem_list(index, set(terms)), config.w_stem)
-
-    if index.embeddings is not None and index.embedder is not None and terms:
-        text = prose(goal) if config.weighted_query else goal
-        vector = np.asarray(index.embedder([text[:EMBED_GOAL_CHARS]]))[0]
-        vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
-        similarity = index.embeddings @ vector
-        order = top_ranked(np.maximum(similarity, 0.0), SEED_LIST_LIMIT)
-        fusion.add(
-            [(r, f"similar in meaning (#{k + 1})") for k, r in enumerate(order)], config.w_semantic
-        )
-
-    prior = _prior_for_goal(index, [row for row, _ in paths])
-    seeds = fusion.scores * prior
-    precise = len(strong) + len(dotted) + len(paths) + len(frames) + len(literals) + len(options)
-    known = sum(1 for t in set(terms) if index.file_bm25.document_frequency(t) > 0)
-    coverage = known / len(set(terms)) if terms else 0.0
-    seeded = int(np.count_nonzero(seeds))
+    precise = 0
+    named: list[int] = []
+    for signal in SIGNALS:
+        weight = config.weight(signal.name)
+        if weight <= 0:
+            continue
+        seeds = signal.rank(index, query)
+        fusion.add(seeds, weight)
+        if signal.to_files:
+            fusion.add([(int(index.file_row_of[row]), why) for row, why in seeds], weight)
+        if signal.precise:
+            precise += len(seeds)
+        if signal.names_files:
+            named.extend(row for row, _ in seeds)
+    prior = _prior_for_goal(index, named)
+    seeds_mass = fusion.scores * prior
+    terms = set(query.terms)
+    known = sum(1 for t in terms if index.file_bm25.document_frequency(t) > 0)
+    coverage = known / len(terms) if terms else 0.0
+    seeded = int(np.count_nonzero(seeds_mass))
     if seeded == 0:
         return Salience(np.zeros(n), {}, 0, precise, coverage)
-    scores = _personalized_pagerank(index, seeds) * prior
+    scores = _personalized_pagerank(index, seeds_mass) * prior
     scores = scores / scores.sum()
     strength = _file_strength(index, scores)
     if config.file_context > 0:
@@ -748,11 +567,10 @@ def rank(index: SalienceIndex, goal: str) -> Salience:
             reasons = ["linked in the code graph to what the goal names"]
         notes = index.notes[row]
         if prior[row] != index.prior[row]:
-            lifted = ("not code", "documentation/example")
+            lifted = ("not code", "documentation/example", "standalone script")
             notes = [NAMED_FILE_NOTE] + [n for n in notes if not n.startswith(lifted)]
         why[row] = reasons + notes
-    named = frozenset(row for row, _ in paths)
-    return Salience(scores, why, seeded, precise, coverage, strength, named)
+    return Salience(scores, why, seeded, precise, coverage, strength, frozenset(named))
 
 
 def file_scores(index: SalienceIndex, salience: Salience) -> dict[str, float]:

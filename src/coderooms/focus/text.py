@@ -145,7 +145,7 @@ def _unique(items: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _literal_fragments(message: str) -> list[str]:
+def literal_fragments(message: str) -> list[str]:
     # Messages carry run-time values; keep the fixed stretches between them.
     pieces = re.split(r"""['"`<>{}\[\]()]|\b0x[0-9a-f]+\b|\b\d[\d.]*\b""", message)
     out: list[str] = []
@@ -189,9 +189,9 @@ def goal_cues(goal: str) -> GoalCues:
     for match in _EXCEPTION_LINE.finditer(text):
         exceptions.append(match.group(1).rsplit(".", 1)[-1])
         if match.group(2):
-            literals.extend(_literal_fragments(match.group(2)))
+            literals.extend(literal_fragments(match.group(2)))
     for match in _QUOTED.finditer(text):
-        literals.extend(_literal_fragments(match.group(1) or match.group(2)))
+        literals.extend(literal_fragments(match.group(1) or match.group(2)))
     options = [m.group(1).lstrip("-") for m in _OPTION.finditer(text)]
     options += [m.group(1) for m in _KEBAB.finditer(text)]
     options = [o for o in options if len(o) >= MIN_OPTION_LENGTH]

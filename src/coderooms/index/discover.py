@@ -11,11 +11,15 @@ from dataclasses import dataclass, field
 
 import pathspec
 
+from coderooms.datadir import DATA_DIR
 from coderooms.index.errors import WorkspaceUnreadable
 from coderooms.index.facts import Skipped
 
-INDEX_DIR = ".coderooms"
+INDEX_DIR = DATA_DIR
 GIT_TIMEOUT_SECONDS = 120
+WALK_MAX_DEPTH = 128
+"""How many directories deep the walk of a tree without git goes; deeper ones are skipped
+(``too_deep``) and counted."""
 # Never indexed, with or without git: tool caches and environments.
 ALWAYS_IGNORED_DIRS = frozenset({".git", ".hg", ".svn", INDEX_DIR})
 WALK_IGNORED_DIRS = frozenset(
@@ -159,7 +163,12 @@ def _symlink_reason(full: str, real_root: str) -> str:
 
 
 def _walk(root: str, listing: Listing) -> list[str]:
-    """All files under ``root``, honouring every ``.gitignore`` on the way down."""
+    """All files under ``root``, honouring every ``.gitignore`` on the way down.
+
+    The walk keeps its own stack (``os.walk`` recurses once per level, so a deep enough
+    tree was a RecursionError), and goes at most :data:`WALK_MAX_DEPTH` directories
+    down: a directory below that is skipped as ``too_deep``, counted like every other
+    skip."""
     found: list[str] = []
     real_root = os.path.realpath(root)
     specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (directory prefix, its .gitignore)
@@ -173,19 +182,20 @@ def _walk(root: str, listing: Listing) -> list[str]:
                 return True
         return False
 
-    def unreadable(exc: OSError) -> None:
-        where = os.fsdecode(exc.filename) if exc.filename is not None else root
-        rel = os.path.relpath(where, root).replace(os.sep, "/")
-        if rel == ".":
-            raise WorkspaceUnreadable(root, exc.strerror or str(exc)) from exc
-        _skip(listing, rel, "unreadable")
-
-    for dirpath, dirnames, filenames in os.walk(
-        root, topdown=True, followlinks=False, onerror=unreadable
-    ):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        if ".gitignore" in filenames:
+    stack: list[tuple[str, int]] = [("", 0)]  # (directory relative to root, its depth)
+    while stack:
+        rel_dir, depth = stack.pop()
+        dirpath = os.path.join(root, rel_dir) if rel_dir else root
+        try:
+            with os.scandir(dirpath) as entries:
+                listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        except OSError as exc:
+            if not rel_dir:
+                raise WorkspaceUnreadable(root, exc.strerror or str(exc)) from exc
+            _skip(listing, rel_dir, "unreadable")
+            continue
+        names = {name for name, _ in listed}
+        if ".gitignore" in names:
             try:
                 with open(
                     os.path.join(dirpath, ".gitignore"), encoding="utf-8", errors="replace"
@@ -195,19 +205,32 @@ def _walk(root: str, listing: Listing) -> list[str]:
                     )
             except OSError:
                 pass
-        keep = []
-        for d in sorted(dirnames):
-            rel = f"{rel_dir}/{d}" if rel_dir else d
-            full = os.path.join(dirpath, d)
-            if d in ALWAYS_IGNORED_DIRS or d in WALK_IGNORED_DIRS or ignored(rel, True):
-                continue
-            if os.path.islink(full):
-                _skip(listing, rel, _symlink_reason(full, real_root))
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        for f in sorted(filenames):
-            rel = f"{rel_dir}/{f}" if rel_dir else f
-            if not ignored(rel, False):
+        below: list[str] = []
+        for name, is_dir in sorted(listed):
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            full = os.path.join(dirpath, name)
+            if is_dir:
+                if name in ALWAYS_IGNORED_DIRS or name in WALK_IGNORED_DIRS or ignored(rel, True):
+                    continue
+                if depth + 1 > WALK_MAX_DEPTH:
+                    _skip(listing, rel, "too_deep")
+                    continue
+                below.append(rel)
+            elif os.path.islink(full) and _is_dir_link(full):
+                if not (name in ALWAYS_IGNORED_DIRS or name in WALK_IGNORED_DIRS) and not ignored(
+                    rel, True
+                ):
+                    _skip(listing, rel, _symlink_reason(full, real_root))
+            elif not ignored(rel, False):
                 found.append(rel)
+        stack.extend((rel, depth + 1) for rel in reversed(below))
     return sorted(found)
+
+
+def _is_dir_link(full: str) -> bool:
+    """A symlink to a directory: ``os.walk`` listed it among the directories (and the walk
+    skips it with its reason); a link to anything else is listed as a file."""
+    try:
+        return stat.S_ISDIR(os.stat(full).st_mode)
+    except OSError:
+        return False

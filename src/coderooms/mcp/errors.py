@@ -9,12 +9,15 @@
         ├── ThreadNotInDesk            a thread root that is not a row of the named desk
         ├── ArgumentOutOfRange         a numeric argument outside its allowed range
         ├── InvalidArguments           arguments that do not fit a tool's input schema
+        ├── UnknownTool                a call naming a tool this server does not have
         ├── NoWorkspace                focus/seek/impact with no repository to serve
         ├── TokenStoreUnsupported      agent tokens need the embedded SQLite store
         ├── PortInUse                  `coderooms up` could not bind its port
         └── StdioClosed                `coderooms mcp` started with stdin or stdout closed
 
-A refusal reaches the model as a tool error whose text is the message below.
+A refusal reaches the model as a tool error whose text is ``Type: message`` and whose
+structured content is ``{"error": {"type": …, "message": …}}``, so a client can branch
+on the type.
 """
 
 from __future__ import annotations
@@ -90,8 +93,8 @@ class InvalidArguments(ServeError):
 
 
 class UnknownTool(ServeError):
-    fields = ("tool",)
-    template = "there is no tool {tool!r}; the server's tools are listed by tools/list"
+    fields = ("tool", "tools")
+    template = "there is no tool {tool!r}; this server has {tools}"
 
 
 class NoWorkspace(ServeError):

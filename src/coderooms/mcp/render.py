@@ -50,6 +50,21 @@ def _who(author: AuthorOut) -> str:
     return "operator"
 
 
+TIME_NOT_RECORDED = "time not recorded"
+"""What a lead line says for a message posted before post times were kept."""
+
+
+def posted_when(posted_at: str | None) -> str:
+    """A message's post time as a lead line shows it (``2026-12-01 10:19:52 UTC``), or
+    :data:`TIME_NOT_RECORDED`."""
+    if posted_at is None:
+        return TIME_NOT_RECORDED
+    shown = posted_at.replace("T", " ", 1)
+    if shown.endswith("Z"):
+        shown = shown[:-1] + " UTC"
+    return escape_text(shown)
+
+
 def _where(desk: DeskOut, thread: int | None = None) -> str:
     place = desk.name if desk.name == desk.id else f"{desk.name} ({desk.id})"
     if thread is not None:
@@ -77,6 +92,8 @@ def _pin_lead(pin: PinOut) -> str:
         lead += " (the pinned message is older than the pinboard scan)"
     if pin.note:
         lead += f" — {escape_text(pin.note)}"
+    if pin.excerpt is not None:
+        lead += f" (posted {posted_when(pin.posted_at)})"
     lead += f" (pinned by {_who(pin.pinned_by)} at #{pin.pinned_at})"
     return lead
 
@@ -103,7 +120,7 @@ def render_read(out: ReadOut) -> str:
         body_entry(
             f"[#{m.sequence}] "
             + (f"you (@{escape_text(out.agent_id)})" if m.role == "assistant" else _who(m.author))
-            + ":",
+            + f", {posted_when(m.posted_at)}:",
             m.content,
         )
         for m in out.history
@@ -137,7 +154,8 @@ def render_search(out: SearchOut) -> str:
         body_entry(
             f"- [#{hit.sequence}]"
             + (f" (reply to #{hit.parent})" if hit.parent is not None else "")
-            + f" {_who(hit.author)}, {hit.kind} match, score {hit.score}: {quote_inline(hit.excerpt)}",
+            + f" {_who(hit.author)}, {posted_when(hit.posted_at)}, {hit.kind} match, "
+            f"score {hit.score}: {quote_inline(hit.excerpt)}",
             None,
         )
         for hit in out.hits
@@ -169,7 +187,8 @@ def render_pick(out: PickOut) -> str:
 def render_inbox(out: InboxOut) -> str:
     entries = tuple(
         body_entry(
-            f"[#{m.sequence}] {_who(m.author)} in {escape_text(_where(m.desk))}"
+            f"[#{m.sequence}] {_who(m.author)} in {escape_text(_where(m.desk))}, "
+            f"{posted_when(m.posted_at)}"
             + (f", reply to #{m.parent}" if m.parent is not None else "")
             + f" (mentions {'you' if m.how == 'agent' else 'your desk' if m.how == 'desk' else 'everyone'}):",
             m.content,

@@ -50,6 +50,13 @@ class DeskOut(BaseModel):
     name: str
 
 
+POSTED_AT = Field(
+    default=None,
+    description="When the message was posted (UTC, ISO 8601), or null where no time was "
+    "recorded (messages older than post times)",
+)
+
+
 class MessageOut(BaseModel):
     sequence: int
     author: AuthorOut
@@ -57,6 +64,7 @@ class MessageOut(BaseModel):
         description="assistant for the caller's own rows, user for everyone else's"
     )
     content: str = Field(description=TRANSCRIPT)
+    posted_at: str | None = POSTED_AT
 
 
 class ThreadOut(BaseModel):
@@ -77,6 +85,7 @@ class PinOut(BaseModel):
         description="Opening of the pinned row, or null when it lies outside the scan. "
         + TRANSCRIPT
     )
+    posted_at: str | None = POSTED_AT
 
 
 class ReadOut(BaseModel):
@@ -101,6 +110,7 @@ class PostOut(BaseModel):
     over_brevity_budget: int | None = Field(
         description="Characters above the desk's brevity budget, or null when within it."
     )
+    posted_at: str | None = POSTED_AT
 
 
 class HitOut(BaseModel):
@@ -111,6 +121,7 @@ class HitOut(BaseModel):
     excerpt: str = Field(description=TRANSCRIPT)
     score: int
     kind: str
+    posted_at: str | None = POSTED_AT
 
 
 class SearchOut(BaseModel):
@@ -160,13 +171,15 @@ class MentionOut(BaseModel):
         description="agent: named you; desk: named a desk you belong to; everyone: @everyone"
     )
     content: str = Field(description=TRANSCRIPT)
+    posted_at: str | None = POSTED_AT
 
 
 class InboxOut(BaseModel):
     agent_id: str
     since: int | None
     cursor: int | None = Field(
-        description="Pass as `since` next time: the newest sequence this call covered."
+        description="Pass as `since` next time. It names a row you may read (or, when more "
+        "remain, the end of the range this call scanned), never one of a desk you cannot see."
     )
     more: bool = Field(description="True when newer rows remain past `cursor`.")
     mentions: list[MentionOut]

@@ -2,8 +2,9 @@
 
 Every tool returns structured content (the models of :mod:`coderooms.mcp.schemas`, whose
 JSON schemas are the tools' output schemas) and readable text in which participant text
-is framed as data. A refusal or a bad argument is a tool error whose text is the
-library's own message, prefixed by the error's name.
+is framed as data. A refusal, a bad argument or an unknown tool is a tool error whose
+text is the library's own message prefixed by the error's name, and whose structured
+content is ``{"error": {"type", "message"}}``.
 """
 
 from __future__ import annotations
@@ -114,6 +115,17 @@ def _published(schema: type[BaseModel]) -> Callable[[dict[str, Any]], dict[str, 
     return published
 
 
+def refusal(exc: CoderoomsError) -> CallToolResult:
+    """A tool error for a refusal: ``Type: message`` as its text, and the same two as
+    structured content (``{"error": {"type", "message"}}``) for a client to branch on."""
+    kind, message = type(exc).__name__, str(exc)
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{kind}: {message}")],
+        structured_content={"error": {"type": kind, "message": message}},
+        is_error=True,
+    )
+
+
 async def _answer(
     work: Callable[[], Awaitable[T]],
     text: Callable[[T], str],
@@ -122,8 +134,7 @@ async def _answer(
     try:
         out = await work()
     except CoderoomsError as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+        return refusal(exc)
     return CallToolResult(
         content=[TextContent(type="text", text=text(out))],
         structured_content=structured(out),
@@ -139,16 +150,17 @@ def _strict(arg_model: type[BaseModel]) -> type[BaseModel]:
 
 
 class _Server(MCPServer):
-    """The SDK's server, with arguments that fail a tool's input schema reported in one
-    line (field: problem; …) like every other refusal, not as pydantic's report, and an
-    unknown tool's name repeated only in part (see :func:`coderooms.errors.echoed`)."""
+    """The SDK's server, whose own refusals are typed like every other: a call naming no
+    tool is :class:`UnknownTool`, and arguments that fail a tool's input schema are
+    :class:`InvalidArguments` in one line (field: problem; …), not pydantic's report. A
+    name is repeated only in part (see :func:`coderooms.errors.echoed`)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         if self._tool_manager.get_tool(name) is None:
-            refused = UnknownTool(name)
-            raise ToolError(f"{type(refused).__name__}: {refused}")
+            known = ", ".join(sorted(tool.name for tool in self._tool_manager.list_tools()))
+            return refusal(UnknownTool(name, known))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -159,8 +171,7 @@ class _Server(MCPServer):
                 f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}"
                 for error in cause.errors(include_url=False)
             )
-            refusal = InvalidArguments(name, problems)
-            raise ToolError(f"{type(refusal).__name__}: {refusal}") from None
+            return refusal(InvalidArguments(name, problems))
 
 
 def build_server(service: RoomService, caller: Caller, **settings: object) -> MCPServer:

@@ -68,6 +68,7 @@ from coderooms.rooms.ranking import (
     regex_source,
 )
 from coderooms.rooms.records import (
+    MAX_WINDOW,
     SCAN_LIMIT,
     SESSION_WINDOW,
     Agent,
@@ -80,6 +81,7 @@ from coderooms.rooms.records import (
 )
 from coderooms.rooms.roster import Roster
 from coderooms.rooms.search import (
+    MAX_HITS,
     SEARCH_LIMIT,
     SEARCH_SCAN,
     SearchPattern,
@@ -95,7 +97,7 @@ from coderooms.rooms.threads import (
     read_thread_index,
     search_threads,
 )
-from coderooms.store.base import Store
+from coderooms.store.base import Store, author_filter
 from coderooms.store.errors import ParentInOtherDesk, UnknownParent
 
 __all__ = [
@@ -107,12 +109,10 @@ __all__ = [
     "RoomService",
     "fit_text_budget",
     "WorkspaceLike",
+    "escaped_briefing",
+    "read_out",
 ]
 
-MAX_WINDOW = 200
-"""The largest history window one room_read may ask for."""
-MAX_HITS = 100
-"""The most hits a search, thread or picker call may ask for."""
 INBOX_SCAN = 2048
 """Sequences one room_inbox call covers after its cursor; the rest waits for the next."""
 INBOX_LIMIT = 50
@@ -192,6 +192,46 @@ def pin_out(pin: Pin) -> PinOut:
         label=pin.label,
         note=pin.note,
         excerpt=pin.excerpt,
+        posted_at=pin.posted_at,
+    )
+
+
+def read_out(
+    viewer_id: str,
+    desk: Desk,
+    thread: int | None,
+    init: SessionInitialization,
+    dispatch: MentionDispatchContext | None = None,
+) -> ReadOut:
+    """One turn's context as the room_read answer (and ``coderooms read``'s text, through
+    :func:`~coderooms.mcp.render.render_read`): the briefing escaped, the dispatch
+    sentence only when ``dispatch`` may dispatch, the viewer's own rows as ``assistant``."""
+    offered = dispatch is not None and dispatch.may_dispatch
+    briefing = escaped_briefing(init.briefing)
+    text = briefing.system_text_with_dispatch(dispatch if offered else None)
+    contents = fit_text_budget([(row.sequence, desk.id, row.content) for row in init.history])
+    history = [
+        MessageOut(
+            sequence=row.sequence,
+            author=author_out(row.author),
+            role="assistant"
+            if isinstance(row.author, Agent) and row.author.id == viewer_id
+            else "user",
+            content=content,
+            posted_at=row.posted_at,
+        )
+        for row, content in zip(init.history, contents, strict=True)
+    ]
+    return ReadOut(
+        agent_id=viewer_id,
+        desk=desk_out(desk),
+        thread=thread,
+        briefing=text,
+        dispatch_offered=offered,
+        threads=[thread_out(line) for line in init.context.threads],
+        pins=[pin_out(pin) for pin in init.context.pins],
+        history=history,
+        latest=history[-1].sequence if history else None,
     )
 
 
@@ -344,37 +384,10 @@ class RoomService:
         _check_range("window", window, 1, MAX_WINDOW)
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        briefing = _escaped_briefing(
-            TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
-        )
+        briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
         query = SessionQuery(conversation, before=before, window=window)
         init = await self._turn(query, briefing)
-        dispatch = MentionDispatchContext(self.dispatch, 0)
-        offered = dispatch.may_dispatch
-        text = init.briefing.system_text_with_dispatch(dispatch if offered else None)
-        contents = fit_text_budget([(row.sequence, found.id, row.content) for row in init.history])
-        history = [
-            MessageOut(
-                sequence=row.sequence,
-                author=author_out(row.author),
-                role="assistant"
-                if isinstance(row.author, Agent) and row.author.id == agent_id
-                else "user",
-                content=content,
-            )
-            for row, content in zip(init.history, contents, strict=True)
-        ]
-        return ReadOut(
-            agent_id=agent_id,
-            desk=desk_out(found),
-            thread=thread,
-            briefing=text,
-            dispatch_offered=offered,
-            threads=[thread_out(line) for line in init.context.threads],
-            pins=[pin_out(pin) for pin in init.context.pins],
-            history=history,
-            latest=history[-1].sequence if history else None,
-        )
+        return read_out(agent_id, found, thread, init, MentionDispatchContext(self.dispatch, 0))
 
     async def _log(self, conversation: Conversation) -> ConversationTail:
         """The conversation's rows, topped up with everything posted since the last call."""
@@ -414,6 +427,7 @@ class RoomService:
             parent=row.parent,
             author=author_out(row.author),
             over_brevity_budget=BrevityPolicy().overrun(content),
+            posted_at=row.posted_at,
         )
 
     async def search(
@@ -430,9 +444,10 @@ class RoomService:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         pattern = SearchPattern.parse(checked_query(query))
+        wanted = author_filter(snap.roster, author)
         hits = await search_messages(
             await self._log(conversation),
-            SearchQuery(pattern, conversation, author, before, limit),
+            SearchQuery(pattern, conversation, wanted, before, limit),
         )
         return SearchOut(
             query=query,
@@ -448,6 +463,7 @@ class RoomService:
                     excerpt=hit.excerpt,
                     score=hit.score,
                     kind=hit.kind.value,
+                    posted_at=hit.posted_at,
                 )
                 for hit in hits
             ],
@@ -531,6 +547,12 @@ class RoomService:
         One call covers at most ``INBOX_SCAN`` sequences after the cursor (the newest
         ``INBOX_SCAN`` when no cursor is given) and at most ``INBOX_LIMIT`` mentions; the
         returned cursor is where the next call picks up, so nothing is skipped.
+
+        The cursor advances only over what the caller may read: it is the sequence of a
+        row in one of its desks (the last mention returned, or the newest readable row
+        covered), or, when the scan stopped short of the log's end, the end of the
+        scanned range (``since + INBOX_SCAN``, worked out from the caller's own cursor).
+        It is never the sequence of a row in a desk the caller cannot see.
         """
         if since is not None and since < 0:
             raise ArgumentOutOfRange("since", since, 0, "the newest sequence")
@@ -542,9 +564,12 @@ class RoomService:
         ceiling = min(last, start + INBOX_SCAN)
         member_of: dict[str, Desk | None] = {}
         found: list[MentionOut] = []
+        readable: int | None = None  # the newest covered row the caller may read
         async for row in walk_log(self.store, ceiling + 1, INBOX_SCAN):
             if row.sequence <= start:
                 break
+            if readable is None and self._row_desk(agent_id, row, snap, member_of) is not None:
+                readable = row.sequence
             mention = self._mention(agent_id, row, snap, member_of)
             if mention is not None:
                 found.append(mention)
@@ -558,8 +583,12 @@ class RoomService:
             return InboxOut(
                 agent_id=agent_id, since=since, cursor=found[-1].sequence, more=True, mentions=found
             )
+        if ceiling < last:  # the range ends where the caller's cursor says, not at a row
+            cursor: int | None = ceiling
+        else:
+            cursor = readable if readable is not None else since
         return InboxOut(
-            agent_id=agent_id, since=since, cursor=ceiling, more=ceiling < last, mentions=found
+            agent_id=agent_id, since=since, cursor=cursor, more=ceiling < last, mentions=found
         )
 
     def _row_desk(
@@ -609,6 +638,7 @@ class RoomService:
             author=author_out(row.author),
             how=how,
             content=row.content,
+            posted_at=row.posted_at,
         )
 
     # --- focus --------------------------------------------------------------------------
@@ -667,7 +697,7 @@ class RoomService:
         )
 
 
-def _escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
+def escaped_briefing(briefing: TeamBriefing) -> TeamBriefing:
     """The briefing with every roster- and desk-supplied field escaped, so a name with a
     line break or a tag in it cannot forge a heading or a data frame in the briefing."""
 

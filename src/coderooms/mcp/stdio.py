@@ -261,7 +261,9 @@ class _Inbound(_StreamEnd):
             # the SDK's models read {"id": null | true | 1.5 | {...}, "method": ...} as a
             # notification, which is never answered: it is a request with a bad id
             await self._wire.refuse(
-                None, INVALID_REQUEST, "Invalid Request: an id must be a string or an integer"
+                _readable_id(json.loads(line)),
+                INVALID_REQUEST,
+                "Invalid Request: an id must be a string or an integer",
             )
             return None
         if isinstance(message, JSONRPCRequest):
@@ -283,9 +285,7 @@ class _Inbound(_StreamEnd):
         except RecursionError:
             await self._wire.refuse(None, PARSE_ERROR, "Parse error: nested too deeply")
             return None
-        request_id = raw.get("id") if isinstance(raw, dict) else None
-        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-            request_id = None
+        request_id = _readable_id(raw)
         where = _lone_surrogate_at(raw)
         if where is not None:
             await self._wire.refuse(
@@ -313,6 +313,16 @@ class _Inbound(_StreamEnd):
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
+
+
+def _readable_id(raw: object) -> str | int | float | None:
+    """The id an answer to the JSON value ``raw`` carries: the request's own id when it
+    can be read as one (a string or a number, even one MCP refuses, like 1.5), else null
+    (JSON-RPC: null only where the id could not be determined)."""
+    request_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | float | str):
+        return None
+    return request_id
 
 
 def _has_id(line: str) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from coderooms.rooms.records import Sequence, SessionAuthor, SessionQuery
-from coderooms.rooms.wire import wire_default
+from coderooms.rooms.wire import wire_default, wire_omit_default
 
 if TYPE_CHECKING:
     from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
@@ -51,7 +51,9 @@ class ThreadLine:
 @dataclass(frozen=True, slots=True)
 class Pin:
     """A message lifted onto the pinboard. ``excerpt`` is None when the fold did not see
-    the pinned row (it fell outside the scan); the sequence is always there."""
+    the pinned row (it fell outside the scan); the sequence is always there.
+    ``posted_at`` is when the pinned row was posted, when the fold saw it and its log
+    recorded a time (``pinned_at`` is the sequence of the row that pinned it)."""
 
     sequence: Sequence
     pinned_at: Sequence
@@ -59,6 +61,7 @@ class Pin:
     label: str | None
     note: str | None
     excerpt: str | None
+    posted_at: str | None = wire_omit_default(default=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,10 +49,13 @@ class MemoryLog:
         *,
         chat_id: str | None = None,
         parent: Sequence | None = None,
+        posted_at: str | None = None,
     ) -> LogMessage:
-        """Append a row under the next sequence (one past the newest, starting at 1)."""
+        """Append a row under the next sequence (one past the newest, starting at 1).
+        ``posted_at`` is the caller's time for it, if it keeps one: this log reads no
+        clock."""
         sequence = self._sequences[-1] + 1 if self._sequences else 1
-        row = LogMessage(sequence, author, content, chat_id=chat_id, parent=parent)
+        row = LogMessage(sequence, author, content, chat_id, parent, posted_at)
         self.append(row)
         return row
 

@@ -157,9 +157,11 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
         return []
     board: dict[Sequence, _BoardEntry] = {}
     contents: dict[Sequence, str] = {}
+    times: dict[Sequence, str | None] = {}
     ordinal = 0
     for row in rows:
         contents[row.sequence] = row.content
+        times[row.sequence] = row.posted_at
         for directive in parse_pin_directives(row):
             ordinal += 1
             if directive.action == "unpin":
@@ -177,6 +179,7 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
             entry.label,
             entry.note,
             _excerpt(contents.get(target)),
+            times.get(target),
         )
         for target, entry in ordered
     ]

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from coderooms.rooms.chat import is_general_chat
-from coderooms.rooms.wire import register_tagged
+from coderooms.rooms.wire import register_tagged, wire_omit_default
 
 SESSION_WINDOW = 30
 """Messages a turn reads by default."""
+MAX_WINDOW = 200
+"""The largest history window a surface (the MCP room_read, the CLI read) may ask for."""
 PAGE_SIZE = 512
 """Rows asked of the log in one read."""
 SCAN_LIMIT = 2048
@@ -89,13 +91,19 @@ class Conversation:
 
 @dataclass(frozen=True, slots=True)
 class LogMessage:
-    """One host log row. ``chat_id`` None means General; ``parent`` is the direct parent."""
+    """One host log row. ``chat_id`` None means General; ``parent`` is the direct parent.
+
+    ``posted_at`` is when the host appended the row, as the host wrote it (UTC, ISO 8601,
+    ``2026-12-01T10:19:52Z``), or None where no time was recorded (rows older than the
+    store's clock, imported rows, logs that keep none). It is data the host passes in:
+    nothing in the core reads a clock. The wire form leaves it out while it is None."""
 
     sequence: Sequence
     author: SessionAuthor
     content: str
     chat_id: str | None = None
     parent: Sequence | None = None
+    posted_at: str | None = wire_omit_default(default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +120,13 @@ class SessionPage:
 
 @dataclass(frozen=True, slots=True)
 class SessionMessage:
-    """One projected message: attribution and untouched content, no references."""
+    """One projected message: attribution and untouched content, no references; the
+    row's ``posted_at`` rides along (None: not recorded)."""
 
     sequence: Sequence
     author: SessionAuthor
     content: str
+    posted_at: str | None = wire_omit_default(default=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,10 +45,11 @@ from coderooms.rooms.records import (
     author_id,
 )
 from coderooms.rooms.session import SessionLog, interior_pages
-from coderooms.rooms.wire import register_tagged
+from coderooms.rooms.wire import register_tagged, wire_omit_default
 
 __all__ = [
     "EXCERPT_CHARS",
+    "MAX_HITS",
     "QUERY_MAX_CHARS",
     "SEARCH_LIMIT",
     "SEARCH_SCAN",
@@ -68,6 +69,8 @@ __all__ = [
 
 SEARCH_LIMIT = 10
 """Hits a search returns by default."""
+MAX_HITS = 100
+"""The most hits a surface's search, thread or picker call may ask for."""
 QUERY_MAX_CHARS = 4096
 """The longest query a surface accepts (search, thread ranking, pickers)."""
 SEARCH_SCAN = 2048
@@ -278,6 +281,8 @@ class MessageHit:
     excerpt: str
     score: int
     kind: MatchKind
+    posted_at: str | None = wire_omit_default(default=None)
+    """When the row was posted, as its log recorded it (None: not recorded)."""
 
 
 # --- text helpers ---------------------------------------------------------------------
@@ -392,6 +397,7 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
             excerpt_around(line, rated[1]),
             rated[0],
             rated[2],
+            row.posted_at,
         )
         for _, _, row, line, rated in found[: query.limit]
     ]

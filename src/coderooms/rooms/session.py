@@ -272,7 +272,7 @@ async def project_session(log: SessionLog, query: SessionQuery) -> list[SessionM
         rows = await _channel_rows(walk, query)
     else:
         rows = await _thread_rows(walk, query, query.conversation.thread_root)
-    return [SessionMessage(row.sequence, row.author, row.content) for row in rows]
+    return [SessionMessage(row.sequence, row.author, row.content, row.posted_at) for row in rows]
 
 
 async def _thread_rows(walk: LogWalk, query: SessionQuery, root: Sequence) -> list[LogMessage]:

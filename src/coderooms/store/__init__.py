@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote
 
+from coderooms.datadir import DATA_DIR
 from coderooms.store.base import (
     MESSAGE_BYTES_CAP,
     READ_LIMIT_CAP,
@@ -39,7 +40,7 @@ __all__ = [
     *_error_names,
 ]
 
-DEFAULT_STORE_PATH = Path(".coderooms") / "rooms.db"
+DEFAULT_STORE_PATH = Path(DATA_DIR) / "rooms.db"
 """Where the embedded store lives, relative to the working directory."""
 
 _SQLITE_PREFIX = "sqlite:///"

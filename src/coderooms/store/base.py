@@ -30,12 +30,14 @@ from coderooms.rooms.records import (
 )
 from coderooms.rooms.roster import Roster, RosterMember, RosterPerson
 from coderooms.rooms.session import SessionLog
+from coderooms.store.errors import UnknownAuthor
 
 __all__ = [
     "MESSAGE_BYTES_CAP",
     "READ_LIMIT_CAP",
     "AuthorRef",
     "Store",
+    "author_filter",
     "parse_author_ref",
 ]
 
@@ -69,6 +71,31 @@ def parse_author_ref(ref: AuthorRef) -> SessionAuthor:
         if kind == "system":
             return System(ident, ident)
     raise ValueError(f"author {ref!r} is not agent:ID, person:ID, operator or system:KIND")
+
+
+ROSTER_KINDS = ("agent", "person")
+"""The kinds of author a roster holds."""
+
+
+def author_filter(roster: Roster, author: str | None) -> str | None:
+    """The id a search keeps rows by, for an author a person or an agent typed.
+
+    ``agent:ID`` and ``person:ID`` must name someone on the roster (a retired agent's
+    messages stay searchable), and so must a bare ID (an agent or a person), unless it
+    is ``operator``; ``system:KIND`` means KIND, which only the log knows. A typo is
+    refused as :class:`~coderooms.store.errors.UnknownAuthor`, never answered with "no
+    matches"."""
+    if author is None:
+        return None
+    kind, sep, ident = author.partition(":")
+    if sep and kind == "system" and ident.strip():
+        return ident
+    if sep and kind in ROSTER_KINDS and ident:
+        if roster.holds(kind, ident):
+            return ident
+    elif not sep and (author == "operator" or any(roster.holds(k, author) for k in ROSTER_KINDS)):
+        return author
+    raise UnknownAuthor(author)
 
 
 class Store(ABC):

@@ -36,12 +36,14 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio.to_thread
 
+from coderooms.datadir import make_dirs
 from coderooms.errors import InvalidBound
 from coderooms.rooms.chat import is_general_chat
 from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
@@ -267,12 +269,42 @@ MIGRATIONS: tuple[Migration, ...] = (
             "WHERE parent IS NOT NULL",
         ),
     ),
+    Migration(
+        6,
+        "post times",
+        (
+            # When each row was posted (UTC, ISO 8601), from the host's clock. Rows
+            # written before this step have none (NULL), and say so where they are shown.
+            "ALTER TABLE messages ADD COLUMN posted_at TEXT",
+            "DROP INDEX messages_by_chat",
+            "CREATE INDEX messages_by_chat ON messages "
+            "(chat_key, sequence, chat_id, parent, author, content, posted_at)",
+        ),
+    ),
 )
 """Every schema step, oldest first. Append new steps; never edit one that shipped."""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
-_COLUMNS = "sequence, chat_id, parent, author, content"
+_COLUMNS = "sequence, chat_id, parent, author, content, posted_at"
+
+POSTED_AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+"""How a row's post time is written: UTC to the second, ISO 8601."""
+
+Clock = Callable[[], datetime]
+"""Where a store gets the time a row is posted (an aware datetime; tests pass a fixed one)."""
+
+
+def utc_now() -> datetime:
+    """The host's current time, in UTC: the default :data:`Clock`."""
+    return datetime.now(UTC)
+
+
+def posted_at_text(moment: datetime) -> str:
+    """``moment`` as a stored post time (converted to UTC; a naive one is taken as UTC)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime(POSTED_AT_FORMAT)
 
 
 def chat_key(chat_id: str | None) -> str:
@@ -324,14 +356,15 @@ _set_author = LogMessage.author.__set__  # type: ignore[attr-defined]
 _set_content = LogMessage.content.__set__  # type: ignore[attr-defined]
 _set_chat = LogMessage.chat_id.__set__  # type: ignore[attr-defined]
 _set_parent = LogMessage.parent.__set__  # type: ignore[attr-defined]
+_set_posted_at = LogMessage.posted_at.__set__  # type: ignore[attr-defined]
 
 AuthorOf = Callable[[int], SessionAuthor]
 """A store's decoder from an ``authors`` reference to its record."""
 
 
 def _row_message(row: tuple[Any, ...], author_of: AuthorOf) -> LogMessage:
-    sequence, chat_id, parent, author, content = row
-    return LogMessage(sequence, author_of(author), content, chat_id, parent)
+    sequence, chat_id, parent, author, content, posted_at = row
+    return LogMessage(sequence, author_of(author), content, chat_id, parent, posted_at)
 
 
 def _page(
@@ -344,13 +377,14 @@ def _page(
     cached = authors.get
     built: list[LogMessage] = []
     keep = built.append
-    for sequence, chat_id, parent, author, content in rows:
+    for sequence, chat_id, parent, author, content, posted_at in rows:
         message = _blank_message(LogMessage)
         _set_sequence(message, sequence)
         _set_author(message, cached(author) or author_of(author))
         _set_content(message, content)
         _set_chat(message, chat_id)
         _set_parent(message, parent)
+        _set_posted_at(message, posted_at)
         keep(message)
     messages = tuple(built)
     next_before = messages[-1].sequence if messages and len(messages) >= limit else None
@@ -480,8 +514,11 @@ class SQLiteStore(Store):
     needs a migration is opened for writing instead, which upgrades it.
     """
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: str | Path, clock: Clock | None = None, *, read_only: bool = False
+    ) -> None:
         self.path = str(path)
+        self._clock = clock if clock is not None else utc_now
         self.read_only = False
         # generation, roster, desks: one tuple, replaced whole, so a read on one thread
         # never sees the roster of one generation beside the desks of another
@@ -534,8 +571,7 @@ class SQLiteStore(Store):
         try:
             if path.is_dir():
                 raise StoreLocation(self.path, "it is a directory, not a database file")
-            if not path.parent.is_dir():
-                path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent)
         except OSError as err:
             for ancestor in reversed(path.parents):
                 if ancestor.exists() and not ancestor.is_dir():
@@ -745,8 +781,7 @@ class SQLiteStore(Store):
             tuple(members), tuple(RosterPerson(i, lbl) for i, lbl in people), tuple(retired)
         )
 
-    @staticmethod
-    def _load_desks(db: sqlite3.Connection) -> DeskSet:
+    def _load_desks(self, db: sqlite3.Connection) -> DeskSet:
         added = tuple(
             Desk(desk_id, name, description, (), mode)
             for desk_id, name, description, mode in db.execute(
@@ -762,13 +797,25 @@ class SQLiteStore(Store):
             if is_retired:
                 retired.append(DeskMember(desk_id, agent_id))
         orders = tuple(
-            DeskOrder(desk_id, tuple(json.loads(ordered)))
+            DeskOrder(desk_id, self._stored_order(desk_id, ordered))
             for desk_id, ordered in db.execute(
                 "SELECT o.desk_id, o.ordered FROM desk_orders o "
                 "JOIN desks d ON d.id = o.desk_id ORDER BY d.position"
             )
         )
         return DeskSet((GENERAL_DESK,), added, tuple(additions), orders, tuple(retired))
+
+    def _stored_order(self, desk_id: str, ordered: object) -> tuple[str, ...]:
+        """A desk's member order as stored: a JSON list of agent ids, else the file is
+        damaged (:class:`CorruptDatabase`), never a traceback."""
+        try:
+            members = json.loads(ordered) if isinstance(ordered, str | bytes) else None
+        except ValueError:
+            members = None
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            reason = f"the member order of desk {desk_id!r} is not a JSON list of agent ids"
+            raise CorruptDatabase(self.path, reason)
+        return tuple(members)
 
     # --- the log ----------------------------------------------------------------------------
 
@@ -843,14 +890,15 @@ class SQLiteStore(Store):
                 if found[0] not in conversation_keys(target.id, target.name):
                     raise ParentInOtherDesk(parent, target.id)
             ref = self._author_ref(db, stored)
+            posted_at = posted_at_text(self._clock())
             cursor = db.execute(
-                "INSERT INTO messages (chat_id, chat_key, parent, author, content) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (chat_id, chat_key(chat_id), parent, ref, content),
+                "INSERT INTO messages (chat_id, chat_key, parent, author, content, posted_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (chat_id, chat_key(chat_id), parent, ref, content, posted_at),
             )
             sequence = cursor.lastrowid
             assert sequence is not None
-            return LogMessage(sequence, stored, content, chat_id=chat_id, parent=parent), ref
+            return LogMessage(sequence, stored, content, chat_id, parent, posted_at), ref
 
         message, ref = await self._writing(append)
         self._committed_ref(message.author, ref)
@@ -900,6 +948,7 @@ class SQLiteStore(Store):
                         message.parent,
                         ref,
                         message.content,
+                        message.posted_at,
                     )
                 )
                 if len(batch) >= IMPORT_BATCH:
@@ -917,13 +966,13 @@ class SQLiteStore(Store):
     def _insert_rows(db: sqlite3.Connection, batch: list[tuple[Any, ...]]) -> int:
         try:
             db.executemany(
-                "INSERT INTO messages (sequence, chat_id, chat_key, parent, author, content) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages (sequence, chat_id, chat_key, parent, author, content, "
+                "posted_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 batch,
             )
         except UnicodeEncodeError:
             # found only on failure: checking every row up front would slow every import
-            for sequence, chat_id, _, _, _, content in batch:
+            for sequence, chat_id, _, _, _, content, _ in batch:
                 _require_text(f"the desk of imported message {sequence}", chat_id)
                 _require_text(f"the content of imported message {sequence}", content)
             raise

@@ -1,0 +1,71 @@
+"""Definitions the goal names: shared by the named-symbols and named-words signals."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from coderooms.focus.signals.base import Query, Seed, rank_by
+from coderooms.focus.text import STOPWORDS, is_code_like
+
+if TYPE_CHECKING:
+    from coderooms.focus.salience import SalienceIndex
+
+MAX_NAME_DEFINITIONS = 8  # a name defined more often than this picks out nothing
+DOTTED_NAME_WEIGHT = 2.0  # ``Class.method`` written out counts twice a bare name
+
+
+def is_specific_name(name: str) -> bool:
+    """Spelled like one particular definition rather than an everyday word."""
+    return is_code_like(name) or name[:1].isupper()
+
+
+def named_definitions(index: SalienceIndex, query: Query) -> tuple[list[Seed], list[Seed]]:
+    """(strong, weak): symbols whose name the goal writes in code form; classes it
+    names as plain words (a capitalized plain word only inside a sentence).
+
+    A compound or capitalized name (``add_marker``, ``LocalPath``) picks out its
+    definition; a single lower-case word (``path``, ``node``: often a part of
+    ``os.path.join`` or ``request.node``) names many things, so its definitions go to
+    the weak list even when the goal writes it in code form."""
+
+    def compute() -> tuple[list[Seed], list[Seed]]:
+        cues = query.cues
+        strong: dict[int, float] = {}
+        weak: dict[int, float] = {}
+        reasons: dict[int, str] = {}
+        names = set(cues.names)
+        mid_capitals = set(cues.mid_capitals)
+        for name in cues.names:
+            rows = index.definitions.get(name, [])
+            if not rows or len(rows) > MAX_NAME_DEFINITIONS:
+                continue
+            target = strong if is_specific_name(name) else weak
+            for row in rows:
+                target[row] = target.get(row, 0.0) + 1.0 / len(rows)
+                reasons.setdefault(row, f"defines `{name}` named in the goal")
+        for dotted in cues.dotted:
+            parts = dotted.split(".")
+            for i in range(len(parts) - 1):
+                qual = ".".join(parts[i:])
+                for row in index.qualnames.get(qual, []):
+                    strong[row] = strong.get(row, 0.0) + DOTTED_NAME_WEIGHT
+                    reasons.setdefault(row, f"is `{qual}` named in the goal")
+        for word in cues.words:
+            if word in names or word.lower() in STOPWORDS:
+                continue
+            if not word[:1].isupper():
+                continue
+            if not is_code_like(word) and word not in mid_capitals:
+                continue  # "Module imported twice": a sentence's first word, not a class
+            rows = [r for r in index.definitions.get(word, []) if index.nodes[r].kind == "class"]
+            if rows and len(rows) <= MAX_NAME_DEFINITIONS:
+                for row in rows:
+                    weak[row] = weak.get(row, 0.0) + 1.0 / len(rows)
+                    reasons.setdefault(row, f"defines class `{word}` mentioned in the goal")
+        return (
+            [(r, reasons[r]) for r in rank_by(strong)],
+            [(r, reasons[r]) for r in rank_by(weak)],
+        )
+
+    result: tuple[list[Seed], list[Seed]] = query.shared("named_definitions", compute)
+    return result

@@ -1,0 +1,44 @@
+"""Finding the code around a spot of a file's text (shared by literal searches)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from coderooms.focus.text import word_terms
+
+if TYPE_CHECKING:
+    from coderooms.focus.salience import SalienceIndex
+
+MAX_VERBATIM_FILES = 6  # a text found in more files than this points at none of them
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def files_holding(index: SalienceIndex, text: str, rows: Sequence[int]) -> list[int]:
+    """The files among ``rows`` whose text holds ``text`` verbatim, in ``rows`` order.
+
+    Only files that hold the rarest search term of ``text`` are read (the file index
+    knows them); a text with no such term is looked for everywhere. The first and last
+    word of a longer text may be cut from a longer one, so they do not choose."""
+    words = _WORD.findall(text)
+    inner = words[1:-1] if len(words) >= 3 else words
+    terms = [t for word in inner for t in word_terms(word)]
+    if terms:
+        rarest = min(terms, key=lambda t: (index.file_bm25.document_frequency(t), t))
+        holding = {index.file_rows[int(d)] for d in index.file_bm25.documents_with(rarest)}
+        rows = [row for row in rows if row in holding]
+    return [row for row in rows if text in index.texts.get(index.nodes[row].path, "")]
+
+
+def innermost_symbol(index: SalienceIndex, row: int, offset: int) -> list[int]:
+    """The smallest symbol of file ``row`` whose lines hold character ``offset``."""
+    text = index.texts[index.nodes[row].path]
+    line = text.count("\n", 0, offset) + 1
+    inner = [
+        s
+        for s in index.symbols_by_file.get(row, [])
+        if index.nodes[s].start_line <= line <= index.nodes[s].end_line
+    ]
+    inner.sort(key=lambda s: (index.nodes[s].end_line - index.nodes[s].start_line, s))
+    return inner[:1]

@@ -1,0 +1,68 @@
+"""The localization benchmark's scoring, its leave-one-repository-out choice and its
+checkout of a clone that lacks a blob."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "localize.py"
+spec = importlib.util.spec_from_file_location("bench_localize", SCRIPT)
+assert spec is not None and spec.loader is not None
+localize: Any = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = localize
+spec.loader.exec_module(localize)
+
+
+def test_acc_at_k_needs_every_gold_file_or_a_top_k_of_gold_only() -> None:
+    assert localize.acc_at(["a", "b", "c"], ["b"], 3)
+    assert not localize.acc_at(["a", "b", "c"], ["b"], 1)
+    assert not localize.acc_at(["a", "b", "c"], ["b", "z"], 3)
+    assert localize.acc_at(["b", "z"], ["b", "z", "y"], 1)  # more gold than k
+    assert localize.reciprocal_rank(["a", "b", "c"], ["c", "a"]) == 1 / 3
+    assert localize.reciprocal_rank(["a"], ["q"]) == 0.0
+
+
+def _row(repo: str, good: str) -> dict[str, Any]:
+    def scores(hit: bool) -> dict[str, Any]:
+        return {"file_acc@1": hit, "file_acc@3": hit, "file_acc@5": hit, "file_rr": float(hit)}
+
+    return {
+        "repo": repo,
+        "family": {"defaults": scores(good == "defaults"), "x": scores(good == "x")},
+    }
+
+
+def test_the_held_out_repository_never_chooses_its_own_weighting() -> None:
+    # Repository c alone prefers "x"; a and b prefer the defaults, and outnumber it.
+    rows = [_row("a", "defaults")] * 2 + [_row("b", "defaults")] * 2 + [_row("c", "x")]
+    loro = localize.leave_one_repository_out(rows)
+    assert loro["chosen"] == {"a": "defaults", "b": "defaults", "c": "defaults"}
+    held_out = [r["focus"]["file_acc@5"] for r in loro["rows"] if r["repo"] == "c"]
+    assert held_out == [False]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, check=True)
+    return done.stdout.decode().strip()
+
+
+def test_a_clone_missing_a_blob_checks_out_every_file_it_has(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirrors" / "owner+name" / "repo"
+    mirror.mkdir(parents=True)
+    _git(mirror, "init", "-q")
+    (mirror / "small.py").write_text("x = 1\n")
+    (mirror / "big.bin").write_text("pretend this is over 4 MiB\n")
+    _git(mirror, "add", ".")
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    commit = _git(mirror, "rev-parse", "HEAD")
+    big = _git(mirror, "rev-parse", "HEAD:big.bin")
+    (mirror / ".git" / "objects" / big[:2] / big[2:]).unlink()
+    root, missing = localize.checkout(tmp_path / "mirrors", "owner/name", commit, tmp_path)
+    assert missing == 1
+    assert (root / "small.py").read_text() == "x = 1\n"
+    assert not (root / "big.bin").exists()
+    assert _git(root, "rev-parse", "HEAD") == commit
