@@ -24,7 +24,9 @@ Every error the package raises on purpose derives from :class:`CoderoomsError`::
     └── HostError                          stores, indexes and surfaces (see their modules)
 
 Each error keeps the values it names as attributes (``PageTooLarge.requested`` …) and
-renders a one-line message a person can act on.
+renders a one-line message a person can act on. A message repeats at most
+:data:`ECHO_CHARS` characters of any text value it names (see :func:`echoed`), so a
+refusal of a huge argument is never itself huge.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "ECHO_CHARS",
+    "echoed",
     "CoderoomsError",
     "WireError",
     "HostError",
@@ -69,6 +73,19 @@ __all__ = [
 ]
 
 
+ECHO_CHARS = 200
+"""The most characters of a given value an error message repeats (long enough for any
+real path, id or query a person needs to see again)."""
+
+
+def echoed(value: object) -> object:
+    """``value`` as a message may repeat it: text longer than :data:`ECHO_CHARS` is cut
+    to that prefix, the cut marked with the full length."""
+    if isinstance(value, str) and len(value) > ECHO_CHARS:
+        return f"{value[:ECHO_CHARS]}… ({len(value):,} characters)"
+    return value
+
+
 class CoderoomsError(Exception):
     """Base of every error coderooms raises on purpose."""
 
@@ -84,7 +101,8 @@ class CoderoomsError(Exception):
                 raise TypeError(f"{type(self).__name__} needs {', '.join(missing)}")
             for name in self.fields:
                 setattr(self, name, values[name])
-            message = self.template.format(**values) if self.template else repr(values)
+            shown = {name: echoed(value) for name, value in values.items()}
+            message = self.template.format(**shown) if self.template else repr(shown)
             super().__init__(message)
         else:
             super().__init__(*args)

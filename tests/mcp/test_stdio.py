@@ -217,7 +217,7 @@ def test_arguments_of_the_wrong_type_are_refused_in_one_line(room: tuple[Session
     assert text_of(result) == (
         "InvalidArguments: the arguments of room_search do not fit its input schema: "
         "query: Input should be a valid string; "
-        "limit: Input should be a valid integer, unable to parse string as an integer"
+        "limit: Input should be a valid integer"
     )
 
 
@@ -283,8 +283,11 @@ def test_search_threads_and_picker_answer_through_the_server(room: tuple[Session
         root["sequence"],
         root["sequence"] + 1,
     ]
-    picked = ok(sessions.call("bob", "room_pick", {"kind": "desks", "query": "backend"}))
+    picked = ok(sessions.call("alice", "room_pick", {"kind": "desks", "query": "backend"}))
     assert picked["hits"][0]["id"] == "eng" and picked["hits"][0]["field"] == "detail"
+    # bob is not on eng: its picker does not show the desk
+    unseen = ok(sessions.call("bob", "room_pick", {"kind": "desks", "query": "backend"}))
+    assert unseen["hits"] == []
     agents = ok(sessions.call("bob", "room_pick", {"kind": "agents", "query": "carol"}))
     assert agents["hits"] == []  # retired agents are never offered
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
@@ -27,10 +29,12 @@ from coderooms.launch import EXIT_INTERRUPTED
 from coderooms.store import Store, open_store
 
 __all__ = [
+    "STOP_GRACE_S",
     "CoderoomsGroup",
     "CliState",
     "accept_global_options",
     "Terminated",
+    "arm_stop_watchdog",
     "fail",
     "json_option",
     "main",
@@ -42,6 +46,11 @@ EXIT_REFUSED = 1
 """Exit status when coderooms refuses the request (a typed error)."""
 EXIT_TERMINATED = 128 + signal.SIGTERM
 """Exit status after SIGTERM stopped a command part-way."""
+STOP_GRACE_S = 5.0
+"""After SIGTERM, how long a command may take to unwind (roll back, stop its workers)
+before the process ends anyway: a worker thread busy in a long call (an index build) or
+blocked reading a terminal cannot be interrupted, and the interpreter would wait for it
+at exit for as long as it runs."""
 
 DB_ENV = "CODEROOMS_DB"
 """Environment variable naming the store URL when ``--db`` is not given."""
@@ -94,6 +103,8 @@ def fail(problem: str | BaseException, status: int = EXIT_REFUSED, kind: str = "
     else:
         message = problem
     line = _one_line(message)
+    global _reported
+    _reported = True
     click.echo(f"error: {line}", err=True)
     if _json_errors:
         error = {"type": kind or "Refused", "message": line, "exit_status": status}
@@ -107,8 +118,47 @@ class Terminated(KeyboardInterrupt):
     same way for both (its ``finally`` blocks run, a worker pool is shut down)."""
 
 
+_reported = False
+"""Whether this process already printed its ``error:`` line (the watchdog prints none)."""
+_watchdog: threading.Thread | None = None
+
+
+def _stop_watchdog(signum: int) -> None:
+    """Once unwinding has had :data:`STOP_GRACE_S`, end the process: with the one
+    ``error:`` line if it was not printed yet, and the status it promises."""
+    time.sleep(STOP_GRACE_S)
+    terminated = signum == signal.SIGTERM
+    if not _reported:
+        with contextlib.suppress(OSError, ValueError):
+            os.write(2, b"error: terminated\n" if terminated else b"error: interrupted\n")
+    os._exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+
+
+def arm_stop_watchdog(signum: int) -> None:
+    """A stop signal came: however the command unwinds, the process is gone within
+    :data:`STOP_GRACE_S` (a thread the interpreter would wait for at exit cannot keep
+    it). For whoever handles a stop signal itself, as the stdio server does."""
+    global _watchdog
+    if _watchdog is None:
+        _watchdog = threading.Thread(
+            target=_stop_watchdog, args=(signum,), name="coderooms-stop", daemon=True
+        )
+        _watchdog.start()
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
+    arm_stop_watchdog(signum)
     raise Terminated()
+
+
+def _stop_of(group: BaseExceptionGroup[BaseException]) -> type[KeyboardInterrupt] | None:
+    """The stop a group of exceptions from concurrent tasks carries: SIGTERM's if any
+    task saw it, else Ctrl-C's, else None (then the group is not a stop)."""
+    if group.subgroup(Terminated) is not None:
+        return Terminated
+    if group.subgroup(KeyboardInterrupt) is not None:
+        return KeyboardInterrupt
+    return None
 
 
 class _Stopped(click.ClickException):
@@ -127,12 +177,23 @@ class CoderoomsGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except Terminated:
-            raise _Stopped("terminated", EXIT_TERMINATED) from None
-        except KeyboardInterrupt:
-            if sys.stderr.isatty():
-                click.echo(err=True)  # past the terminal's ^C echo
-            raise _Stopped("interrupted", EXIT_INTERRUPTED) from None
+        except BaseExceptionGroup as group:
+            # a stop that reached several tasks at once (a server's, say, while its input
+            # closed) is still one stop, not a traceback
+            stop = _stop_of(group)
+            if stop is None:
+                raise
+            raise self._stopped(stop) from None
+        except KeyboardInterrupt as stop:
+            raise self._stopped(type(stop)) from None
+
+    @staticmethod
+    def _stopped(stop: type[KeyboardInterrupt]) -> _Stopped:
+        if issubclass(stop, Terminated):
+            return _Stopped("terminated", EXIT_TERMINATED)
+        if sys.stderr.isatty():
+            click.echo(err=True)  # past the terminal's ^C echo
+        return _Stopped("interrupted", EXIT_INTERRUPTED)
 
     def main(
         self,
@@ -186,13 +247,20 @@ class CliState:
     db: str | None
 
 
-def store_of(ctx: click.Context, *, existing: bool = False) -> Store:
+def store_of(ctx: click.Context, *, existing: bool = False, read_only: bool = False) -> Store:
     """Open the store this invocation names (``--db``, ``$CODEROOMS_DB``, or the default).
 
     An in-memory store is refused: whatever a command wrote would be gone when it exits.
-    A command that only reads passes ``existing``: a path with no store is refused."""
+    With ``existing`` a path with no store is refused. A command that only reads also
+    passes ``read_only``: the file is opened without write access, so it answers beside
+    another process's write and from a read-only file or mount."""
     state = ctx.find_object(CliState)
-    store = open_store(state.db if state is not None else None, durable=True, existing=existing)
+    store = open_store(
+        state.db if state is not None else None,
+        durable=True,
+        existing=existing,
+        read_only=read_only,
+    )
     ctx.call_on_close(store.close)
     return store
 

@@ -14,13 +14,13 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from coderooms.cli.app import run, store_of
+from coderooms.cli.app import Terminated, arm_stop_watchdog, run, store_of
 from coderooms.mcp.errors import NoAgentIdentity, PortInUse
 from coderooms.rooms.dispatch import HOP_LIMIT, MentionDispatchPolicy
 from coderooms.store import RetiredAuthor, Store, UnknownAuthor
@@ -135,7 +135,44 @@ def mcp_command(ctx: click.Context, agent_id: str | None, repo: Path, dispatch_h
         store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops), offload=False
     )
     server = build_server(service, fixed_caller(agent_id))
-    anyio.run(serve_stdio, server)
+    stop = anyio.run(_serve_until_stopped, serve_stdio, server)
+    if stop == signal.SIGTERM:
+        raise Terminated()
+    if stop == signal.SIGINT:
+        raise KeyboardInterrupt()
+
+
+async def _serve_until_stopped(serve: Callable[[Any], Awaitable[None]], server: Any) -> int | None:
+    """Serve until the client hangs up (None) or a stop signal comes (its number).
+
+    A signal is taken on the loop, not raised wherever the main thread happens to be:
+    serving is cancelled as a whole, so a stop that meets a closing input or a dozen
+    tasks mid-call is one stop (then one line), not a group of failures."""
+    import anyio
+    import anyio.abc
+
+    stopped: list[int] = []
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def watch(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                task_status.started()
+                async for signum in signals:  # until cancelled: a second signal is the same stop
+                    if not stopped:
+                        arm_stop_watchdog(signum)
+                        stopped.append(signum)
+                        tasks.cancel_scope.cancel()
+
+        await tasks.start(watch)  # before serving: no signal goes unseen
+        try:
+            await serve(server)
+        except Exception as exc:  # raised as itself below, not inside a group
+            failed.append(exc)
+        tasks.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    return stopped[0] if stopped else None
 
 
 async def _check_agent(store: Store, agent_id: str) -> None:
@@ -149,8 +186,13 @@ async def _check_agent(store: Store, agent_id: str) -> None:
 
 
 def _bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Named as TCP (proto 0 would do for the kernel): asyncio turns Nagle's algorithm off
+    # only on sockets that say so, and with it on, an answer written in two pieces waited
+    # for the client's delayed ACK, about 40 ms a call. Linux hands NODELAY on to every
+    # accepted connection too.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((HOST, port))
         sock.listen(LISTEN_BACKLOG)
@@ -250,7 +292,12 @@ def up_command(
             validate_token_resource=False,
         ),
     )
-    app = bearer_only(server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST))
+    # Each answer as one JSON body rather than a one-event SSE stream (the transport
+    # allows either; no tool sends anything before its result): with 8 clients calling at
+    # once, median latency 22 -> 14 ms and p99 89 -> 30 ms (benchmarks/reliability.py).
+    app = bearer_only(
+        server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST, json_response=True)
+    )
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
     if tokens:

@@ -137,7 +137,7 @@ def search(
     e.g. '/deploy(ed|ing)/'. A desk search includes replies inside its threads. Only the
     newest 2048 messages below the cursor are read: page back with --before.
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
 
     async def go() -> list[MessageHit]:
         wanted = author_filter(await store.roster(), author)
@@ -186,7 +186,7 @@ def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_j
     Pin a message by writing a line '!pin [^N] [#label] [note]' in a post; take it down
     with '!unpin ^N'.
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
 
     async def go() -> tuple[Conversation, list[Pin]]:
         conversation = await _conversation(store, desk_ref, thread)
@@ -228,7 +228,7 @@ def threads(
     QUERY is matched against each thread's opening words ('/…/' for a regular
     expression).
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
 
     async def go() -> tuple[Conversation, list[Any]]:
         conversation = await _conversation(store, desk_ref, None)
@@ -282,7 +282,7 @@ def pick(ctx: click.Context, kind: str, query: str, limit: int, as_json: bool) -
     expression. Retired agents are never offered. With no QUERY (or a blank one) every
     candidate is listed, in roster or desk order, up to --limit.
     """
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
     if not query.strip():
         _list_candidates(store, kind, limit, as_json)
         return

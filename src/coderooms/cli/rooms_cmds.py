@@ -187,7 +187,7 @@ def desk_order(ctx: click.Context, desk_ref: str, agents: tuple[str, ...]) -> No
 @click.pass_context
 def desk_list(ctx: click.Context) -> None:
     """List every desk with its description and members in order."""
-    desks = run(store_of(ctx, existing=True).desks())
+    desks = run(store_of(ctx, existing=True, read_only=True).desks())
     for line in desk_lines(desks):
         click.echo(line)
 
@@ -296,7 +296,7 @@ def read(
     The text is what the room_read tool gives an agent: everything participants wrote
     sits in <room-data> blocks, escaped (control characters, line separators and bidi
     overrides are shown as &#x…; entities), each message's lines behind a gutter."""
-    store = store_of(ctx, existing=True)
+    store = store_of(ctx, existing=True, read_only=True)
     target, initialization = run(_initialize(store, viewer, desk_ref, thread, window))
     if as_json:
         click.echo(json.dumps(to_wire(initialization), ensure_ascii=False, indent=2))

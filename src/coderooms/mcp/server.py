@@ -18,11 +18,12 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coderooms import __version__
-from coderooms.errors import CoderoomsError
+from coderooms.errors import ECHO_CHARS, CoderoomsError, echoed
 from coderooms.focus.runtime import MAX_BUDGET, MAX_SEEK_LIMIT
 from coderooms.focus.skim import MAX_SKIM_BUDGET
 from coderooms.mcp import render
@@ -140,10 +141,19 @@ async def _answer(
     )
 
 
+def _strict(arg_model: type[BaseModel]) -> type[BaseModel]:
+    """A tool's argument model that refuses what the SDK's would let through: an
+    argument the tool does not take (it would be dropped) and a value of another JSON
+    type (``true`` or ``"10"`` for a number would be converted)."""
+    config = ConfigDict(**{**arg_model.model_config, "strict": True, "extra": "forbid"})  # type: ignore[typeddict-item]
+    return type(arg_model.__name__, (arg_model,), {"model_config": config})
+
+
 class _Server(MCPServer):
     """The SDK's server, whose own refusals are typed like every other: a call naming no
     tool is :class:`UnknownTool`, and arguments that fail a tool's input schema are
-    :class:`InvalidArguments` in one line (field: problem; …), not pydantic's report."""
+    :class:`InvalidArguments` in one line (field: problem; …), not pydantic's report. A
+    name is repeated only in part (see :func:`coderooms.errors.echoed`)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -171,6 +181,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
     def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
         def register(fn: F) -> F:
             made = Tool.from_function(fn, annotations=annotations)
+            strict = _strict(made.fn_metadata.arg_model)
+            made.fn_metadata.arg_model = strict  # type: ignore[assignment]
+            made.parameters = strict.model_json_schema(by_alias=True)
             if made.fn_metadata.output_schema is not None:
                 made.fn_metadata.output_schema = inline_refs(made.fn_metadata.output_schema)
             # The schema is still published; the SDK would validate every result against
@@ -363,7 +376,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
 
         return await _answer(work, lambda out: out.text or "")
 
-    return _Server(
+    server = _Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -371,6 +384,19 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         tools=tools,
         **settings,  # type: ignore[arg-type]
     )
+    server._lowlevel_server.middleware.append(_bounded_echo)
+    return server
+
+
+async def _bounded_echo(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """The SDK's own protocol errors (``Method not found``, with the method as its data)
+    repeat at most :data:`~coderooms.errors.ECHO_CHARS` of what the client sent."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        if isinstance(exc.data, str) and len(exc.data) > ECHO_CHARS:
+            raise MCPError(exc.code, exc.message, echoed(exc.data)) from None
+        raise
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -61,12 +61,10 @@ from coderooms.rooms.ranking import (
     SELECT_LIMIT,
     Hit,
     Pattern,
-    pick_agents,
+    desk_candidates,
     pick_agents_matching,
-    pick_desks,
-    pick_desks_matching,
-    pick_people,
     pick_people_matching,
+    rank_matching,
     regex_source,
 )
 from coderooms.rooms.records import (
@@ -100,13 +98,16 @@ from coderooms.rooms.threads import (
     search_threads,
 )
 from coderooms.store.base import Store, author_filter
+from coderooms.store.errors import ParentInOtherDesk, UnknownParent
 
 __all__ = [
     "INBOX_LIMIT",
     "INBOX_SCAN",
     "MAX_HITS",
     "MAX_WINDOW",
+    "READ_TEXT_BUDGET",
     "RoomService",
+    "fit_text_budget",
     "WorkspaceLike",
     "escaped_briefing",
     "read_out",
@@ -127,6 +128,22 @@ TAIL_CONVERSATIONS = 64
 """Conversations whose newest rows a server keeps in memory, least recent dropped."""
 TAIL_ROWS = max(SCAN_LIMIT, PIN_SCAN, THREAD_INDEX_SCAN, SEARCH_SCAN)
 """Rows kept per conversation: as many as the longest walk a tool makes reads."""
+READ_TEXT_BUDGET = 128 * 1024
+"""Characters of message text one room_read (or room_inbox) answer holds at most. When
+its messages hold more, the longest are cut to one equal share and each cut is marked;
+a read of a single message shows it whole (up to the store's 1 MiB message cap)."""
+CUT_MARK = (
+    "\n[… cut by coderooms: {shown:,} of {total:,} characters shown; room_read "
+    "desk={desk} thread={sequence} before={after} window=1 shows message {sequence} whole]"
+)
+"""What ends a message cut to fit :data:`READ_TEXT_BUDGET`."""
+
+
+def _cut_mark(shown: int, total: int, sequence: int, desk_id: str) -> str:
+    return CUT_MARK.format(
+        shown=shown, total=total, desk=desk_id, sequence=sequence, after=sequence + 1
+    )
+
 
 PickKind = Literal["agents", "people", "desks"]
 
@@ -192,6 +209,7 @@ def read_out(
     offered = dispatch is not None and dispatch.may_dispatch
     briefing = escaped_briefing(init.briefing)
     text = briefing.system_text_with_dispatch(dispatch if offered else None)
+    contents = fit_text_budget([(row.sequence, desk.id, row.content) for row in init.history])
     history = [
         MessageOut(
             sequence=row.sequence,
@@ -199,10 +217,10 @@ def read_out(
             role="assistant"
             if isinstance(row.author, Agent) and row.author.id == viewer_id
             else "user",
-            content=row.content,
+            content=content,
             posted_at=row.posted_at,
         )
-        for row in init.history
+        for row, content in zip(init.history, contents, strict=True)
     ]
     return ReadOut(
         agent_id=viewer_id,
@@ -215,6 +233,41 @@ def read_out(
         history=history,
         latest=history[-1].sequence if history else None,
     )
+
+
+def fit_text_budget(
+    messages: list[tuple[int, str, str]], budget: int = READ_TEXT_BUDGET
+) -> list[str]:
+    """The contents of ``messages`` (sequence, desk id, content) with at most ``budget``
+    characters between them, marks included: every message longer than one share is
+    cut to that share (the largest for which the total fits) and marked with how to read
+    it whole. A single message, or messages that fit already, come back unchanged."""
+    contents = [content for _, _, content in messages]
+    if len(messages) <= 1 or sum(map(len, contents)) <= budget:
+        return contents
+    longest = max(map(len, contents))
+    # the most each message's mark could take, whatever share it is cut to
+    marks = [len(_cut_mark(longest, longest, seq, desk)) for seq, desk, _ in messages]
+
+    def total(share: int) -> int:
+        return sum(
+            min(len(c), share) + (mark if len(c) > share else 0)
+            for c, mark in zip(contents, marks, strict=True)
+        )
+
+    low, high = 0, longest
+    while low < high:  # the largest share whose total fits
+        middle = (low + high + 1) // 2
+        if total(middle) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return [
+        content
+        if len(content) <= low
+        else content[:low] + _cut_mark(low, len(content), sequence, desk_id)
+        for sequence, desk_id, content in messages
+    ]
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> int:
@@ -357,7 +410,17 @@ class RoomService:
     ) -> PostOut:
         snap = await self._caller(agent_id)
         found = self._member_desk(agent_id, desk, snap)
-        row = await self.store.post(f"agent:{agent_id}", content, desk=found.id, parent=reply_to)
+        try:
+            row = await self.store.post(
+                f"agent:{agent_id}", content, desk=found.id, parent=reply_to
+            )
+        except ParentInOtherDesk:
+            # Saying the parent is elsewhere would tell a non-member that a message exists
+            # in a desk it cannot read: to it, the parent is as unknown as a missing one.
+            parent = await self.store.message(reply_to) if reply_to is not None else None
+            if parent is None or self._row_desk(agent_id, parent, snap, {}) is None:
+                raise UnknownParent(reply_to) from None
+            raise
         return PostOut(
             sequence=row.sequence,
             desk=desk_out(found),
@@ -445,21 +508,23 @@ class RoomService:
         _check_range("limit", limit, 1, MAX_HITS)
         snap = await self._caller(agent_id)
         source = regex_source(checked_query(query))
+        pattern = (
+            Pattern.regex(compile_regex(source)) if source is not None else Pattern.text(query)
+        )
         hits: list[Hit]
-        if source is not None:
-            pattern = Pattern.regex(compile_regex(source))
-            if kind == "agents":
-                hits = pick_agents_matching(pattern, snap.roster, limit)
-            elif kind == "people":
-                hits = pick_people_matching(pattern, snap.roster, limit)
-            else:
-                hits = pick_desks_matching(pattern, snap.desks, limit)
-        elif kind == "agents":
-            hits = pick_agents(query, snap.roster, limit)
+        if kind == "agents":
+            hits = pick_agents_matching(pattern, snap.roster, limit)
         elif kind == "people":
-            hits = pick_people(query, snap.roster, limit)
+            hits = pick_people_matching(pattern, snap.roster, limit)
         else:
-            hits = pick_desks(query, snap.desks, limit)
+            # only desks the caller belongs to: the others' names, descriptions and very
+            # existence are not its to see (as room_read refuses to read them)
+            own = [
+                candidate
+                for candidate in desk_candidates(snap.desks)
+                if agent_id in snap.desks.active_order(candidate.id, snap.roster)
+            ]
+            hits = rank_matching(pattern, own, limit)
         return PickOut(
             kind=kind,
             query=query,
@@ -509,6 +574,10 @@ class RoomService:
             if mention is not None:
                 found.append(mention)
         found.reverse()
+        shown = fit_text_budget([(m.sequence, m.desk.id, m.content) for m in found[:INBOX_LIMIT]])
+        found[:INBOX_LIMIT] = [
+            m.model_copy(update={"content": c}) for m, c in zip(found, shown, strict=False)
+        ]
         if len(found) > INBOX_LIMIT:
             found = found[:INBOX_LIMIT]
             return InboxOut(

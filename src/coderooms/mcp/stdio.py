@@ -11,8 +11,8 @@ descriptors, instead of the SDK's ``stdio_server``, for three reasons:
   terminal, the null device: descriptors epoll cannot watch) is read and written on a
   worker thread.
 * **Every request gets an answer.** A line that is not JSON, not a JSON-RPC 2.0
-  message, longer than :data:`MAX_LINE_BYTES`, or holding a lone UTF-16 surrogate (text
-  no UTF-8 wire can carry) is answered here with the JSON-RPC error it earns (id null
+  message, longer than :data:`MAX_LINE_BYTES`, or holding bytes that are not UTF-8 or a
+  lone UTF-16 surrogate (text no UTF-8 wire can carry) is answered here with the JSON-RPC error it earns (id null
   when it has none) and a one-line note on stderr; the SDK would drop it without a word.
 * **Nothing is lost at the end of input.** A client may write its requests and close
   stdin before the answers come (``coderooms mcp < requests.jsonl``). The input ends
@@ -31,12 +31,15 @@ import os
 import re
 import stat
 import sys
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, BinaryIO, Self
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.dispatcher import as_request_id, coerce_request_id
@@ -56,6 +59,7 @@ from mcp_types import (
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from coderooms.errors import echoed
 from coderooms.mcp.errors import StdioClosed, StdioOutputFailed
 
 __all__ = ["EOF_DRAIN_SECONDS", "MAX_LINE_BYTES", "check_stdio", "serve_stdio"]
@@ -102,21 +106,28 @@ def _key(request_id: object) -> RequestId | None:
     return None if narrowed is None else coerce_request_id(narrowed)
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    """Whether any string in ``value`` (keys too) holds a lone surrogate; iterative, so
-    JSON nested as deep as ``json.loads`` takes cannot overflow the stack here."""
-    stack = [value]
+def _lone_surrogate_at(value: Any) -> str | None:
+    """Where in ``value`` a string (a key too) holds a lone surrogate, as a dotted path
+    (``params.arguments.content``), or None; iterative, so JSON nested as deep as
+    ``json.loads`` takes cannot overflow the stack here."""
+    stack: list[tuple[str, Any]] = [("", value)]
     while stack:
-        item = stack.pop()
+        path, item = stack.pop()
         if isinstance(item, str):
             if _LONE_SURROGATE.search(item) is not None:
-                return True
+                return path or "the message"
         elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
+            for key, member in item.items():
+                inner = f"{path}.{key}" if path else str(key)
+                stack.append((inner, key))
+                stack.append((inner, member))
         elif isinstance(item, list):
-            stack.extend(item)
-    return False
+            stack.extend((f"{path}[{i}]", member) for i, member in enumerate(item))
+    return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _note(message: str) -> None:
@@ -228,7 +239,9 @@ class _Inbound(_StreamEnd):
             if not raw or self._wire.closed:
                 await self._wire.settle()
                 raise anyio.EndOfStream
-            message = await self._admit(raw.decode("utf-8", "replace"))
+            # bytes that are not UTF-8 become lone surrogates, refused by _diagnose naming
+            # where they are: text is never stored with U+FFFD in place of what was sent
+            message = await self._admit(raw.decode("utf-8", "surrogateescape"))
             if message is not None:
                 return SessionMessage(message)
 
@@ -273,12 +286,14 @@ class _Inbound(_StreamEnd):
             await self._wire.refuse(None, PARSE_ERROR, "Parse error: nested too deeply")
             return None
         request_id = _readable_id(raw)
-        if _has_lone_surrogate(raw):
+        where = _lone_surrogate_at(raw)
+        if where is not None:
             await self._wire.refuse(
                 request_id,
                 INVALID_PARAMS,
-                "Invalid params: the text holds a lone UTF-16 surrogate, which is not valid "
-                "Unicode (send characters, or escape them in pairs)",
+                f"Invalid params: {echoed(_one_line(where))} holds bytes that are not UTF-8 or "
+                "a lone UTF-16 surrogate, which is not valid Unicode (send UTF-8, and "
+                "escape surrogates in pairs)",
             )
             return None
         try:
@@ -430,7 +445,26 @@ def _thread_ends(
             view = view[sink.write(view) or 0 :]
 
     async def readline() -> object:
-        return await anyio.to_thread.run_sync(read_line, abandon_on_cancel=True)
+        # A daemon thread per line, not one of anyio's workers: a read blocked on a
+        # terminal cannot be interrupted, and the interpreter waits at exit for every
+        # worker thread, so a stopped server would wait for a line that may never come.
+        token = anyio.lowlevel.current_token()
+        read = anyio.Event()
+        outcome: list[object] = []
+
+        def reader() -> None:
+            try:
+                outcome.append(read_line())
+            except BaseException as exc:  # handed to the task that asked
+                outcome.append(exc)
+            with suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                anyio.from_thread.run_sync(read.set, token=token)
+
+        threading.Thread(target=reader, name="coderooms-stdin", daemon=True).start()
+        await read.wait()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     async def write(data: bytes) -> None:
         await anyio.to_thread.run_sync(write_all, data)

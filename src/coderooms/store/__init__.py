@@ -51,7 +51,13 @@ def default_store_url() -> str:
     return _SQLITE_PREFIX + str(Path(os.getcwd()) / DEFAULT_STORE_PATH)
 
 
-def open_store(url: str | None = None, *, durable: bool = False, existing: bool = False) -> Store:
+def open_store(
+    url: str | None = None,
+    *,
+    durable: bool = False,
+    existing: bool = False,
+    read_only: bool = False,
+) -> Store:
     """Open (creating and migrating if needed) the store ``url`` names.
 
     ``None`` opens ``.coderooms/rooms.db`` under the working directory. Raises
@@ -60,7 +66,9 @@ def open_store(url: str | None = None, *, durable: bool = False, existing: bool 
     with ``durable`` :class:`~coderooms.store.errors.EphemeralStore` for an in-memory
     store (whose rows would be gone once this process exits). With ``existing`` (a
     command that only reads), a file that is not there is
-    :class:`~coderooms.store.errors.StoreNotFound` instead of a new, empty store.
+    :class:`~coderooms.store.errors.StoreNotFound` instead of a new, empty store. With
+    ``read_only`` the file is opened without write access (a read-only file or mount
+    still serves reads) unless it needs a migration first.
     """
     if url is None:
         url = default_store_url()
@@ -78,4 +86,4 @@ def open_store(url: str | None = None, *, durable: bool = False, existing: bool 
         raise EphemeralStore(url)
     if existing and path != ":memory:" and not os.path.exists(path):
         raise StoreNotFound(path)
-    return SQLiteStore(path)
+    return SQLiteStore(path, read_only=read_only)

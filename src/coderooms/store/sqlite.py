@@ -16,24 +16,32 @@ validates and appends inside one transaction, and nothing is lost or duplicated.
 ``synchronous=NORMAL`` keeps commits fast; in WAL mode that survives a crash of the
 process but may lose the last commits on power loss.
 
-The async methods run their (short, indexed) statements directly on the caller's
-thread: ``benchmarks/rooms.py`` measures that against ``asyncio.to_thread``, whose hop to
-a worker thread made a desk page slower in every run (median 0.20-0.23 ms direct,
-0.27-0.35 ms via a thread).
+Reads run their (short, indexed) statements directly on the caller's thread, on a
+connection of their own: in WAL mode a reader never waits for a writer, and
+``benchmarks/rooms.py`` measured a hop to a worker thread making a desk page slower in
+every run (median 0.20-0.23 ms direct, 0.27-0.35 ms via a thread). Writes may wait for
+another process's lock, so they run on a worker thread (see :class:`SQLiteStore`).
+Opening a file that needs no migration only reads it: no write lock, and a file that
+is refused (another application's, a newer coderooms's) is left exactly as it was.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import anyio.to_thread
 
 from coderooms.datadir import make_dirs
 from coderooms.errors import InvalidBound
@@ -126,6 +134,8 @@ AUTHOR_CACHE_CAP = 4096
 
 IMPORT_BATCH = 50_000
 """Rows handed to SQLite per ``executemany`` during a bulk import."""
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,34 +500,69 @@ def apply_migrations(connection: sqlite3.Connection, target: int | None = None) 
 
 
 class SQLiteStore(Store):
-    """A :class:`~coderooms.store.base.Store` in one SQLite file (or ``:memory:``)."""
+    """A :class:`~coderooms.store.base.Store` in one SQLite file (or ``:memory:``).
 
-    def __init__(self, path: str | Path, clock: Clock | None = None) -> None:
+    A file store holds two connections. Reads use one of them on the caller's thread: in
+    WAL mode a reader never waits for a writer, so a read is never stuck behind another
+    process's write. Writes use the other, on a worker thread, one at a time: a write
+    that waits up to :data:`BUSY_TIMEOUT_MS` for another process's lock holds up only the
+    task that asked for it, never the event loop the rest of a server runs on. (An
+    in-memory store has one connection and nothing to wait for: it writes in place.)
+
+    With ``read_only`` (a command that only reads) the file is opened without write
+    access at all, so a read-only file or mount serves every read; a file that still
+    needs a migration is opened for writing instead, which upgrades it.
+    """
+
+    def __init__(
+        self, path: str | Path, clock: Clock | None = None, *, read_only: bool = False
+    ) -> None:
         self.path = str(path)
         self._clock = clock if clock is not None else utc_now
-        self._generation: int | None = None
-        self._roster: Roster = Roster(())
-        self._desks: DeskSet = DeskSet((GENERAL_DESK,))
+        self.read_only = False
+        # generation, roster, desks: one tuple, replaced whole, so a read on one thread
+        # never sees the roster of one generation beside the desks of another
+        self._snapshot: tuple[int | None, Roster, DeskSet] = (
+            None,
+            Roster(()),
+            DeskSet((GENERAL_DESK,)),
+        )
         # ``authors`` rows never change once written, so a decoded one stays right.
         self._authors: dict[int, SessionAuthor] = {}
         # and the reverse, for posting: only references whose row is committed
         self._author_refs: dict[tuple[str, str | None, str], int] = {}
-        if self.path != ":memory:":
+        self._write_lock = threading.Lock()
+        memory = self.path == ":memory:"
+        if not memory:
             self._make_directory()
+        if read_only and not memory and Path(self.path).exists():
+            reader = self._open_without_writing()
+            if reader is not None:
+                self._db = self._reader = reader
+                self.read_only = True
+                return
+        self._db = self._connect(self.path)
         try:
-            self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=0
+            self._open()
+            self._reader = self._db if memory else self._connect(self.path)
+            if self._reader is not self._db:
+                self._configure(self._reader)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
+        try:
+            connection = sqlite3.connect(
+                target, uri=uri, isolation_level=None, check_same_thread=False, timeout=0
             )
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         except sqlite3.Error as err:
             failure = _sqlite_failure(self.path, err)
             if isinstance(failure, CorruptDatabase):
                 failure = CorruptDatabase(self.path, f"cannot open it: {err}")
             raise failure from None
-        try:
-            self._open()
-        except BaseException:
-            self._db.close()
-            raise
+        return connection
 
     def _make_directory(self) -> None:
         """Create the file's directory if missing; a path that cannot hold a file is a
@@ -534,45 +579,80 @@ class SQLiteStore(Store):
             reason = f"cannot create directory {path.parent} ({err.strerror or err})"
             raise StoreLocation(self.path, reason) from None
 
+    def _open_without_writing(self) -> sqlite3.Connection | None:
+        """A connection that cannot write, on a store at the current schema; None when
+        the file needs a migration first. Where even SQLite's shared-memory file cannot be
+        created (a read-only mount) the file is read as immutable: nothing can be writing
+        to it there."""
+        location = "file:" + quote(os.path.abspath(self.path))
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            connection = self._connect(location + mode, uri=True)
+            try:
+                due = self._inspect(connection)
+                self._configure(connection)
+            except sqlite3.DatabaseError as err:
+                connection.close()
+                if getattr(err, "sqlite_errorcode", None) == _SQLITE_CANTOPEN:
+                    continue  # no shared memory: try the immutable reading
+                raise _sqlite_failure(self.path, err) from None
+            except BaseException:
+                connection.close()
+                raise
+            if due:
+                connection.close()
+                return None
+            return connection
+        return None
+
+    def _inspect(self, connection: sqlite3.Connection) -> bool:
+        """Whether the file needs migrations, found by reading only (no lock, no write):
+        a file another application made, or a newer coderooms, is refused here, before
+        anything could change it."""
+        tables = {
+            name
+            for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if not tables:
+            return True
+        if "schema_migrations" not in tables:
+            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(schema_migrations)")]
+        if columns[:2] != ["version", "name"]:
+            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+        recorded = dict(connection.execute("SELECT version, name FROM schema_migrations"))
+        if any(not isinstance(version, int) for version in recorded):
+            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+        newest = max(recorded, default=0)
+        if newest > SCHEMA_VERSION:
+            raise NewerSchema(self.path, newest, SCHEMA_VERSION)
+        ours = {migration.version: migration.name for migration in MIGRATIONS}
+        if any(ours.get(version) != name for version, name in recorded.items()):
+            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+        return set(recorded) != set(ours)
+
+    @staticmethod
+    def _configure(connection: sqlite3.Connection) -> None:
+        """Per-connection settings (none of them touches the file)."""
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+
     def _open(self) -> None:
         try:
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            tables = {
-                name
-                for (name,) in self._db.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                )
-            }
-            if tables and not self._has_our_migrations():
-                raise CorruptDatabase(self.path, "it is a SQLite database of another application")
-            if "schema_migrations" in tables:
-                (newest,) = self._db.execute(
-                    "SELECT coalesce(max(version), 0) FROM schema_migrations"
-                ).fetchone()
-                if not isinstance(newest, int):
-                    raise CorruptDatabase(self.path, "its schema_migrations table is not ours")
-                if newest > SCHEMA_VERSION:
-                    raise NewerSchema(self.path, newest, SCHEMA_VERSION)
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-            apply_migrations(self._db)
+            due = self._inspect(self._db)
+            if due or self._db.execute("PRAGMA journal_mode").fetchone() != ("wal",):
+                self._db.execute("PRAGMA journal_mode = WAL")
+            self._configure(self._db)
+            if due:
+                apply_migrations(self._db)
         except sqlite3.DatabaseError as err:
             raise _sqlite_failure(self.path, err) from None
-
-    def _has_our_migrations(self) -> bool:
-        """Whether the file's ``schema_migrations`` is the table coderooms writes: another
-        application may keep one of the same name (``version TEXT``, say)."""
-        columns = {
-            name: declared.upper()
-            for _, name, declared, *_ in self._db.execute("PRAGMA table_info(schema_migrations)")
-        }
-        return columns.get("version") == "INTEGER" and "name" in columns
 
     # --- plumbing -------------------------------------------------------------------------
 
     def close(self) -> None:
+        if self._reader is not self._db:
+            self._reader.close()
         self._db.close()
 
     @contextmanager
@@ -589,21 +669,30 @@ class SQLiteStore(Store):
         except UnicodeEncodeError:
             raise InvalidText("a value written to the store") from None
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    async def _writing(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work`` in one write transaction, off the caller's thread for a file."""
+        if self.read_only:
+            raise ReadOnlyStore(self.path)
+        if self._reader is self._db:
+            return self._write_now(work)
+        return await anyio.to_thread.run_sync(self._write_now, work)
+
+    def _write_now(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """One write transaction holding SQLite's write lock from its first statement."""
-        with self._guard():
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._write_lock, self._guard():
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
+                result = work(db)
             except BaseException:
-                self._db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
+            return result
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._guard():
-            return self._db.execute(sql, params).fetchall()
+            return self._reader.execute(sql, params).fetchall()
 
     def _author_of(self, ref: int) -> SessionAuthor:
         """The author an ``authors`` reference names, decoded once per store."""
@@ -611,7 +700,7 @@ class SQLiteStore(Store):
         if found is not None:
             return found
         with self._guard():
-            row = self._db.execute(
+            row = self._reader.execute(
                 "SELECT author_type, author_id, label FROM authors WHERE ref = ?", (ref,)
             ).fetchone()
         if row is None:
@@ -652,43 +741,56 @@ class SQLiteStore(Store):
             self._author_refs.clear()
         self._author_refs[_author_columns(author)] = ref
 
-    def _snapshots(self) -> tuple[Roster, DeskSet]:
-        """Roster and desks, reloaded only when a change bumped the generation counter."""
-        (generation,) = self._db.execute(
-            "SELECT value FROM meta WHERE key = 'generation'"
-        ).fetchone()
-        if generation != self._generation:
-            self._roster = self._load_roster()
-            self._desks = self._load_desks()
-            self._generation = generation
-        return self._roster, self._desks
+    def _snapshots(self, db: sqlite3.Connection | None = None) -> tuple[Roster, DeskSet]:
+        """Roster and desks, reloaded only when a change bumped the generation counter.
 
-    def _changed(self) -> None:
-        self._db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+        ``db`` is a write transaction's connection; without it the tables are read on
+        the reading connection, in one read transaction, so they agree with each other."""
+        if db is not None:
+            return self._snapshots_in(db)
+        with self._guard():
+            self._reader.execute("BEGIN")
+            try:
+                return self._snapshots_in(self._reader)
+            finally:
+                self._reader.execute("COMMIT")
 
-    def _load_roster(self) -> Roster:
-        agents = self._db.execute("SELECT id, name, retired FROM agents ORDER BY position")
+    def _snapshots_in(self, db: sqlite3.Connection) -> tuple[Roster, DeskSet]:
+        (generation,) = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        known, roster, desks = self._snapshot
+        if generation != known:
+            roster, desks = self._load_roster(db), self._load_desks(db)
+            self._snapshot = (generation, roster, desks)
+        return roster, desks
+
+    @staticmethod
+    def _changed(db: sqlite3.Connection) -> None:
+        db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+
+    @staticmethod
+    def _load_roster(db: sqlite3.Connection) -> Roster:
+        agents = db.execute("SELECT id, name, retired FROM agents ORDER BY position")
         members: list[RosterMember] = []
         retired: list[str] = []
         for agent_id, name, is_retired in agents:
             members.append(RosterMember(agent_id, name))
             if is_retired:
                 retired.append(agent_id)
-        people = self._db.execute("SELECT id, label FROM people ORDER BY position")
+        people = db.execute("SELECT id, label FROM people ORDER BY position")
         return Roster(
             tuple(members), tuple(RosterPerson(i, lbl) for i, lbl in people), tuple(retired)
         )
 
-    def _load_desks(self) -> DeskSet:
+    def _load_desks(self, db: sqlite3.Connection) -> DeskSet:
         added = tuple(
             Desk(desk_id, name, description, (), mode)
-            for desk_id, name, description, mode in self._db.execute(
+            for desk_id, name, description, mode in db.execute(
                 "SELECT id, name, description, responder_mode FROM desks ORDER BY position"
             )
         )
         additions: list[DeskMember] = []
         retired: list[DeskMember] = []
-        for desk_id, agent_id, is_retired in self._db.execute(
+        for desk_id, agent_id, is_retired in db.execute(
             "SELECT desk_id, agent_id, retired FROM desk_members ORDER BY position"
         ):
             additions.append(DeskMember(desk_id, agent_id))
@@ -696,7 +798,7 @@ class SQLiteStore(Store):
                 retired.append(DeskMember(desk_id, agent_id))
         orders = tuple(
             DeskOrder(desk_id, self._stored_order(desk_id, ordered))
-            for desk_id, ordered in self._db.execute(
+            for desk_id, ordered in db.execute(
                 "SELECT o.desk_id, o.ordered FROM desk_orders o "
                 "JOIN desks d ON d.id = o.desk_id ORDER BY d.position"
             )
@@ -769,8 +871,9 @@ class SQLiteStore(Store):
         for value in _author_columns(wanted)[1:]:
             _require_text("the author", value)
         _require_text("the desk", desk)
-        with self._write() as db:
-            roster, desks = self._snapshots()
+
+        def append(db: sqlite3.Connection) -> tuple[LogMessage, int]:
+            roster, desks = self._snapshots(db)
             stored = self._roster_author(wanted, roster)
             target = desks.resolve(desk)
             chat_id = None if target.is_general else target.id
@@ -794,9 +897,12 @@ class SQLiteStore(Store):
                 (chat_id, chat_key(chat_id), parent, ref, content, posted_at),
             )
             sequence = cursor.lastrowid
-        self._committed_ref(stored, ref)
-        assert sequence is not None
-        return LogMessage(sequence, stored, content, chat_id, parent, posted_at)
+            assert sequence is not None
+            return LogMessage(sequence, stored, content, chat_id, parent, posted_at), ref
+
+        message, ref = await self._writing(append)
+        self._committed_ref(message.author, ref)
+        return message
 
     @staticmethod
     def _roster_author(author: SessionAuthor, roster: Roster) -> SessionAuthor:
@@ -817,12 +923,14 @@ class SQLiteStore(Store):
         return author
 
     def import_messages(self, messages: Iterable[LogMessage]) -> int:
-        count = 0
-        with self._write() as db:
+        if self.read_only:
+            raise ReadOnlyStore(self.path)
+        refs: dict[SessionAuthor, int] = {}  # this transaction's: dropped if it rolls back
+
+        def append(db: sqlite3.Connection) -> int:
+            count = 0
             ((latest,),) = db.execute("SELECT coalesce(max(sequence), -1) FROM messages")
             batch: list[tuple[Any, ...]] = []
-            # this transaction's references: dropped with it if it rolls back
-            refs: dict[SessionAuthor, int] = {}
             for message in messages:
                 if not latest < message.sequence <= MAX_SEQUENCE:
                     raise ImportOrderError(message.sequence, latest)
@@ -847,6 +955,9 @@ class SQLiteStore(Store):
                     count += self._insert_rows(db, batch)
                     batch = []
             count += self._insert_rows(db, batch)
+            return count
+
+        count = self._write_now(append)
         for author, ref in refs.items():
             self._committed_ref(author, ref)
         return count
@@ -870,8 +981,7 @@ class SQLiteStore(Store):
     # --- roster -------------------------------------------------------------------------------
 
     async def roster(self) -> Roster:
-        with self._guard():
-            return self._snapshots()[0]
+        return self._snapshots()[0]
 
     async def add_agent(self, agent_id: str, name: str | None = None) -> RosterMember:
         if not agent_id.strip():
@@ -879,23 +989,29 @@ class SQLiteStore(Store):
         _require_identifier("the agent id", agent_id)
         _require_one_line("the agent name", name)
         member = RosterMember(agent_id, name if name is not None and name.strip() else None)
-        with self._write() as db:
-            roster, _ = self._snapshots()
+
+        def add(db: sqlite3.Connection) -> None:
+            roster, _ = self._snapshots(db)
             if roster.member(agent_id) is not None:
                 raise AgentExists(agent_id)
             Roster((*roster.members, member), roster.people, roster.retired).validate()
             db.execute("INSERT INTO agents (id, name) VALUES (?, ?)", (member.id, member.name))
-            self._changed()
+            self._changed(db)
+
+        await self._writing(add)
         return member
 
     async def retire_agent(self, agent_id: str) -> None:
         _require_text("the agent id", agent_id)
-        with self._write() as db:
-            roster, _ = self._snapshots()
+
+        def retire(db: sqlite3.Connection) -> None:
+            roster, _ = self._snapshots(db)
             if roster.member(agent_id) is None:
                 raise UnknownAuthor(f"agent {agent_id!r}")
             db.execute("UPDATE agents SET retired = 1 WHERE id = ?", (agent_id,))
-            self._changed()
+            self._changed(db)
+
+        await self._writing(retire)
 
     async def add_person(self, person_id: str, label: str) -> RosterPerson:
         if not person_id.strip():
@@ -905,20 +1021,22 @@ class SQLiteStore(Store):
         _require_identifier("the person id", person_id)
         _require_one_line("the person's label", label)
         person = RosterPerson(person_id, label)
-        with self._write() as db:
-            roster, _ = self._snapshots()
+
+        def add(db: sqlite3.Connection) -> None:
+            roster, _ = self._snapshots(db)
             if roster.person(person_id) is not None:
                 raise PersonExists(person_id)
             Roster(roster.members, (*roster.people, person), roster.retired).validate()
             db.execute("INSERT INTO people (id, label) VALUES (?, ?)", (person.id, person.label))
-            self._changed()
+            self._changed(db)
+
+        await self._writing(add)
         return person
 
     # --- desks --------------------------------------------------------------------------------
 
     async def desks(self) -> DeskSet:
-        with self._guard():
-            return self._snapshots()[1]
+        return self._snapshots()[1]
 
     async def create_desk(
         self, desk_id: str, name: str | None = None, description: str | None = None
@@ -931,8 +1049,9 @@ class SQLiteStore(Store):
         _require_one_line("the desk name", name)
         _require_one_line("the desk description", description)
         desk = Desk(desk_id, name if name is not None else desk_id, description)
-        with self._write() as db:
-            _, desks = self._snapshots()
+
+        def create(db: sqlite3.Connection) -> None:
+            _, desks = self._snapshots(db)
             grown = DeskSet(
                 desks.declared, (*desks.added, desk), desks.additions, desks.orders, desks.retired
             )
@@ -945,7 +1064,9 @@ class SQLiteStore(Store):
                 "INSERT INTO desks (id, name, description, responder_mode) VALUES (?, ?, ?, ?)",
                 (desk.id, desk.name, desk.description, desk.responder_mode),
             )
-            self._changed()
+            self._changed(db)
+
+        await self._writing(create)
         return desk
 
     def _member_desk(self, desks: DeskSet, ref: str) -> Desk:
@@ -957,8 +1078,9 @@ class SQLiteStore(Store):
     async def add_desk_member(self, desk: str, agent_id: str) -> None:
         _require_text("the desk", desk)
         _require_text("the agent id", agent_id)
-        with self._write() as db:
-            roster, desks = self._snapshots()
+
+        def add(db: sqlite3.Connection) -> None:
+            roster, desks = self._snapshots(db)
             target = self._member_desk(desks, desk)
             self._roster_author(Agent(agent_id, agent_id), roster)
             if agent_id in desks.members(target.id):
@@ -975,14 +1097,17 @@ class SQLiteStore(Store):
             order = self._order_of(desks, target.id)
             if order is not None:
                 self._store_order(db, target.id, (*order, agent_id))
-            self._validate_desks()
-            self._changed()
+            self._load_desks(db).validate()
+            self._changed(db)
+
+        await self._writing(add)
 
     async def retire_desk_member(self, desk: str, agent_id: str) -> None:
         _require_text("the desk", desk)
         _require_text("the agent id", agent_id)
-        with self._write() as db:
-            _, desks = self._snapshots()
+
+        def retire(db: sqlite3.Connection) -> None:
+            _, desks = self._snapshots(db)
             target = self._member_desk(desks, desk)
             if agent_id not in desks.members(target.id):
                 raise DeskMembership(target.id, agent_id, "is not a member of")
@@ -993,20 +1118,25 @@ class SQLiteStore(Store):
             order = self._order_of(desks, target.id)
             if order is not None:
                 self._store_order(db, target.id, tuple(a for a in order if a != agent_id))
-            self._validate_desks()
-            self._changed()
+            self._load_desks(db).validate()
+            self._changed(db)
+
+        await self._writing(retire)
 
     async def set_desk_order(self, desk: str, ordered: Iterable[str]) -> None:
         wanted = tuple(ordered)
         _require_text("the desk", desk)
         for agent_id in wanted:
             _require_text("an agent id in the order", agent_id)
-        with self._write() as db:
-            _, desks = self._snapshots()
+
+        def store(db: sqlite3.Connection) -> None:
+            _, desks = self._snapshots(db)
             target = self._member_desk(desks, desk)
             self._store_order(db, target.id, wanted)
-            self._validate_desks()
-            self._changed()
+            self._load_desks(db).validate()  # as written so far (rolls back on error)
+            self._changed(db)
+
+        await self._writing(store)
 
     @staticmethod
     def _order_of(desks: DeskSet, desk_id: str) -> tuple[str, ...] | None:
@@ -1019,10 +1149,6 @@ class SQLiteStore(Store):
             "ON CONFLICT (desk_id) DO UPDATE SET ordered = excluded.ordered",
             (desk_id, json.dumps(list(ordered))),
         )
-
-    def _validate_desks(self) -> None:
-        """Check the desk tables as written so far in this transaction (rolls back on error)."""
-        self._load_desks().validate()
 
 
 class _ConversationView:

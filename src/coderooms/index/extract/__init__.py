@@ -9,6 +9,8 @@ import os
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
 from coderooms.index.discover import change_mark
 from coderooms.index.extract import curly, python
 from coderooms.index.extract.common import content_hash
@@ -22,6 +24,16 @@ GENERATED_SNIFF_BYTES = 2048
 MINIFIED_MIN_BYTES = 4096
 MINIFIED_AVG_LINE_CHARS = 300
 MINIFIED_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "css", "json", "html"})
+NESTING_WORK_CAP = 10_000_000
+"""The most bracket nesting a parsed file may hold, as the sum over its opening brackets
+of how deeply each one is nested. tree-sitter's queries take time that grows with the
+square of nesting depth (a 192 KB ``f(f(…))`` file 64k deep ran for minutes and, in
+C, kept signals waiting); ordinary code sums to well under a million. A file over the
+cap is skipped as ``too_deeply_nested``; at the cap a query takes about a second."""
+_OPENERS = b"([{"
+_BRACKET_STEP = np.zeros(256, dtype=np.int32)
+_BRACKET_STEP[list(_OPENERS)] = 1
+_BRACKET_STEP[list(b")]}")] = -1
 
 VENDORED_DIRS = frozenset(
     {
@@ -95,6 +107,22 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
+def nesting_work(data: bytes) -> int:
+    """The sum, over the opening brackets of ``data``, of the depth each opens, counted
+    on the bytes (strings and comments included: cheap, and only ever a little off) from
+    the shallowest point before it, so a stray closing bracket cannot hide nesting after
+    it. With too few brackets to reach :data:`NESTING_WORK_CAP` however they nest, the
+    bound they cannot exceed is returned instead."""
+    openers = sum(map(data.count, (bytes([b]) for b in _OPENERS)))
+    bound = openers * (openers + 1) // 2
+    if bound <= NESTING_WORK_CAP:
+        return bound
+    steps = np.take(_BRACKET_STEP, np.frombuffer(data, dtype=np.uint8))
+    depths = np.cumsum(steps, dtype=np.int32)  # a depth is at most the file's size
+    depths -= np.minimum(np.minimum.accumulate(depths), 0)
+    return int(depths[steps > 0].sum(dtype=np.int64))
+
+
 def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
     """Read ``root/path`` and learn what it defines; never raises for a bad file."""
     language = language_of(path)
@@ -141,6 +169,8 @@ def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
     facts.is_test = is_test_path(language, path)
     if facts.is_vendored or facts.is_generated:
         return facts
+    if nesting_work(data) > NESTING_WORK_CAP:
+        return Skipped(path, "too_deeply_nested", size)
     if language == "python":
         python.extract(facts, data)
     else:
