@@ -17,8 +17,12 @@ Five rows, every target 0:
    missing (or changed) after reopening the store.
 3. **Generated MCP requests over stdio** against ``coderooms mcp``: malformed JSON-RPC,
    wrong types, unknown tools, a 10 MB payload, deep nesting, invalid UTF-8 bytes, an
-   adversarial regex on long text, out-of-range numbers. Counted: crashes (the server
-   died), hangs (no answer within ``ANSWER_TIMEOUT_S``), tracebacks on the wire or stderr.
+   adversarial regex on long text, out-of-range numbers, 10 MB desk, author and tool
+   names. Counted: crashes (the server died), hangs (no answer within
+   ``ANSWER_TIMEOUT_S``), tracebacks on the wire or stderr, internal or untyped errors,
+   and refusals over ``REFUSAL_CAP_BYTES`` (an input echoed back). A skim of 10 MB of
+   test log is timed on its own: its cost is linear in the text, so it is a figure, not
+   a hang.
 4. **Generated message texts through the library** (post, read, search, pins of the MCP
    service): random unicode, control characters, huge lines, mentions, ``!pin`` lines.
    Counted: untyped errors (anything not a ``CoderoomsError``) and round-trip mismatches
@@ -84,6 +88,9 @@ WARMUP_TIMEOUT_S = 120.0
 """The first focus call indexes the (tiny) working directory and loads the model."""
 BIG_PAYLOAD_BYTES = 10 * 1024 * 1024
 DEEP_NESTING = 100_000
+REFUSAL_CAP_BYTES = 64 * 1024
+"""A refusal longer than this repeats its input instead of naming it."""
+SKIM_LOG_LINE = "FAILED tests/test_app.py::test_retry[%d] - AssertionError: backoff\n"
 ADVERSARIAL_REGEX = "/(a+)+$/"
 ADVERSARIAL_TEXT_CHARS = 200_000
 
@@ -466,22 +473,27 @@ def mcp_cases(rng: random.Random, count: int, first_id: int) -> Iterator[tuple[s
         "invalid_utf8",
         "bad_envelope",
     )
-    # the expensive ones once each, wherever the draw puts them
-    yield (
-        "big_payload",
-        _line(_call(first_id, "room_post", {"desk": MCP_DESK, "content": "x" * BIG_PAYLOAD_BYTES})),
-    )
-    yield (
-        "big_payload",
-        _line(
-            _call(first_id + 1, "room_search", {"desk": MCP_DESK, "query": "y" * BIG_PAYLOAD_BYTES})
-        ),
-    )
+    # the expensive ones once each, first
+    big = "x" * BIG_PAYLOAD_BYTES
+    once: list[tuple[str, dict[str, Any]]] = [
+        ("room_post", {"desk": MCP_DESK, "content": big}),
+        ("room_search", {"desk": MCP_DESK, "query": big}),
+        ("room_read", {"desk": big}),  # a 10 MB desk name
+        ("room_search", {"desk": MCP_DESK, "query": "x", "author": big}),
+        ("room_post", {"desk": MCP_DESK, "content": "hi", "reply_to": 1, "desk_x": big}),
+        (big, {}),  # a 10 MB tool name
+        ("focus", {"goal": big}),
+        ("impact", {"target": big}),
+    ]
+    for n, (tool, arguments) in enumerate(once, start=first_id):
+        yield "big_payload", _line(_call(n, tool, arguments))
+    first_id += len(once)
     yield (
         "adversarial_regex",
-        _line(_call(first_id + 2, "room_search", {"desk": MCP_DESK, "query": ADVERSARIAL_REGEX})),
+        _line(_call(first_id, "room_search", {"desk": MCP_DESK, "query": ADVERSARIAL_REGEX})),
     )
-    for n in range(first_id + 3, first_id + count):
+    first_id += 1
+    for n in range(first_id, first_id + count - len(once) - 1):
         kind = rng.choice(kinds)
         tool = rng.choice(TOOLS)
         if kind == "valid":
@@ -654,7 +666,8 @@ def answer_kind(answer: bytes) -> str:
     """``internal`` for a JSON-RPC internal error (-32603: an exception the server did not
     expect), ``untyped`` for a tool error whose structured content names no error type
     (every refusal carries ``{"error": {"type", "message"}}``), ``unreadable`` for a
-    line that is not a JSON object, else ``ok``."""
+    line that is not a JSON object, ``oversized`` for a refusal longer than
+    :data:`REFUSAL_CAP_BYTES` (an input echoed back), else ``ok``."""
     try:
         message = json.loads(answer)
     except ValueError:
@@ -665,11 +678,15 @@ def answer_kind(answer: bytes) -> str:
     if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
         return "internal"
     result = message.get("result")
+    refused = isinstance(error, dict)
     if isinstance(result, dict) and result.get("isError"):
+        refused = True
         structured = result.get("structuredContent")
         typed = isinstance(structured, dict) and isinstance(structured.get("error"), dict)
         if not typed or not structured["error"].get("type"):
             return "untyped"
+    if refused and len(answer) > REFUSAL_CAP_BYTES:
+        return "oversized"
     return "ok"
 
 
@@ -712,7 +729,7 @@ def mcp_row(tmp: Path, requests: int) -> list[tuple[str, str, str]]:
     # warm: the first focus indexes the working directory and loads the embedding model
     client.send(_line(_call(1, "focus", {"goal": "retry backoff", "budget": 500})))
     client.answer(WARMUP_TIMEOUT_S)
-    crashes = hangs = tracebacks = internal = untyped = garbled = 0
+    crashes = hangs = tracebacks = internal = untyped = garbled = oversized = 0
     kinds: Counter[str] = Counter()
     slowest = 0.0
     rng = random.Random(SEED)
@@ -740,6 +757,14 @@ def mcp_row(tmp: Path, requests: int) -> list[tuple[str, str, str]]:
         internal += verdict == "internal"
         untyped += verdict == "untyped"
         garbled += verdict == "unreadable"
+        oversized += verdict == "oversized"
+    # 10 MB of test log through skim, timed on its own: its cost is linear in the text
+    lines = BIG_PAYLOAD_BYTES // len(SKIM_LOG_LINE % 0)
+    log = "".join(SKIM_LOG_LINE % (i % 1000) for i in range(lines))
+    started = time.perf_counter()
+    client.send(_line(_call(99, "skim", {"text": log, "goal": "fix the retry backoff"})))
+    skimmed = client.answer(LATE_ANSWER_S)
+    skim_s = time.perf_counter() - started
     client.close()
     if client.process.returncode not in (0, None):
         crashes += 1
@@ -757,7 +782,17 @@ def mcp_row(tmp: Path, requests: int) -> list[tuple[str, str, str]]:
             f"{internal} / {untyped} / {garbled}",
             f"{TARGET} / {TARGET} / {TARGET}",
         ),
+        (
+            f"{label}: refusals over {REFUSAL_CAP_BYTES // 1024} KiB (input echoed back)",
+            str(oversized),
+            TARGET,
+        ),
         (f"{label}: slowest answer", f"{slowest:.2f} s", f"≤ {ANSWER_TIMEOUT_S:g} s"),
+        (
+            "MCP stdio: skim of 10 MB of test log, answer time",
+            f"{skim_s:.2f} s" if skimmed is not None else f"no answer in {LATE_ANSWER_S:g} s",
+            f"≤ {ANSWER_TIMEOUT_S:g} s",
+        ),
         (f"{label}: mix", mix, "(reported)"),
     ]
 

@@ -72,3 +72,7 @@ def test_mcp_answers_are_judged_by_their_error_shape() -> None:
     assert bench.answer_kind(line(internal)) == "internal"
     assert bench.answer_kind(line({"id": 1, "error": {"code": -32700, "message": "x"}})) == "ok"
     assert bench.answer_kind(b"Traceback (most recent call last):\n") == "unreadable"
+    huge = {"id": 1, "error": {"code": -32602, "message": "x" * 100_000}}
+    assert bench.answer_kind(line(huge)) == "oversized"
+    big_result = {"id": 1, "result": {"content": [{"type": "text", "text": "y" * 100_000}]}}
+    assert bench.answer_kind(line(big_result)) == "ok"  # only refusals are capped

@@ -69,6 +69,18 @@ __all__ = [
 ]
 
 
+SHOWN_VALUE_CHARS = 1_000
+"""The most characters of one text value an error's message repeats. A client may send a
+10 MB desk name or tool name: the refusal names its start, not all of it twice over (the
+attribute keeps the whole value)."""
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > SHOWN_VALUE_CHARS:
+        return value[:SHOWN_VALUE_CHARS] + "…"
+    return value
+
+
 class CoderoomsError(Exception):
     """Base of every error coderooms raises on purpose."""
 
@@ -84,7 +96,8 @@ class CoderoomsError(Exception):
                 raise TypeError(f"{type(self).__name__} needs {', '.join(missing)}")
             for name in self.fields:
                 setattr(self, name, values[name])
-            message = self.template.format(**values) if self.template else repr(values)
+            shown = {name: _shown(value) for name, value in values.items()}
+            message = self.template.format(**shown) if self.template else repr(shown)
             super().__init__(message)
         else:
             super().__init__(*args)
