@@ -19,7 +19,10 @@ cores). Prints one table, with medians, of:
 * the size of one ``room_read`` on a desk of 30 messages of 1 MiB (target: message text
   within the documented ``READ_TEXT_BUDGET``);
 * HTTP load on ``coderooms up``: ``--clients`` clients each making ``--calls`` mixed
-  calls on kept-alive connections, p50 / p99 / errors (target: 10 ms / 50 ms / 0).
+  calls on kept-alive connections, p50 / p99 / errors (target: 10 ms / 50 ms / 0);
+* then the integrity rows of ``reliability_integrity.py`` (writers × posts, kill -9
+  rounds, generated MCP requests and message texts, a hostile tree for the index;
+  every target 0), unless ``--integrity none`` (``quick`` for small counts).
 """
 
 from __future__ import annotations
@@ -406,6 +409,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8, help="SIGTERM rounds")
     parser.add_argument("--clients", type=int, default=8, help="HTTP load clients")
     parser.add_argument("--calls", type=int, default=200, help="calls per HTTP client")
+    parser.add_argument(
+        "--integrity",
+        choices=("full", "quick", "none"),
+        default="full",
+        help="also run reliability_integrity.py's rows (writers, kill -9, generated input)",
+    )
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="coderooms-reliability-"))
@@ -480,6 +489,11 @@ def main() -> None:
                 "<= 10 ms / <= 50 ms / 0",
             )
         )
+        if args.integrity != "none":
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import reliability_integrity
+
+            rows += reliability_integrity.run(quick=args.integrity == "quick")
         width = max(len(row[0]) for row in rows)
         print(f"{'measure':<{width}}  result  [target]")
         for what, result, target in rows:

@@ -82,6 +82,17 @@ def test_numeric_arguments_out_of_range_are_refused(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+def test_a_huge_tool_name_is_refused_without_echoing_it_whole() -> None:
+    from coderooms.errors import ECHO_CHARS
+
+    server = build_server(RoomService(None), fixed_caller("alice"))  # type: ignore[arg-type]
+    result = asyncio.run(server.call_tool("t" * 10_000_000, {}))
+    assert result.is_error and result.structured_content is not None
+    error = result.structured_content["error"]
+    assert error["type"] == "UnknownTool" and "tttt…" in error["message"]
+    assert len(error["message"]) < ECHO_CHARS + 300
+
+
 def test_published_output_schemas_carry_no_references_and_still_validate() -> None:
     server = build_server(RoomService(None), fixed_caller("alice"))  # type: ignore[arg-type]
     tools = asyncio.run(server.list_tools())

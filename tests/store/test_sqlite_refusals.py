@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from coderooms.errors import ECHO_CHARS, CoderoomsError
 from coderooms.rooms.records import Agent, LogMessage, Operator, System
 from coderooms.store import (
     MESSAGE_BYTES_CAP,
@@ -128,6 +129,23 @@ async def test_a_well_formed_unknown_author_says_only_that_it_is_not_on_the_rost
     )
     with pytest.raises(InvalidAuthor, match="^author 'system: ' is not agent:ID"):
         await store.post(System(" ", "blank"), "hi")
+
+
+async def test_a_huge_reference_is_named_by_its_start_not_echoed_whole() -> None:
+    # a client may send a 10 MB desk name or author: the refusal must not repeat it all
+    store = await staffed()
+    huge = "x" * 10_000_000
+    for call in (
+        lambda: store.post("agent:ada", "hi", desk=huge),
+        lambda: store.post(f"agent:{huge}", "hi"),
+        lambda: store.post(huge, "hi"),
+    ):
+        with pytest.raises(CoderoomsError) as caught:
+            await call()
+        assert len(str(caught.value)) < ECHO_CHARS + 200
+        assert "xxxx…" in str(caught.value)
+        kept = vars(caught.value).values()
+        assert any(huge in str(value) for value in kept)  # the attribute keeps it whole
 
 
 def test_message_too_large_without_a_size_says_more_than_the_cap() -> None:
