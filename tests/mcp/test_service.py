@@ -315,3 +315,37 @@ def test_every_bounded_argument_states_its_range_in_its_description() -> None:
     for (tool, argument), maximum in expected.items():
         description = tools[tool].input_schema["properties"][argument]["description"]
         assert f"(1 to {maximum:,})" in description, (tool, argument, description)
+
+
+def test_skim_runs_off_the_event_loop_when_offloading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from coderooms.mcp import service as service_module
+
+    seen: list[str] = []
+    real = service_module.skim_output
+
+    def recording(text: str, goal: str, budget: int):  # type: ignore[no-untyped-def]
+        seen.append(threading.current_thread().name)
+        return real(text, goal, budget)
+
+    monkeypatch.setattr(service_module, "skim_output", recording)
+
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            loop_thread = threading.current_thread().name
+            result = await RoomService(store).skim(
+                "alice", "PASSED a\nFAILED b\n", "why b fails", 50
+            )
+            assert "FAILED b" in result.text
+            assert seen and seen[0] != loop_thread  # a worker thread, not the loop's
+            await RoomService(store, offload=False).skim("alice", "x\n", "x", 50)
+            assert seen[1] == loop_thread
+        finally:
+            store.close()
+
+    asyncio.run(scenario())

@@ -48,7 +48,6 @@ from coderooms.rooms.search import SEARCH_LIMIT
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT
 from coderooms.rooms.wire import to_wire
 from coderooms.skimmer import DEFAULT_SKIM_BUDGET
-from coderooms.skimmer import skim as skim_output
 
 __all__ = ["SERVER_NAME", "Caller", "build_server", "fixed_caller", "inline_refs", "token_caller"]
 
@@ -369,8 +368,8 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         tail) within a token budget; every cut is marked in place with what went and why."""
 
         async def work() -> SkimOut:
-            await service.admit(who(ctx))  # a retired or unknown caller is refused here too
-            result = skim_output(text, goal, budget)
+            # A retired or unknown caller is refused here too; the work runs off the loop.
+            result = await service.skim(who(ctx), text, goal, budget)
             payload = to_wire(result)
             return SkimOut.model_validate({**payload, "text": result.text})
 

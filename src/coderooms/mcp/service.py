@@ -97,6 +97,8 @@ from coderooms.rooms.threads import (
     read_thread_index,
     search_threads,
 )
+from coderooms.skimmer import SkimResult
+from coderooms.skimmer import skim as skim_output
 from coderooms.store.base import Store, author_filter
 from coderooms.store.errors import ParentInOtherDesk, UnknownParent
 
@@ -345,6 +347,14 @@ class RoomService:
         """Refuse a caller that is not on the roster or is retired (tools that touch no
         room still serve only members)."""
         await self._caller(agent_id)
+
+    async def skim(self, agent_id: str, text: str, goal: str, budget: int) -> SkimResult:
+        """Skim verbose output for a member. With ``offload`` the work runs on a worker
+        thread: a 10 MB log takes seconds, and another agent's call must not wait on it."""
+        await self._caller(agent_id)
+        if self.offload:
+            return await anyio.to_thread.run_sync(skim_output, text, goal, budget)
+        return skim_output(text, goal, budget)
 
     async def _caller(self, agent_id: str) -> _Snapshot:
         roster = await self.store.roster()
