@@ -32,4 +32,4 @@ def rank(index: SalienceIndex, query: Query) -> list[Seed]:
     return found
 
 
-SIGNAL = Signal("options", rank, default_weight=1.5, precise=True)
+SIGNAL = Signal("options", rank, default_weight=0.75, precise=True)
