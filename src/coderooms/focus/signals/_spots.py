@@ -42,3 +42,17 @@ def innermost_symbol(index: SalienceIndex, row: int, offset: int) -> list[int]:
     ]
     inner.sort(key=lambda s: (index.nodes[s].end_line - index.nodes[s].start_line, s))
     return inner[:1]
+
+
+def verbatim_spots(index: SalienceIndex, text: str) -> list[tuple[int, int]]:
+    """(file row, offset of its first occurrence) for each source file holding ``text``;
+    none when more than :data:`MAX_VERBATIM_FILES` do (the text points at nothing)."""
+    rows = files_holding(index, text, index.source_rows)
+    if len(rows) > MAX_VERBATIM_FILES:
+        return []
+    return [(row, index.texts[index.nodes[row].path].find(text)) for row in rows]
+
+
+def seeds_at(index: SalienceIndex, row: int, offset: int, reason: str) -> list[tuple[int, str]]:
+    """The innermost symbol around ``offset`` of file ``row``, then the file itself."""
+    return [(sym, reason) for sym in innermost_symbol(index, row, offset)] + [(row, reason)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from coderooms.focus.signals._spots import MAX_VERBATIM_FILES, files_holding, innermost_symbol
+from coderooms.focus.signals._spots import seeds_at, verbatim_spots
 from coderooms.focus.signals.base import Query, Seed, Signal
 from coderooms.focus.text import BLOCK_WEIGHT, goal_sections, literal_fragments
 
@@ -38,15 +38,10 @@ def fragments(query: Query) -> list[str]:
 def rank(index: SalienceIndex, query: Query) -> list[Seed]:
     found: list[tuple[int, int, Seed]] = []  # (files holding it, order, seed)
     for order, piece in enumerate(fragments(query)):
-        hits = files_holding(index, piece, index.source_rows)
-        if not hits or len(hits) > MAX_VERBATIM_FILES:
-            continue
+        spots = verbatim_spots(index, piece)
         reason = f"prints “{piece[:REASON_CHARS]}” seen in the goal's output"
-        for row in hits:
-            offset = index.texts[index.nodes[row].path].find(piece)
-            for sym in innermost_symbol(index, row, offset):
-                found.append((len(hits), order, (sym, reason)))
-            found.append((len(hits), order, (row, reason)))
+        for row, offset in spots:
+            found.extend((len(spots), order, seed) for seed in seeds_at(index, row, offset, reason))
     # The rarest text first: a line only one file can print says the most.
     found.sort(key=lambda item: (item[0], item[1]))
     return [seed for _, _, seed in found]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coderooms.focus.signals._spots import MAX_VERBATIM_FILES, files_holding, innermost_symbol
+from coderooms.focus.signals._spots import MAX_VERBATIM_FILES, files_holding, seeds_at
 from coderooms.focus.signals.base import Query, Seed, Signal
 
 if TYPE_CHECKING:
@@ -27,8 +27,7 @@ def rank(index: SalienceIndex, query: Query) -> list[Seed]:
             continue
         reason = f"defines the option `{option}`"
         for row, offset in hits:
-            found.extend((s, reason) for s in innermost_symbol(index, row, offset))
-            found.append((row, reason))
+            found.extend(seeds_at(index, row, offset, reason))
     return found
 
 
