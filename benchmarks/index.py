@@ -2,9 +2,9 @@
 
     .venv/bin/python benchmarks/index.py [--repo PATH] [--runs N] [--scale K]
 
-Default subject: pytest-dev/pytest at a fixed commit, cloned from the mirror the
-``fetch`` tool leaves under /work/.mirror (falls back to a large installed package
-when there is no mirror). Measures, in one run: tree-sitter parse alone (the baseline),
+Default subject: pytest-dev/pytest at a fixed commit, cloned from the local mirror
+``../.mirror/pytest-dev+pytest/repo`` beside the project (or under
+``$CODEROOMS_MIRROR_DIR``); a large installed package stands in when there is none. Measures, in one run: tree-sitter parse alone (the baseline),
 serial extraction, a cold index on every core, a no-change re-run, a one-file change,
 the same two on a tree scaled to >= 2,000 files, and peak memory. Prints medians and
 ratios against the baseline.
@@ -29,7 +29,10 @@ from coderooms.index.extract import curly, process_file, python
 from coderooms.index.languages import PARSED_LANGUAGES, language_of
 from coderooms.workspace import Workspace
 
-PYTEST_MIRROR = Path("/work/.mirror/pytest-dev+pytest/repo")
+MIRROR_DIR = Path(
+    os.environ.get("CODEROOMS_MIRROR_DIR", Path(__file__).resolve().parents[2] / ".mirror")
+)
+PYTEST_MIRROR = MIRROR_DIR / "pytest-dev+pytest" / "repo"
 PYTEST_COMMIT = "df87db7b0462fb764ef73fa00561adf8ad047572"
 FALLBACK_PACKAGES = ("mypy", "hypothesis", "_pytest", "click")
 DEFAULT_RUNS = 7

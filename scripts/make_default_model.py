@@ -4,7 +4,8 @@ Recipe (one command, run from the repository root with any Python >= 3.11):
 
     python3 scripts/make_default_model.py
 
-1. Creates a separate virtual environment (default ``/work/distill-venv``; never the
+1. Creates a separate virtual environment (default ``coderooms-distill-venv`` in the
+   system's temporary directory, or ``--venv``; never the
    project ``.venv``, which must stay free of torch).
 2. Installs into it ``torch==2.13.0`` (the CPU wheel found through pip's configured
    find-links; any other torch version would pull a multi-GB CUDA build), then
@@ -27,10 +28,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_VENV = Path("/work/distill-venv")
+DEFAULT_VENV = Path(tempfile.gettempdir()) / "coderooms-distill-venv"
 OUTPUT_DIR = REPO_ROOT / "src" / "coderooms" / "data" / "model"
 
 TORCH_REQUIREMENT = "torch==2.13.0"
