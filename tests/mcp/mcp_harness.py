@@ -1,12 +1,14 @@
 """MCP client sessions held open on a background event loop, so tests stay synchronous.
 
 Each session is opened once per test module (servers are real subprocesses), and a
-test calls a tool with ``sessions.call(name, tool, arguments)``.
+test calls a tool with ``sessions.call(name, tool, arguments)``. Tests that speak the
+stdio wire themselves build their lines with ``wire_opening`` and ``wire_call``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -17,6 +19,7 @@ from typing import Any
 
 from mcp_types import CallToolResult, ListToolsResult
 
+from coderooms.store import open_store
 from mcp import Client
 
 CALL_TIMEOUT_S = 120.0
@@ -105,3 +108,54 @@ def agent_token(db: str, agent: str) -> str:
         timeout=CALL_TIMEOUT_S,
     )
     return done.stdout.strip()
+
+
+# --- raw JSON-RPC lines for stdio wire tests ---------------------------------------------
+
+
+def wire_line(message: dict[str, Any]) -> str:
+    """One JSON-RPC message as the line a stdio client writes."""
+    return json.dumps(message) + "\n"
+
+
+def wire_opening(client: str = "test") -> str:
+    """The lines that open an MCP session: ``initialize`` (id 0), then ``initialized``."""
+    return wire_line(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": client, "version": "1"},
+            },
+        }
+    ) + wire_line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def wire_call(request_id: object, tool: str, arguments: dict[str, Any]) -> str:
+    """A ``tools/call`` line."""
+    return wire_line(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+    )
+
+
+def store_with_agents(url: str, *agents: str) -> str:
+    """Create the store at ``url`` with ``agents`` on its roster; returns ``url``."""
+
+    async def build() -> None:
+        store = open_store(url)
+        try:
+            for agent in agents:
+                await store.add_agent(agent)
+        finally:
+            store.close()
+
+    asyncio.run(build())
+    return url

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp_harness import CODEROOMS
+from mcp_harness import CODEROOMS, wire_line, wire_opening
 from mcp_types import InputRequiredResult
 
 from coderooms.errors import ECHO_CHARS, UnknownDesk
@@ -155,27 +155,11 @@ def test_bytes_that_are_not_utf8_are_refused_naming_the_argument(tmp_path: Path)
             await store.add_agent("ada")
 
     asyncio.run(build())
-    opening = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "faults", "version": "1"},
-        },
-    }
     post = (
         b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "room_post", '
         b'"arguments": {"content": "caf\xe9 \xff"}}}\n'
     )
-    lines = (
-        json.dumps(opening).encode()
-        + b"\n"
-        + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
-        + b"\n"
-        + post
-    )
+    lines = wire_opening("faults").encode() + post
     done = subprocess.run(
         [CODEROOMS, "--db", url, "mcp", "--agent", "ada"],
         input=lines,
@@ -216,24 +200,10 @@ def test_up_listens_without_nagles_delay() -> None:
 def test_an_unknown_method_repeats_only_a_bounded_prefix_of_its_name(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'rooms.db'}"
     subprocess.run([CODEROOMS, "--db", url, "agent", "add", "ada"], check=True, timeout=120)
-    opening = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "faults", "version": "1"},
-        },
-    }
-    lines = [
-        opening,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "m" * 100_000},
-    ]
+    lines = wire_opening("faults") + wire_line({"jsonrpc": "2.0", "id": 1, "method": "m" * 100_000})
     done = subprocess.run(
         [CODEROOMS, "--db", url, "mcp", "--agent", "ada"],
-        input="".join(json.dumps(line) + "\n" for line in lines),
+        input=lines,
         capture_output=True,
         text=True,
         timeout=120,

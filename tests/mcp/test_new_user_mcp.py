@@ -10,57 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_harness import CODEROOMS
+from mcp_harness import CODEROOMS, store_with_agents, wire_call, wire_line, wire_opening
 from mcp_repo import write_fixture_repo
 
 from coderooms.mcp.errors import NoWorkspace
 from coderooms.mcp.service import RoomService
 from coderooms.store import UnknownAuthor, open_store
 
-
-def _line(message: dict[str, Any]) -> str:
-    return json.dumps(message) + "\n"
-
-
-OPENING = _line(
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "new-user", "version": "1"},
-        },
-    }
-) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-
-def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
-    return _line(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        }
-    )
+OPENING = wire_opening("new-user")
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> str:
     base = tmp_path_factory.mktemp("new-user-mcp")
-    url = f"sqlite:///{base / 'rooms.db'}"
-
-    async def build() -> None:
-        store = open_store(url)
-        try:
-            await store.add_agent("alice")
-        finally:
-            store.close()
-
-    asyncio.run(build())
-    return url
+    return store_with_agents(f"sqlite:///{base / 'rooms.db'}", "alice")
 
 
 def serve(url: str, lines: str, cwd: Path | None = None) -> list[dict[str, Any]]:
@@ -78,7 +41,7 @@ def serve(url: str, lines: str, cwd: Path | None = None) -> list[dict[str, Any]]
 
 def test_mcp_started_in_a_repository_serves_its_code_without_repo(url: str, tmp_path: Path) -> None:
     repo = write_fixture_repo(tmp_path / "repo")
-    (answer,) = serve(url, _call(1, "seek", {"query": "apply_discount", "limit": 3}), cwd=repo)
+    (answer,) = serve(url, wire_call(1, "seek", {"query": "apply_discount", "limit": 3}), cwd=repo)
     result = answer["result"]
     assert not result.get("isError"), result
     ids = [hit["id"] for hit in result["structuredContent"]["results"]]
@@ -100,7 +63,7 @@ def in_room(tmp_path: Path, scenario: Any) -> None:
     asyncio.run(go())
 
 
-def test_a_search_by_an_author_nobody_has_is_refused_as_on_the_command_line(
+def test_a_search_by_an_author_nobody_has_is_refused_as_on_the_commandwire_line(
     tmp_path: Path,
 ) -> None:
     async def scenario(store: Any, service: RoomService) -> None:
@@ -123,13 +86,13 @@ def test_a_service_built_without_a_repository_says_so(tmp_path: Path) -> None:
 
 def test_every_request_is_answered_with_its_id_where_the_id_can_be_read(url: str) -> None:
     lines = (
-        _line({"id": 1, "method": "ping"})  # no "jsonrpc": Invalid Request, id kept
-        + _line({"id": "two", "method": "tools/list", "params": {}})
-        + _line({"id": 3.5, "method": "ping"})
-        + _line({"jsonrpc": "2.0", "id": 4.5, "method": "ping"})
-        + _line({"jsonrpc": "2.0", "id": True, "method": "ping"})  # no id to read
-        + _line({"method": "ping"})  # not JSON-RPC, and no id
-        + _line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        wire_line({"id": 1, "method": "ping"})  # no "jsonrpc": Invalid Request, id kept
+        + wire_line({"id": "two", "method": "tools/list", "params": {}})
+        + wire_line({"id": 3.5, "method": "ping"})
+        + wire_line({"jsonrpc": "2.0", "id": 4.5, "method": "ping"})
+        + wire_line({"jsonrpc": "2.0", "id": True, "method": "ping"})  # no id to read
+        + wire_line({"method": "ping"})  # not JSON-RPC, and no id
+        + wire_line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
     )
     answers = serve(url, lines)
     assert sorted(
@@ -174,11 +137,11 @@ def test_mcp_answers_say_when_each_message_was_posted(tmp_path: Path) -> None:
 
 def test_every_refusal_carries_its_type_in_structured_content(url: str) -> None:
     lines = (
-        _call(1, "no_such_tool", {})
-        + _call(2, "room_read", {"window": 0})
-        + _call(3, "room_read", {"desk": "nowhere"})
-        + _call(4, "room_read", {"window": "lots"})
-        + _call(5, "room_search", {"query": "/(/"})
+        wire_call(1, "no_such_tool", {})
+        + wire_call(2, "room_read", {"window": 0})
+        + wire_call(3, "room_read", {"desk": "nowhere"})
+        + wire_call(4, "room_read", {"window": "lots"})
+        + wire_call(5, "room_search", {"query": "/(/"})
     )
     answers = {a["id"]: a["result"] for a in serve(url, lines)}
     expected = {

@@ -15,11 +15,10 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_harness import CODEROOMS
+from mcp_harness import CODEROOMS, store_with_agents, wire_line, wire_opening
 from mcp_types import JSONRPCResponse
 
 from coderooms.mcp import stdio
-from coderooms.store import open_store
 
 POSTS = 10
 
@@ -27,36 +26,14 @@ POSTS = 10
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> str:
     base = tmp_path_factory.mktemp("wire")
-    url = f"sqlite:///{base / 'rooms.db'}"
-
-    async def build() -> None:
-        store = open_store(url)
-        try:
-            await store.add_agent("alice")
-        finally:
-            store.close()
-
-    asyncio.run(build())
-    return url
+    return store_with_agents(f"sqlite:///{base / 'rooms.db'}", "alice")
 
 
-def _line(message: dict[str, Any]) -> str:
-    return json.dumps(message) + "\n"
+_line = wire_line
 
 
 def _opening() -> str:
-    return _line(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "wire-test", "version": "1"},
-            },
-        }
-    ) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return wire_opening("wire-test")
 
 
 def _posts(tag: str) -> str:

@@ -3,7 +3,6 @@ doing, with one ``error: terminated`` line and never a traceback."""
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import signal
@@ -14,7 +13,7 @@ import tty
 from pathlib import Path
 
 import pytest
-from mcp_harness import CODEROOMS
+from mcp_harness import CODEROOMS, wire_line, wire_opening
 
 from coderooms.cli.app import EXIT_TERMINATED, STOP_GRACE_S
 
@@ -24,22 +23,11 @@ something cannot be interrupted, and then STOP_GRACE_S): generous for a busy mac
 ROUNDS = 4
 
 
-def _line(message: dict[str, object]) -> bytes:
-    return (json.dumps(message) + "\n").encode()
+OPENING = wire_opening("stop-test").encode()
 
 
-OPENING = _line(
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "stop-test", "version": "1"},
-        },
-    }
-) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+def wire_bytes(message: dict[str, object]) -> bytes:
+    return wire_line(message).encode()
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +50,7 @@ def _wait_for_answer(read_fd: int) -> None:
         seen += chunk
 
 
-def _assert_stopped_in_one_line(process: subprocess.Popen[bytes]) -> None:
+def _assert_stopped_in_onewire_bytes(process: subprocess.Popen[bytes]) -> None:
     started = time.monotonic()
     try:
         _, err = process.communicate(timeout=STOP_BOUND_S)
@@ -91,17 +79,17 @@ def test_a_server_reading_a_terminal_stops_on_sigterm(url: str) -> None:
         assert process.stdout is not None
         _wait_for_answer(process.stdout.fileno())
         process.send_signal(signal.SIGTERM)
-        _assert_stopped_in_one_line(process)
+        _assert_stopped_in_onewire_bytes(process)
     finally:
         os.close(master)
 
 
 @pytest.mark.parametrize("closing", [False, True], ids=["input open", "input closing"])
-def test_a_busy_server_stops_on_sigterm_in_one_line(
+def test_a_busy_server_stops_on_sigterm_in_onewire_bytes(
     url: str, tmp_path: Path, closing: bool
 ) -> None:
     requests = b"".join(
-        _line(
+        wire_bytes(
             {
                 "jsonrpc": "2.0",
                 "id": n,
@@ -130,7 +118,7 @@ def test_a_busy_server_stops_on_sigterm_in_one_line(
         if not closing:
             process.stdin.close()
         process.stdin = None
-        _assert_stopped_in_one_line(process)
+        _assert_stopped_in_onewire_bytes(process)
 
 
 STUCK_INDEX = """
@@ -165,10 +153,12 @@ def test_a_server_whose_worker_thread_is_stuck_still_stops_on_sigterm(
     process.stdin.flush()
     _wait_for_answer(process.stdout.fileno())
     focus = {"name": "focus", "arguments": {"goal": "what f returns"}}
-    process.stdin.write(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": focus}))
+    process.stdin.write(
+        wire_bytes({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": focus})
+    )
     process.stdin.flush()
     time.sleep(1.0)  # the first focus is building the workspace on a worker thread
     process.send_signal(signal.SIGTERM)
     process.stdin.close()
     process.stdin = None
-    _assert_stopped_in_one_line(process)
+    _assert_stopped_in_onewire_bytes(process)
