@@ -123,3 +123,12 @@ def test_verbatim_search_reads_only_files_holding_the_rarest_term_and_misses_non
     assert paths(files_holding(index, "is it", rows)) == ["c.py"]
     # The first and last words may be cut from longer ones; they never narrow the search.
     assert paths(files_holding(index, "nnot frobnicate the wid", rows)) == ["a.py"]
+
+
+def test_a_reweighted_engine_ranks_as_one_built_with_those_weights() -> None:
+    config = SalienceConfig().without("options", "lexical_files")
+    twin = engine().reweighted(config)
+    assert twin.seek(GOAL).to_json() == engine(config).seek(GOAL).to_json()
+    assert twin.focus(GOAL).to_json() == engine(config).focus(GOAL).to_json()
+    with pytest.raises(ValueError, match="rank-time"):
+        engine().reweighted(SalienceConfig(test_penalty=0.9))  # shapes the index itself

@@ -9,6 +9,7 @@ hosts (the workspace, the CLI, the benchmark) wire ``coderooms.tokens`` and
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -206,11 +207,7 @@ class FocusEngine:
         (see :data:`~coderooms.focus.salience.RANK_TIME_FIELDS`): an ablation or a weight
         search without building the index again."""
         check_rank_time_only(self.index.config, config)
-        twin = FocusEngine.__new__(FocusEngine)
-        twin.graph = self.graph
-        twin.count_tokens = self.count_tokens
-        twin.index = self.index
-        twin._renders = self._renders
+        twin = copy.copy(self)  # shares the index and the render cache
         twin._last = None
         twin._weights = config
         return twin
