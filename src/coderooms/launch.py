@@ -15,13 +15,14 @@ from collections.abc import Callable
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 """Exit status after Ctrl-C stopped a command part-way (or while it loaded)."""
-_EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_TERMINATED = 128 + signal.SIGTERM
+"""Exit status after SIGTERM stopped a command (or while it loaded)."""
 
 
 def _terminated_while_loading(signum: int, frame: object) -> None:
     """SIGTERM before any command ran: nothing to unwind, one line and the status."""
     os.write(2, b"error: terminated\n")
-    os._exit(_EXIT_TERMINATED)
+    os._exit(EXIT_TERMINATED)
 
 
 def _load() -> Callable[[], object]:

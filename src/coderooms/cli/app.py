@@ -25,7 +25,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from coderooms.errors import CoderoomsError
-from coderooms.launch import EXIT_INTERRUPTED
+from coderooms.launch import EXIT_INTERRUPTED, EXIT_TERMINATED
 from coderooms.store import Store, open_store
 
 __all__ = [
@@ -44,8 +44,6 @@ __all__ = [
 
 EXIT_REFUSED = 1
 """Exit status when coderooms refuses the request (a typed error)."""
-EXIT_TERMINATED = 128 + signal.SIGTERM
-"""Exit status after SIGTERM stopped a command part-way."""
 STOP_GRACE_S = 5.0
 """After SIGTERM, how long a command may take to unwind (roll back, stop its workers)
 before the process ends anyway: a worker thread busy in a long call (an index build) or

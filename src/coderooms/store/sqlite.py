@@ -104,6 +104,8 @@ __all__ = [
     "apply_migrations",
 ]
 
+FOREIGN_DATABASE = "it is a SQLite database of another application"
+"""Why a SQLite file that coderooms did not make is refused (before anything is written)."""
 BUSY_TIMEOUT_MS = 10_000
 """How long a writer waits for another process's write lock before giving up."""
 
@@ -615,19 +617,19 @@ class SQLiteStore(Store):
         if not tables:
             return True
         if "schema_migrations" not in tables:
-            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+            raise CorruptDatabase(self.path, FOREIGN_DATABASE)
         columns = [row[1] for row in connection.execute("PRAGMA table_info(schema_migrations)")]
         if columns[:2] != ["version", "name"]:
-            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+            raise CorruptDatabase(self.path, FOREIGN_DATABASE)
         recorded = dict(connection.execute("SELECT version, name FROM schema_migrations"))
         if any(not isinstance(version, int) for version in recorded):
-            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+            raise CorruptDatabase(self.path, FOREIGN_DATABASE)
         newest = max(recorded, default=0)
         if newest > SCHEMA_VERSION:
             raise NewerSchema(self.path, newest, SCHEMA_VERSION)
         ours = {migration.version: migration.name for migration in MIGRATIONS}
         if any(ours.get(version) != name for version, name in recorded.items()):
-            raise CorruptDatabase(self.path, "it is a SQLite database of another application")
+            raise CorruptDatabase(self.path, FOREIGN_DATABASE)
         return set(recorded) != set(ours)
 
     @staticmethod
