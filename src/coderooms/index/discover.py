@@ -188,13 +188,17 @@ def _walk(root: str, listing: Listing) -> list[str]:
         dirpath = os.path.join(root, rel_dir) if rel_dir else root
         try:
             with os.scandir(dirpath) as entries:
-                listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+                # (name, a directory?, a link to a directory?): the entry knows both.
+                listed = [
+                    (entry.name, entry.is_dir(follow_symlinks=False), _links_to_dir(entry))
+                    for entry in entries
+                ]
         except OSError as exc:
             if not rel_dir:
                 raise WorkspaceUnreadable(root, exc.strerror or str(exc)) from exc
             _skip(listing, rel_dir, "unreadable")
             continue
-        names = {name for name, _ in listed}
+        names = {name for name, _, _ in listed}
         if ".gitignore" in names:
             try:
                 with open(
@@ -206,31 +210,27 @@ def _walk(root: str, listing: Listing) -> list[str]:
             except OSError:
                 pass
         below: list[str] = []
-        for name, is_dir in sorted(listed):
+        for name, is_dir, dir_link in sorted(listed):
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            full = os.path.join(dirpath, name)
-            if is_dir:
+            if is_dir or dir_link:
                 if name in ALWAYS_IGNORED_DIRS or name in WALK_IGNORED_DIRS or ignored(rel, True):
                     continue
-                if depth + 1 > WALK_MAX_DEPTH:
+                if dir_link:
+                    _skip(listing, rel, _symlink_reason(os.path.join(dirpath, name), real_root))
+                elif depth + 1 > WALK_MAX_DEPTH:
                     _skip(listing, rel, "too_deep")
-                    continue
-                below.append(rel)
-            elif os.path.islink(full) and _is_dir_link(full):
-                if not (name in ALWAYS_IGNORED_DIRS or name in WALK_IGNORED_DIRS) and not ignored(
-                    rel, True
-                ):
-                    _skip(listing, rel, _symlink_reason(full, real_root))
+                else:
+                    below.append(rel)
             elif not ignored(rel, False):
                 found.append(rel)
         stack.extend((rel, depth + 1) for rel in reversed(below))
     return sorted(found)
 
 
-def _is_dir_link(full: str) -> bool:
-    """A symlink to a directory: ``os.walk`` listed it among the directories (and the walk
-    skips it with its reason); a link to anything else is listed as a file."""
+def _links_to_dir(entry: os.DirEntry[str]) -> bool:
+    """A symlink to a directory (the walk skips it with its reason); a link to anything
+    else is listed as a file."""
     try:
-        return stat.S_ISDIR(os.stat(full).st_mode)
+        return entry.is_symlink() and entry.is_dir()
     except OSError:
         return False
