@@ -24,6 +24,7 @@ from coderooms.mcp.schemas import (
 )
 
 __all__ = [
+    "render_discussion",
     "render_focus",
     "render_impact",
     "render_inbox",
@@ -233,7 +234,31 @@ def render_focus(out: dict[str, Any]) -> str:
     lines += _ignored_lines(out)
     if out.get("context"):
         lines += ["", "Context:", out["context"]]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if out.get("discussion") is not None:
+        text += "\n\n" + render_discussion(out["discussion"])
+    return text
+
+
+def render_discussion(discussion: dict[str, Any]) -> str:
+    """The desk messages a focus sends, framed as data exactly as ``room_read`` frames
+    its history, best first."""
+    desk = DeskOut(**discussion["desk"])
+    entries = tuple(
+        body_entry(
+            f"[#{m['sequence']}]"
+            + (f" (reply to #{m['parent']})" if m.get("parent") is not None else "")
+            + f" {_who(AuthorOut(**m['author']))}, {posted_when(m.get('posted_at'))}"
+            + f" (score {m['score']}, {m['tokens']} tokens: {escape_text(m['why'])}):",
+            m.get("content"),
+        )
+        for m in discussion["messages"]
+    )
+    heading = (
+        f"Discussion of the goal in {_where(desk)}, best first "
+        f"({len(entries)} of {discussion['considered']} messages, {discussion['tokens']} tokens)"
+    )
+    return render_blocks(None, [Block("discussion", heading, entries, "(nothing about it)")])
 
 
 IGNORED_SHOWN = 10

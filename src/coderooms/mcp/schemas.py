@@ -16,6 +16,8 @@ __all__ = [
     "SkimOut",
     "AuthorOut",
     "DeskOut",
+    "DiscussedOut",
+    "DiscussionOut",
     "FocusOut",
     "HitOut",
     "ImpactOut",
@@ -230,6 +232,29 @@ IGNORED_NOTE = (
 )
 
 
+class DiscussedOut(BaseModel):
+    """A desk message a focus sends beside the code."""
+
+    sequence: int
+    parent: int | None = None
+    author: AuthorOut
+    posted_at: str | None = POSTED_AT
+    score: float
+    tokens: int
+    why: str
+    content: str | None = Field(default=None, description=TRANSCRIPT + " Left out in check mode.")
+
+
+class DiscussionOut(BaseModel):
+    """What a desk said about the goal: the messages sent, best first."""
+
+    desk: DeskOut
+    considered: int = Field(description="Messages of the desk that were ranked.")
+    older_unread: bool = Field(description="The desk held more messages than one focus reads.")
+    tokens: int
+    messages: list[DiscussedOut]
+
+
 class FocusOut(_Open):
     goal: str
     mode: Literal["set", "check"]
@@ -244,6 +269,10 @@ class FocusOut(_Open):
         exclude=True,
         description="The code to load (mode set). Sent once, in the readable text, not "
         "repeated in the structured content.",
+    )
+    discussion: DiscussionOut | None = Field(
+        default=None,
+        description="With a desk: the messages about the goal, in the same budget as the code.",
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 import anyio.to_thread
 
+from coderooms.deskrecall import DeskRecall, focus_over_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.runtime import ignored_view
 from coderooms.mcp.errors import (
@@ -160,6 +161,8 @@ class WorkspaceLike(Protocol):
     def impact(self, target: str, depth: int = ...) -> Any: ...
 
     def focus_engine(self) -> Any: ...
+
+    def graph(self) -> Any: ...
 
 
 def author_out(author: SessionAuthor) -> AuthorOut:
@@ -340,6 +343,7 @@ class RoomService:
         self.dispatch = dispatch if dispatch is not None else MentionDispatchPolicy()
         self._turns = _TurnCache(TURN_CACHE_ENTRIES)
         self._tails = TailCache(TAIL_CONVERSATIONS, TAIL_ROWS)
+        self._recall: DeskRecall | None = None
 
     # --- who may do what ----------------------------------------------------------------
 
@@ -684,14 +688,48 @@ class RoomService:
     # focus builds no model only to dump it again.
 
     async def focus(
-        self, agent_id: str, goal: str, mode: Literal["set", "check"] = "set", budget: int = 8000
+        self,
+        agent_id: str,
+        goal: str,
+        mode: Literal["set", "check"] = "set",
+        budget: int = 8000,
+        desk: str | None = None,
     ) -> dict[str, Any]:
-        await self._caller(agent_id)
-        return await self._in_workspace(
-            lambda ws: ws.focus(goal, budget=budget, mode=mode).to_json(
+        snap = await self._caller(agent_id)
+        if desk is None:
+            return await self._in_workspace(
+                lambda ws: ws.focus(goal, budget=budget, mode=mode).to_json(
+                    ignored_limit=IGNORED_LISTED
+                )
+            )
+        target = self._member_desk(agent_id, desk, snap)
+        recall = self._desk_recall()
+        symbols: list[Callable[[str], Any]] = []
+
+        def code(ws: WorkspaceLike, code_budget: int) -> dict[str, Any]:
+            symbols.append(recall.symbols_of(ws.graph()))
+            out: dict[str, Any] = ws.focus(goal, budget=code_budget, mode=mode).to_json(
                 ignored_limit=IGNORED_LISTED
             )
+            return out
+
+        return await focus_over_desk(
+            self.store,
+            target,
+            recall,
+            goal,
+            budget,
+            mode,
+            lambda code_budget: self._in_workspace(lambda ws: code(ws, code_budget)),
+            symbols_in=lambda path: symbols[-1](path),
         )
+
+    def _desk_recall(self) -> DeskRecall:
+        if self._recall is None:
+            from coderooms import embeddings
+
+            self._recall = DeskRecall(embeddings.embed)
+        return self._recall
 
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
         await self._caller(agent_id)
