@@ -12,7 +12,7 @@ index is derived again from the rows.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,9 +21,11 @@ from coderooms.focus.discussion import (
     DeskMessage,
     DiscussionConfig,
     DiscussionIndex,
+    GoalScores,
     RankedMessage,
     build_discussion_index,
     rank_discussion,
+    score_goal,
 )
 from coderooms.focus.errors import InvalidBudget
 from coderooms.focus.graph import CodeGraph
@@ -44,6 +46,14 @@ __all__ = [
 
 DESK_RECALL_MAX_MESSAGES = 200_000
 """Newest messages of a desk that recall reads; older ones are left out (and counted)."""
+
+RANKED_MESSAGES = 64
+"""Messages one ranking returns at most: the candidates a focus sends or lists as left out."""
+
+GOAL_VECTORS_KEPT = 8
+"""Goal vectors a recall remembers, and goals whose scores a desk's index keeps (newest)."""
+TOKEN_COUNTS_KEPT = 100_000
+"""Per-row token counts a recall remembers before it forgets them all."""
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -75,6 +85,8 @@ class _Derived:
     index: DiscussionIndex
     pins: frozenset[int]
     truncated: bool
+    scores: dict[str, GoalScores] = field(default_factory=dict)
+    """The latest goals' scores over this index (a focus ranks twice per goal)."""
 
 
 class DeskRecall:
@@ -87,7 +99,31 @@ class DeskRecall:
         self._embed = embed
         self._config = config or DiscussionConfig()
         self._derived: dict[str, _Derived] = {}
+        self._goals: dict[str, np.ndarray] = {}
+        self._tokens: dict[int, int] = {}
         self._symbols: tuple[CodeGraph, Callable[[str], Iterable[tuple[str, str]]]] | None = None
+
+    def _goal_vector(self, goal: str) -> np.ndarray | None:
+        """The goal's vector, remembered for the few latest goals (a focus over a desk
+        ranks twice with one goal)."""
+        if self._embed is None:
+            return None
+        vector = self._goals.pop(goal, None)
+        if vector is None:
+            vector = np.asarray(self._embed([goal])[0])
+        self._goals[goal] = vector
+        while len(self._goals) > GOAL_VECTORS_KEPT:
+            del self._goals[next(iter(self._goals))]
+        return vector
+
+    def tokens_of(self, row: LogMessage, count_tokens: Callable[[str], int]) -> int:
+        """Tokens of a row's content, counted once per row (rows never change)."""
+        cost = self._tokens.get(row.sequence)
+        if cost is None:
+            cost = self._tokens[row.sequence] = count_tokens(row.content)
+            if len(self._tokens) > TOKEN_COUNTS_KEPT:
+                self._tokens.clear()
+        return cost
 
     def symbols_of(self, graph: CodeGraph) -> Callable[[str], Iterable[tuple[str, str]]]:
         """:func:`symbols_by_file` of ``graph``, kept while the graph is the same object."""
@@ -127,7 +163,7 @@ class DeskRecall:
             )
             if not fresh:
                 known.newest = newest if newest is not None else known.newest
-                return known
+                return known  # the same rows: its goal scores still hold
             rows = known.rows + fresh
             truncated = False
         else:
@@ -176,20 +212,23 @@ class DeskRecall:
         """``desk``'s messages ranked for ``goal``, best first, leaving out ``exclude``
         (the caller's current window, say)."""
         derived = await self._derive(store, desk)
-        vector = self._embed([goal])[0] if self._embed is not None else None
-        ranked = [
-            r
-            for r in rank_discussion(
-                derived.index,
-                goal,
-                goal_vector=vector,
-                code_names=code_names,
-                config=self._config,
+        scores = derived.scores.get(goal)
+        if scores is None:
+            scores = score_goal(
+                derived.index, goal, goal_vector=self._goal_vector(goal), config=self._config
             )
-            if r.sequence not in exclude
-        ]
-        if limit is not None:
-            ranked = ranked[:limit]
+            derived.scores[goal] = scores
+            while len(derived.scores) > GOAL_VECTORS_KEPT:
+                del derived.scores[next(iter(derived.scores))]
+        ranked = rank_discussion(
+            derived.index,
+            goal,
+            code_names=code_names,
+            config=self._config,
+            exclude=exclude,
+            limit=RANKED_MESSAGES if limit is None else min(limit, RANKED_MESSAGES),
+            scores=scores,
+        )
         by_sequence = {row.sequence: row for row in derived.rows}
         return DeskRanking(
             desk=desk,
@@ -228,10 +267,10 @@ class Discussion:
 
 
 def choose_messages(
-    ranking: DeskRanking, allowance: int, count_tokens: Callable[[str], int]
+    ranking: DeskRanking, allowance: int, count_tokens: Callable[[LogMessage], int]
 ) -> Discussion:
-    """The best messages of ``ranking`` that fit ``allowance`` tokens, each costing what
-    its content counts; the others listed with the reason they stayed out."""
+    """The best messages of ``ranking`` that fit ``allowance`` tokens, each costing
+    ``count_tokens(row)``; the others listed with the reason they stayed out."""
     sent: list[tuple[RankedMessage, LogMessage, int]] = []
     ignored: list[tuple[RankedMessage, str]] = []
     top = ranking.ranked[0].score if ranking.ranked else 0.0
@@ -244,7 +283,7 @@ def choose_messages(
             ignored.append((ranked, "over_candidate_limit"))
             continue
         row = ranking.rows[ranked.sequence]
-        cost = count_tokens(row.content)
+        cost = count_tokens(row)
         if used + cost > allowance:
             ignored.append((ranked, "over_budget"))
             continue
@@ -297,7 +336,7 @@ def _code_shaped(name: str) -> bool:
     return "." in name or is_code_like(name)
 
 
-def discussion_json(discussion: Discussion, ignored_limit: int | None = None) -> dict[str, Any]:
+def discussion_json(discussion: Discussion) -> dict[str, Any]:
     """The wire form of the messages a focus sends (under ``discussion`` in its answer)."""
     return {
         "desk": {"id": discussion.desk.id, "name": discussion.desk.name},
@@ -388,20 +427,25 @@ async def focus_over_desk(
     are ranked again knowing which code is salient (a message naming a function in the
     focus set gains) and chosen within the reserve. In check mode the messages are
     listed without their content."""
-    if count_tokens is None:
-        from coderooms.tokens import count_tokens as counter
-
-        count_tokens = counter
     checked_budget = _checked_budget(budget)
+    if count_tokens is None:
+        from coderooms.tokens import count_tokens as default_counter
+
+        count_tokens = default_counter
+    counter: Callable[[str], int] = count_tokens
+
+    def cost(row: LogMessage) -> int:
+        return recall.tokens_of(row, counter)
+
     window = await window_sequences(store, desk)
     first = await recall.rank(store, desk, goal, exclude=window)
-    reserve = choose_messages(first, int(checked_budget * DISCUSSION_SHARE), count_tokens).tokens
+    reserve = choose_messages(first, int(checked_budget * DISCUSSION_SHARE), cost).tokens
     code = await code_focus(max(1, checked_budget - reserve))
     names = code_names_of(code, symbols_in)
     ranking = (
         await recall.rank(store, desk, goal, code_names=names, exclude=window) if names else first
     )
-    discussion = choose_messages(ranking, reserve, count_tokens)
+    discussion = choose_messages(ranking, reserve, cost)
     out = with_discussion(code, discussion, checked_budget)
     if mode == "check":
         for message in out["discussion"]["messages"]:

@@ -45,10 +45,12 @@ __all__ = [
     "DiscussionConfig",
     "DiscussionIndex",
     "DeskMessage",
+    "GoalScores",
     "RankedMessage",
     "build_discussion_index",
     "prose_terms",
     "rank_discussion",
+    "score_goal",
 ]
 
 EPISODE_GAP_SECONDS = 30 * 60
@@ -139,13 +141,39 @@ class DiscussionIndex:
     terms: BM25
     episodes: BM25
     episode_of: np.ndarray
-    neighbours: tuple[tuple[int, ...], ...]
+    near_from: np.ndarray
+    """With :attr:`near_to`: each (message, neighbour) pair, both ways round."""
+    near_to: np.ndarray
+    authors: tuple[str, ...]
+    """Distinct author labels; :attr:`author_of` holds each message's place in it."""
+    author_of: np.ndarray
+    pinned: np.ndarray
+    sequences: np.ndarray
     vectors: np.ndarray | None = None
     _position: dict[int, int] = field(default_factory=dict, repr=False)
+    _identifiers: dict[str, list[int]] | None = field(default=None, repr=False)
 
     def position(self, sequence: int) -> int | None:
         """Where the message with ``sequence`` sits in :attr:`messages`, if it does."""
         return self._position.get(sequence)
+
+    def naming(self, name: str) -> list[int]:
+        """Positions of the messages that write the identifier ``name`` whole (or as a
+        dotted tail); the identifier map is built on the first question."""
+        if self._identifiers is None:
+            found: dict[str, list[int]] = {}
+            for i, message in enumerate(self.messages):
+                for word in _code_words(message.text):
+                    found.setdefault(word, []).append(i)
+            object.__setattr__(self, "_identifiers", found)
+        assert self._identifiers is not None
+        return self._identifiers.get(name, [])
+
+    def neighbours_of(self, i: int) -> list[int]:
+        """The messages beside message ``i`` (its neighbours in its episode, its parent
+        and its replies)."""
+        low, high = np.searchsorted(self.near_from, [i, i + 1])
+        return [int(j) for j in self.near_to[low:high]]
 
 
 _POSTED_AT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})")
@@ -197,21 +225,23 @@ def _episodes(messages: Sequence[DeskMessage], position: Mapping[int, int]) -> l
 
 def _neighbours(
     messages: Sequence[DeskMessage], position: Mapping[int, int], episode: Sequence[int]
-) -> tuple[tuple[int, ...], ...]:
-    near: list[set[int]] = [set() for _ in messages]
+) -> tuple[np.ndarray, np.ndarray]:
+    pairs: set[tuple[int, int]] = set()
     previous_in: dict[int, int] = {}
     for i, message in enumerate(messages):
         parent = position.get(message.parent) if message.parent is not None else None
         if parent is not None and parent != i:
-            near[i].add(parent)
-            near[parent].add(i)
-        key = episode[i] if parent is None else -1 - (parent)
+            pairs.update(((i, parent), (parent, i)))
+        key = episode[i] if parent is None else -1 - parent
         before = previous_in.get(key)
         if before is not None:
-            near[i].add(before)
-            near[before].add(i)
+            pairs.update(((i, before), (before, i)))
         previous_in[key] = i
-    return tuple(tuple(sorted(n)) for n in near)
+    ordered = sorted(pairs)
+    return (
+        np.fromiter((a for a, _ in ordered), dtype=np.int64, count=len(ordered)),
+        np.fromiter((b for _, b in ordered), dtype=np.int64, count=len(ordered)),
+    )
 
 
 def build_discussion_index(
@@ -236,12 +266,22 @@ def build_discussion_index(
             raise ValueError(f"{matrix.shape[0]} vectors for {len(ordered)} messages")
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         normalised = matrix / np.where(norms > 0, norms, 1.0)
+    near_from, near_to = _neighbours(ordered, position, episode)
+    authors = sorted({m.author for m in ordered})
+    author_of = {label: n for n, label in enumerate(authors)}
     return DiscussionIndex(
         messages=ordered,
         terms=BM25(terms),
         episodes=BM25(episode_terms),
         episode_of=np.asarray(episode, dtype=np.int64),
-        neighbours=_neighbours(ordered, position, episode),
+        near_from=near_from,
+        near_to=near_to,
+        authors=tuple(authors),
+        author_of=np.fromiter(
+            (author_of[m.author] for m in ordered), dtype=np.int64, count=len(ordered)
+        ),
+        pinned=np.fromiter((m.pinned for m in ordered), dtype=bool, count=len(ordered)),
+        sequences=np.fromiter((m.sequence for m in ordered), dtype=np.int64, count=len(ordered)),
         vectors=normalised,
         _position=position,
     )
@@ -270,6 +310,63 @@ def _named(label: str, goal_words: frozenset[str]) -> bool:
     return bool(words) and all(w in goal_words for w in words)
 
 
+@dataclass(frozen=True)
+class GoalScores:
+    """What a goal scores on each message before code names and neighbours: the part of
+    a ranking that a second ranking for the same goal (with code names) can reuse."""
+
+    goal_terms: tuple[str, ...]
+    lexical: np.ndarray
+    meaning: np.ndarray
+    spoken: np.ndarray
+    episode: np.ndarray
+    score: np.ndarray
+
+
+def score_goal(
+    index: DiscussionIndex,
+    goal: str,
+    *,
+    goal_vector: np.ndarray | None = None,
+    config: DiscussionConfig | None = None,
+) -> GoalScores:
+    """The goal's term, meaning, speaker, episode and pin scores over ``index``."""
+    weights = config or DiscussionConfig()
+    count = len(index.messages)
+    goal_terms = prose_terms(goal)
+    lexical = _unit(index.terms.scores(goal_terms)) if goal_terms and count else np.zeros(count)
+    score = lexical.astype(np.float64)
+    meaning = np.zeros(count)
+    if index.vectors is not None and goal_vector is not None and weights.meaning and count:
+        vector = np.asarray(goal_vector, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            meaning = _unit(np.clip(index.vectors @ (vector / norm), 0.0, None)).astype(np.float64)
+            score = score + weights.meaning * meaning
+    goal_words = frozenset(_WORD.findall(goal.lower()))
+    named_authors = [n for n, label in enumerate(index.authors) if _named(label, goal_words)]
+    spoken = np.isin(index.author_of, named_authors)
+    score = score + weights.speaker * spoken
+    episode = np.zeros(count)
+    if goal_terms and weights.episode and count:
+        episode = _unit(index.episodes.scores(goal_terms))[index.episode_of]
+        score = score + weights.episode * episode
+    score = score + weights.pinned * index.pinned * (score > 0)
+    return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score)
+
+
+def _top(
+    score: np.ndarray, sequences: np.ndarray, candidates: np.ndarray, limit: int | None
+) -> np.ndarray:
+    """``candidates`` best first (ties: the newer message first), at most ``limit``."""
+    if limit is not None and candidates.size > limit:
+        values = score[candidates]
+        kth = np.partition(-values, limit - 1)[limit - 1]
+        candidates = candidates[-values <= kth]  # every tie at the cut stays in the running
+    order = candidates[np.lexsort((-sequences[candidates], -score[candidates]))]
+    return order if limit is None else order[:limit]
+
+
 def rank_discussion(
     index: DiscussionIndex,
     goal: str,
@@ -277,61 +374,49 @@ def rank_discussion(
     goal_vector: np.ndarray | None = None,
     code_names: Mapping[str, str] | None = None,
     config: DiscussionConfig | None = None,
+    exclude: Iterable[int] = (),
     limit: int | None = None,
+    scores: GoalScores | None = None,
 ) -> list[RankedMessage]:
-    """Rank ``index``'s messages for ``goal``, best first; messages with no signal are
-    left out. ``code_names`` maps a salient code name (``resolve_redirects``) to the
-    node id it stands for; a message naming it gains the ``code`` weight."""
+    """Rank ``index``'s messages for ``goal``, best first, at most ``limit`` of them;
+    messages with no signal, and the sequences in ``exclude``, are left out.
+    ``code_names`` maps a salient code name (``resolve_redirects``) to the node id it
+    stands for; a message naming it gains the ``code`` weight. ``scores``, from
+    :func:`score_goal` for the same goal and config, saves computing them again."""
     weights = config or DiscussionConfig()
     count = len(index.messages)
     if count == 0:
         return []
-    goal_terms = prose_terms(goal)
-    lexical = _unit(index.terms.scores(goal_terms)) if goal_terms else np.zeros(count)
-    score = lexical.astype(np.float64)
-    meaning = np.zeros(count)
-    if index.vectors is not None and goal_vector is not None and weights.meaning:
-        vector = np.asarray(goal_vector, dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
-        if norm > 0:
-            meaning = _unit(np.clip(index.vectors @ (vector / norm), 0.0, None)).astype(np.float64)
-            score = score + weights.meaning * meaning
-    goal_words = frozenset(_WORD.findall(goal.lower()))
-    speakers = {m.author for m in index.messages if _named(m.author, goal_words)}
-    spoken = np.array([m.author in speakers for m in index.messages], dtype=bool)
-    score = score + weights.speaker * spoken
-    episode = np.zeros(count)
-    if goal_terms and weights.episode:
-        episode = _unit(index.episodes.scores(goal_terms))[index.episode_of]
-        score = score + weights.episode * episode
-    pinned = np.array([m.pinned for m in index.messages], dtype=bool)
-    score = score + weights.pinned * pinned * (score > 0)
+    if scores is None:
+        scores = score_goal(index, goal, goal_vector=goal_vector, config=weights)
+    lexical, meaning, spoken, episode = (
+        scores.lexical,
+        scores.meaning,
+        scores.spoken,
+        scores.episode,
+    )
+    goal_terms = scores.goal_terms
+    score = scores.score.copy()
     code_hits: dict[int, list[str]] = {}
     if code_names and weights.code:
-        for i, message in enumerate(index.messages):
-            words = _code_words(message.text)
-            named = [name for name in code_names if name in words]
-            if named:
-                code_hits[i] = sorted(named)
+        for name in sorted(code_names):
+            for i in index.naming(name):
+                code_hits.setdefault(i, []).append(name)
         for i in code_hits:
             score[i] += weights.code
     own = score.copy()
     beside = np.zeros(count)
-    beside_of = np.full(count, -1, dtype=np.int64)
-    for i, near in enumerate(index.neighbours):
-        if near:
-            best = max(near, key=lambda j: (own[j], -j))
-            beside[i] = own[best]
-            beside_of[i] = best
+    if index.near_from.size:
+        np.maximum.at(beside, index.near_from, own[index.near_to])
     score = score + weights.neighbours * beside
     recency = np.arange(1, count + 1, dtype=np.float64) / count
     score = score + weights.recency * recency * (score > 0)
-    order = sorted(range(count), key=lambda i: (-score[i], -index.messages[i].sequence))
+    signal = score > weights.recency * recency + 1e-12
+    candidates = np.flatnonzero(signal & ~np.isin(index.sequences, list(exclude)))
+    order = _top(score, index.sequences, candidates, limit)
     ranked: list[RankedMessage] = []
     goal_set = set(goal_terms)
-    for i in order:
-        if score[i] <= weights.recency * recency[i] + 1e-12:
-            break
+    for i in (int(i) for i in order):
         message = index.messages[i]
         reasons: list[str] = []
         if lexical[i] > 0:
@@ -343,13 +428,14 @@ def rank_discussion(
             reasons.append(f"by {message.author}, named in the goal")
         if episode[i] > 0.5:
             reasons.append("in an exchange about the goal")
-        if pinned[i]:
+        if index.pinned[i]:
             reasons.append("pinned")
         if i in code_hits:
             reasons.append("names salient code: " + ", ".join(code_hits[i][:REASON_TERMS]))
-        if beside_of[i] >= 0 and own[beside_of[i]] > own[i]:
-            reasons.append(f"beside message {index.messages[beside_of[i]].sequence}")
+        near = index.neighbours_of(i)
+        if near:
+            best = max(near, key=lambda j: (own[j], -j))
+            if own[best] > own[i]:
+                reasons.append(f"beside message {index.messages[best].sequence}")
         ranked.append(RankedMessage(message.sequence, float(score[i]), tuple(reasons)))
-        if limit is not None and len(ranked) >= limit:
-            break
     return ranked
