@@ -35,10 +35,14 @@ def register(group: click.Group) -> None:
     group.add_command(bench)
 
 
-def _workspace(repo: str) -> Workspace:
+def indexed_workspace(repo: str) -> Workspace:
+    """The workspace of ``repo``, its index brought up to date."""
     ws = Workspace.open(repo)
     ws.index()
     return ws
+
+
+_workspace = indexed_workspace
 
 
 def _clip(text: str, width: int = WHY_CHARS) -> str:

@@ -85,6 +85,8 @@ def _thread_lead(line: ThreadOut, score: int | None = None) -> str:
 
 def _pin_lead(pin: PinOut) -> str:
     lead = f"- [#{pin.sequence}]"
+    if pin.node is not None:
+        return _node_pin_lead(pin, lead)
     if pin.label:
         lead += f" #{escape_text(pin.label)}"
     if pin.excerpt is not None:
@@ -95,6 +97,29 @@ def _pin_lead(pin: PinOut) -> str:
         lead += f" — {escape_text(pin.note)}"
     if pin.excerpt is not None:
         lead += f" (posted {posted_when(pin.posted_at)})"
+    lead += f" (pinned by {_who(pin.pinned_by)} at #{pin.pinned_at})"
+    return lead
+
+
+NODE_CHANGE = {True: "changed since it was pinned", False: "unchanged since it was pinned"}
+
+
+def _node_pin_lead(pin: PinOut, lead: str) -> str:
+    lead += f" code {escape_text(pin.node or '')}"
+    if pin.label:
+        lead += f" #{escape_text(pin.label)}"
+    if pin.signature is not None:
+        lead += f": {quote_inline(pin.signature)}"
+    if pin.signature is None and pin.changed:
+        lead += " (no longer in the code)"
+    elif pin.changed is not None:
+        lead += f" ({NODE_CHANGE[pin.changed]})"
+    elif pin.signature is None:
+        lead += " (not looked up here)"
+    else:
+        lead += " (whether it changed is not known here)"
+    if pin.note:
+        lead += f" — {escape_text(pin.note)}"
     lead += f" (pinned by {_who(pin.pinned_by)} at #{pin.pinned_at})"
     return lead
 

@@ -88,6 +88,18 @@ class PinOut(BaseModel):
         + TRANSCRIPT
     )
     posted_at: str | None = POSTED_AT
+    node: str | None = Field(
+        default=None,
+        description="A pinned code node's id (then `sequence` is the row that pinned it).",
+    )
+    signature: str | None = Field(
+        default=None, description="The pinned node's signature today (room_pins)."
+    )
+    changed: bool | None = Field(
+        default=None,
+        description="Whether the pinned node changed since it was pinned; null when "
+        "unknown (pinned where the code was not indexed).",
+    )
 
 
 class ReadOut(BaseModel):

@@ -17,6 +17,13 @@ from typing import Any, Literal, Protocol
 
 import anyio.to_thread
 
+from coderooms.codepins import (
+    NodeState,
+    check_node_pins,
+    node_pins_in,
+    node_states,
+    snapshot_node_pins,
+)
 from coderooms.deskrecall import DeskRecall, focus_over_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.runtime import ignored_view
@@ -164,6 +171,8 @@ class WorkspaceLike(Protocol):
 
     def graph(self) -> Any: ...
 
+    def node(self, node_id: str) -> Any: ...
+
 
 def author_out(author: SessionAuthor) -> AuthorOut:
     if isinstance(author, Agent):
@@ -189,7 +198,7 @@ def thread_out(line: ThreadLine) -> ThreadOut:
     )
 
 
-def pin_out(pin: Pin) -> PinOut:
+def pin_out(pin: Pin, state: NodeState | None = None) -> PinOut:
     return PinOut(
         sequence=pin.sequence,
         pinned_at=pin.pinned_at,
@@ -198,6 +207,9 @@ def pin_out(pin: Pin) -> PinOut:
         note=pin.note,
         excerpt=pin.excerpt,
         posted_at=pin.posted_at,
+        node=pin.node,
+        signature=state.signature if state is not None else None,
+        changed=state.changed if state is not None else None,
     )
 
 
@@ -424,6 +436,11 @@ class RoomService:
     ) -> PostOut:
         snap = await self._caller(agent_id)
         found = self._member_desk(agent_id, desk, snap)
+        code_pins = []
+        if self._workspace_factory is not None and node_pins_in(content):
+            # A pin of code this server cannot find is refused before anything is written.
+            workspace = await anyio.to_thread.run_sync(self._workspace_now)
+            code_pins = check_node_pins(content, workspace)
         try:
             row = await self.store.post(
                 f"agent:{agent_id}", content, desk=found.id, parent=reply_to
@@ -435,6 +452,7 @@ class RoomService:
             if parent is None or self._row_desk(agent_id, parent, snap, {}) is None:
                 raise UnknownParent(reply_to) from None
             raise
+        await snapshot_node_pins(self.store, row.sequence, code_pins)
         return PostOut(
             sequence=row.sequence,
             desk=desk_out(found),
@@ -514,7 +532,20 @@ class RoomService:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         board = await read_pinboard(await self._log(conversation), conversation)
-        return PinsOut(desk=desk_out(found), thread=thread, pins=[pin_out(p) for p in board])
+        states = await node_states(self.store, board, await self._node_lookup(board))
+        return PinsOut(
+            desk=desk_out(found),
+            thread=thread,
+            pins=[pin_out(p, states.get((p.sequence, p.node or ""))) for p in board],
+        )
+
+    async def _node_lookup(self, board: list[Pin]) -> WorkspaceLike | None:
+        """The workspace, when this server has one and a board pins code."""
+        if self._workspace_factory is None or not any(p.node for p in board):
+            return None
+        if self._workspace is None:
+            await anyio.to_thread.run_sync(self._workspace_now)
+        return self._workspace
 
     async def pick(
         self, agent_id: str, kind: PickKind, query: str, limit: int = SELECT_LIMIT
