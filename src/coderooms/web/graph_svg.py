@@ -21,8 +21,8 @@ GRAPH_FOCUS_NODES = 24
 """Focus-set items drawn at most (the most salient first)."""
 GRAPH_NEIGHBOURS = 24
 """Neighbours drawn at most (the most connected to the focus set first)."""
-SIZE = 560
-INNER_RADIUS = 150
+SIZE = 680
+INNER_RADIUS = 160
 OUTER_RADIUS = 250
 LABEL_CHARS = 22
 

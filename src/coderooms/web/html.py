@@ -72,10 +72,7 @@ def message_body(content: str, roster: Roster, desks: DeskSet, writer: str | Non
     spans += [
         (a, b, "inline") for a, b in code_ranges(content) if not any(x <= a < y for x, y in blocks)
     ]
-    try:
-        mentions = resolve_mentions(content, roster, desks, writer)
-    except Exception:  # an invalid roster cannot be fixed from a page: show the text plain
-        mentions = []
+    mentions = resolve_mentions(content, roster, desks, writer) if "@" in content else []
     spans += [(m.offset, m.offset + len(m.text), "mention") for m in mentions]
     spans.sort()
     out: list[str] = []
