@@ -42,7 +42,9 @@ ROOM = [
 
 
 def _cli(db: str, *args: str) -> str:
-    done = subprocess.run([CODEROOMS, "--db", db, *args], check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [CODEROOMS, "--db", db, *args], check=True, capture_output=True, text=True
+    )
     return done.stdout.strip()
 
 
