@@ -55,6 +55,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ["agent", "add", "alice"],
         ["person", "add", "pat", "--label", "Pat"],
         ["person", "add", "sam", "--label", "Sam"],
+        ["desk", "create", "long"],
     ):
         subprocess.run([CODEROOMS, "--db", db, *command], check=True, capture_output=True)
     tokens = {
@@ -189,4 +190,24 @@ def test_reading_works_with_javascript_off(browser: object, served: Served) -> N
     assert page.locator("#transcript article.msg").count() >= 1
     page.click("text=Desks")
     page.wait_for_selector("table.desks")
+    context.close()
+
+
+def test_scrolling_to_the_top_loads_older_messages(browser: object, served: Served) -> None:
+    from coderooms.web.reads import TRANSCRIPT_ROOTS
+
+    context, page = _signed_in(browser, served, "pat")
+    page.goto(served.url + "/desk/long")
+    csrf = page.locator("#compose input[name=csrf]").get_attribute("value")
+    for i in range(TRANSCRIPT_ROOTS + 3):
+        context.request.post(
+            served.url + "/desk/long/post", form={"csrf": csrf, "content": f"long message {i}"}
+        )
+    page.reload()
+    assert page.get_by_text("long message 0", exact=True).count() == 0
+    page.wait_for_function("window.scrollY > 0")  # opened at the newest message
+    page.evaluate("window.scrollTo(0, 0)")
+    page.get_by_text("long message 0", exact=True).wait_for()
+    assert page.url.endswith("/desk/long")  # loaded in place
+    assert page.locator("a.older").count() == 0  # the start of the desk is reached
     context.close()

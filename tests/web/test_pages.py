@@ -403,3 +403,12 @@ def test_the_focus_form_alone_runs_nothing(client: TestClient) -> None:
 def test_static_files_are_served_from_the_package(anonymous: TestClient) -> None:
     assert "EventSource" in anonymous.get("/static/app.js").text
     assert anonymous.get("/static/app.css").status_code == 200
+
+
+def test_unread_counts_stop_at_the_cap(room: Room, client: TestClient) -> None:
+    from coderooms.web.reads import UNREAD_CAP
+
+    for i in range(UNREAD_CAP + 1):
+        room.post("agent:bob", f"busy {i}")
+    general = re.search(r'href="/desk/General">General</a>.*?</tr>', client.get("/").text, re.S)
+    assert general and f'<span class="unread">{UNREAD_CAP}+</span>' in general.group(0)

@@ -73,11 +73,14 @@ def csrf_token(session_token: str) -> str:
     return hmac.new(session_token.encode(), _CSRF_SALT, hashlib.sha256).hexdigest()
 
 
-def working_sets(service: RoomService) -> Any:
-    """Seam for per-agent working sets (resident nodes and their heat): this build has no
-    working-set API, so the focus view has nothing to list. When the service gains one,
-    return it here and the focus view shows it."""
-    return getattr(service, "working_sets", None)
+def working_sets(service: RoomService) -> None:
+    """The seam for per-agent working sets (each agent's resident nodes and their heat).
+
+    This build keeps no working sets, so there is nothing to show and the focus view says
+    so. When the focus runtime gains them, read them here and list them in
+    :meth:`WebUI.focus_page` where that sentence is."""
+    del service
+    return None
 
 
 class _Refused(Exception):
@@ -760,7 +763,7 @@ class WebUI:
                     cls="hint",
                 )
                 if resident is None
-                else "",
+                else "",  # see working_sets
             ]
         )
         return HTMLResponse(

@@ -149,10 +149,11 @@ async def search_desk(
 
 async def unread_count(store: Store, desk: Desk, seen: int | None) -> int:
     """Messages of ``desk`` newer than ``seen`` (all, for a desk never opened), counted
-    up to ``UNREAD_CAP + 1``, from one read of the desk's log view."""
-    page = await store.conversation_log(conversation_of(desk)).read_before(None, UNREAD_CAP + 1)
-    return sum(
-        1
-        for row in page.messages
-        if (seen is None or row.sequence > seen) and in_desk(row.chat_id, desk.id, desk.name)
-    )
+    up to ``UNREAD_CAP + 1`` by a walk of the desk's log view that stops at ``seen``."""
+    count = 0
+    async for row in walk_log(store.conversation_log(conversation_of(desk)), None, UNREAD_CAP + 1):
+        if seen is not None and row.sequence <= seen:
+            break
+        if in_desk(row.chat_id, desk.id, desk.name):
+            count += 1
+    return count

@@ -63,7 +63,12 @@
   // ?before= link a reader without JavaScript follows.
   function paging() {
     var transcript = document.getElementById("transcript");
-    if (!transcript || !transcript.hasAttribute("data-before")) { return; }
+    if (!transcript) { return; }
+    // a desk reads bottom-up: open at the newest message, beside the compose box
+    if (!location.hash && !/[?&]before=/.test(location.search)) {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+    if (!transcript.hasAttribute("data-before")) { return; }
     var loading = false;
     window.addEventListener("scroll", function () {
       var before = transcript.getAttribute("data-before");
