@@ -78,3 +78,15 @@ def test_the_event_stream_announces_a_post_after_the_cursor(room: Room, client: 
 def test_the_event_stream_needs_a_session(anonymous: TestClient) -> None:
     response = anonymous.get("/desk/General/events", follow_redirects=False)
     assert response.status_code == 303
+
+
+def test_a_page_listens_from_the_newest_row_it_was_rendered_with(
+    room: Room, client: TestClient
+) -> None:
+    assert 'data-live="/desk/General/events"' in client.get("/desk/General").text  # empty log
+    room.post("agent:alice", "in general")
+    newest = room.post("agent:alice", "in eng", desk="eng")
+    html = client.get("/desk/General").text
+    assert f'data-live="/desk/General/events?after={newest.sequence}"' in html
+    assert f'data-live="/events?after={newest.sequence}"' in client.get("/").text
+    assert "data-live" not in client.get(f"/desk/General?before={newest.sequence}").text

@@ -169,6 +169,12 @@ class WebUI:
 
         return endpoint
 
+    async def _live(self, stream: str) -> str:
+        """The event stream a page listens to, from the log's newest row as the page was
+        rendered (any later row, in any desk, is news)."""
+        newest = await self.store.last_sequence()
+        return stream if newest is None else f"{stream}?after={newest}"
+
     def _error(self, request: Request, status: int, message: str) -> Response:
         body = join(
             [
@@ -281,7 +287,9 @@ class WebUI:
             ]
         )
         return HTMLResponse(
-            page("Desks", body, session=(person, csrf_token(token)), live="/events")
+            page(
+                "Desks", body, session=(person, csrf_token(token)), live=await self._live("/events")
+            )
         )
 
     async def desk_page(self, request: Request, person: str, token: str) -> Response:
@@ -330,7 +338,7 @@ class WebUI:
                 ),
             ]
         )
-        live = _desk_url(desk, f"/events?after={transcript.newest or 0}") if not before else None
+        live = await self._live(_desk_url(desk, "/events")) if not before else None
         response = HTMLResponse(
             page(desk.name, body, session=(person, csrf_token(token)), live=live)
         )
@@ -374,13 +382,12 @@ class WebUI:
                 ),
             ]
         )
-        last = messages[-1].sequence
         return HTMLResponse(
             page(
                 f"Thread {root}",
                 body,
                 session=(person, csrf_token(token)),
-                live=_desk_url(desk, f"/events?after={last}"),
+                live=await self._live(_desk_url(desk, "/events")),
             )
         )
 
