@@ -247,7 +247,8 @@ def client_config(url: str, token: str) -> dict[str, Any]:
 def up_command(
     ctx: click.Context, port: int, repo: Path, agents: tuple[str, ...], dispatch_hops: int
 ) -> None:
-    """Open the store, index this repository, and serve MCP over HTTP on 127.0.0.1."""
+    """Open the store, index this repository, and serve MCP over HTTP on 127.0.0.1 (at
+    /mcp), with the web UI for people at / on the same port."""
     import anyio
     import uvicorn
     from mcp.server.auth.settings import AuthSettings
