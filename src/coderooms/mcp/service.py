@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -156,6 +156,7 @@ def _cut_mark(shown: int, total: int, sequence: int, desk_id: str) -> str:
 
 
 PickKind = Literal["agents", "people", "desks"]
+T = TypeVar("T")
 
 
 class WorkspaceLike(Protocol):
@@ -699,13 +700,16 @@ class RoomService:
                 raise NoWorkspace()
             return self._workspace
 
-    async def _in_workspace(
-        self, call: Callable[[WorkspaceLike], dict[str, Any]]
-    ) -> dict[str, Any]:
+    async def in_workspace(self, call: Callable[[WorkspaceLike], T]) -> T:
+        """``call(workspace)`` under the workspace lock, on a worker thread with
+        ``offload`` (the web UI's focus view runs through here, as the tools do)."""
+        return await self._in_workspace(call)
+
+    async def _in_workspace(self, call: Callable[[WorkspaceLike], T]) -> T:
         if self._workspace is None:
             await anyio.to_thread.run_sync(self._workspace_now)
 
-        def run() -> dict[str, Any]:
+        def run() -> T:
             workspace = self._workspace_now()
             with self._workspace_lock:
                 return call(workspace)
