@@ -298,7 +298,7 @@ class WebUI:
         before = _int_arg(request.query_params.get("before"), "before")
         transcript = await reads.desk_transcript(self.store, desk, before)
         pins = await reads.desk_pins(self.store, desk)
-        pinned = {pin.sequence for pin in pins}
+        pinned = {pin.sequence for pin in pins if pin.node is None}
         threads = await reads.desk_threads(self.store, desk)
         csrf = csrf_token(token)
         entries = [
@@ -358,7 +358,7 @@ class WebUI:
         if not messages or messages[0].sequence != root:
             raise _Refused(404, f"message {root} is not a thread of desk {desk.id!r}")
         pins = await reads.desk_pins(self.store, desk)
-        pinned = {pin.sequence for pin in pins}
+        pinned = {pin.sequence for pin in pins if pin.node is None}
         csrf = csrf_token(token)
         here = _thread_url(desk, root)
         items = [
@@ -504,7 +504,11 @@ class WebUI:
                 tag("a", f"^{pin.sequence}", href=_desk_url(desk, f"/go/{pin.sequence}")),
                 f" #{pin.label}" if pin.label else "",
                 " ",
-                tag("q", pin.excerpt) if pin.excerpt is not None else tag("em", "(not in view)"),
+                tag("code", pin.node)
+                if pin.node is not None
+                else tag("q", pin.excerpt)
+                if pin.excerpt is not None
+                else tag("em", "(not in view)"),
                 f" — {pin.note}" if pin.note else "",
                 tag("small", " pinned by ", author_html(pin.pinned_by)),
             )
