@@ -11,7 +11,8 @@ shared photo as ``[shares a photo: caption]``. Every question of categories 1–
 asked as the goal through :class:`coderooms.deskrecall.DeskRecall`, the path
 ``focus --desk`` takes, and scored by evidence recall@5 and @10 (the share of a
 question's evidence turns among the first k messages) and recall within a 1,000-token
-budget (messages taken best first while their tokens fit). Beside it, in the same run,
+budget (messages taken best first while their tokens fit; ``sent@1k``: the messages
+focus itself would send within 1,000 tokens, its floor and message cap applied). Beside it, in the same run,
 two BM25 baselines with the same stemmed terms: over each turn's words and speaker
 (``bm25``, the stronger) and over its words alone (``bm25-text``).
 
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from coderooms import embeddings, tokens  # noqa: E402
-from coderooms.deskrecall import DeskRecall  # noqa: E402
+from coderooms.deskrecall import DeskRecall, choose_messages  # noqa: E402
 from coderooms.focus.discussion import DiscussionConfig, prose_terms  # noqa: E402
 from coderooms.focus.lexical import BM25  # noqa: E402
 from coderooms.rooms.records import LogMessage, Person  # noqa: E402
@@ -172,7 +173,13 @@ async def run(dialogues: list[Dialogue], configs: dict[str, DiscussionConfig]) -
                 ranking = await recall.rank(store, desk, q["question"])
                 timings.append(time.perf_counter() - began)
                 order = [r.sequence for r in ranking.ranked]
-                rows.append((q["category"], _recalls(order, ev, token_of.__getitem__)))
+                figures = _recalls(order, ev, token_of.__getitem__)
+                chosen = choose_messages(
+                    ranking, TOKEN_BUDGET, lambda row, t=token_of: t[row.sequence]
+                )
+                sent = {row.sequence for _, row, _ in chosen.sent}
+                figures["sent@1k"] = len(ev & sent) / len(ev)
+                rows.append((q["category"], figures))
             results[name][dialogue.sample] = rows
         store.close()
         print(f"  [{d_i + 1}/{len(dialogues)}] {dialogue.sample}", file=sys.stderr, flush=True)
@@ -214,17 +221,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     out = asyncio.run(run(dialogues, configs))
     results = out["results"]
-    metrics = ("R@5", "R@10", "R@1k")
+    metrics = ("R@5", "R@10", "R@1k", "sent@1k")
     print(f"{'':10s} " + " ".join(f"{m:>13s}" for m in metrics) + "   R@10 by category 1/2/3/4")
     for name in ("default", "bm25", "bm25-text"):
         rows = _flat(results[name])
+        if name != "default":
+            rows = [(c, {**r, "sent@1k": float("nan")}) for c, r in rows]
         cats = " ".join(f"{_mean(rows, 'R@10', c):.3f}" for c in CATEGORIES)
         print(f"{name:10s} " + " ".join(f"{_mean(rows, m):13.3f}" for m in metrics) + f"   {cats}")
     report: dict = {
         "questions": len(_flat(results["default"])),
         "default": {m: _mean(_flat(results["default"]), m) for m in metrics},
-        "bm25": {m: _mean(_flat(results["bm25"]), m) for m in metrics},
-        "bm25_text": {m: _mean(_flat(results["bm25-text"]), m) for m in metrics},
+        "bm25": {m: _mean(_flat(results["bm25"]), m) for m in metrics[:3]},
+        "bm25_text": {m: _mean(_flat(results["bm25-text"]), m) for m in metrics[:3]},
         "config": asdict(DiscussionConfig()),
     }
     if args.cv:
