@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import sys
@@ -34,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the command line runs (launch.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
@@ -152,6 +154,7 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
         plain = engine.focus(goal, budget=BUDGET_TOKENS)
         plain_ms = []
         for _ in range(WARM_RUNS):
+            engine.forget()  # warm, not memoised: the engine remembers its last goals
             began = time.perf_counter()
             engine.focus(goal, budget=BUDGET_TOKENS)
             plain_ms.append((time.perf_counter() - began) * 1000)
@@ -171,6 +174,8 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
             )
             times = []
             for _ in range(WARM_RUNS):
+                engine.forget()
+                recall.forget_goals()
                 began = time.perf_counter()
                 await focus_over_desk(
                     store, desk, recall, goal, BUDGET_TOKENS, "set", code, symbols_in=symbols_in
@@ -212,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--desk", type=int, default=2000, help="messages in the desk")
     parser.add_argument("--repo", action="append", help="only these repositories")
     parser.add_argument("--instance", action="append", help="only these instance ids")
+    parser.add_argument("--limit", type=int, help="only the first N instances")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     instances = load_instances(args.data)
@@ -219,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         instances = [i for i in instances if i.repo in set(args.repo)]
     if args.instance:
         instances = [i for i in instances if i.instance_id in set(args.instance)]
+    if args.limit is not None:
+        instances = instances[: args.limit]
     if not instances:
         raise SystemExit("no instance matches")
     filler = chatter(args.data.parent)

@@ -103,6 +103,13 @@ class DeskRecall:
         self._tokens: dict[int, int] = {}
         self._symbols: tuple[CodeGraph, Callable[[str], Iterable[tuple[str, str]]]] | None = None
 
+    def forget_goals(self) -> None:
+        """Drop the remembered goal vectors and goal scores (a benchmark times the next
+        ranking as a new goal's)."""
+        self._goals.clear()
+        for derived in self._derived.values():
+            derived.scores.clear()
+
     def _goal_vector(self, goal: str) -> np.ndarray | None:
         """The goal's vector, remembered for the few latest goals (a focus over a desk
         ranks twice with one goal)."""
