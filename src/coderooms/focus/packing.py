@@ -12,7 +12,7 @@ the relevance floor are summed up in one ``below_floor`` entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,11 +58,22 @@ class Ignored:
 
 
 @dataclass(frozen=True, slots=True)
+class Kept:
+    """A candidate already resident in the agent's working set, unchanged: not sent again."""
+
+    node: CodeNode
+    salience: float
+    tokens: int  # what sending it again would have cost
+    render: Render
+
+
+@dataclass(frozen=True, slots=True)
 class Packing:
     limit: int
     loaded: tuple[Loaded, ...]
     ignored: tuple[Ignored, ...]
     candidates: tuple[str, ...]  # every candidate id, best first
+    kept: tuple[Kept, ...] = ()  # resident candidates, best first
 
     @property
     def used(self) -> int:
@@ -186,8 +197,14 @@ def pack_to_budget(
     budget: int,
     count_tokens: TokenCounter,
     cache: RenderCache | None = None,
+    resident: Mapping[str, tuple[Render, int]] | None = None,
 ) -> Packing:
+    """``resident`` maps the ids of unchanged code the agent already holds to how it was
+    sent and its tokens: such a candidate is :class:`Kept`, costs nothing, and its pieces
+    are duplicates of it (it holds them when it was sent in full)."""
     rows, floor = candidate_rows(salience)
+    held = resident if resident is not None else {}
+    kept: dict[str, Kept] = {}
     scores = salience.scores
     top = float(scores.max()) if scores.size else 0.0
     loaded: dict[str, Loaded] = {}
@@ -201,11 +218,20 @@ def pack_to_budget(
             ignored.append(Ignored(node.id, "over_candidate_limit", score))
             continue
         holder = next(
-            (a for a in ancestors(index, node) if a in loaded and loaded[a].render == "full"),
+            (
+                a
+                for a in ancestors(index, node)
+                if (a in loaded and loaded[a].render == "full")
+                or (a in kept and kept[a].render == "full")
+            ),
             None,
         )
         if holder is not None:
             ignored.append(Ignored(node.id, "duplicate_of", score, holder))
+            continue
+        if node.id in held:
+            how, tokens = held[node.id]
+            kept[node.id] = Kept(node, score, tokens, how)
             continue
         if node.is_test and score < TEST_LOAD_RATIO * top:
             ignored.append(Ignored(node.id, "penalized_test", score))
@@ -249,7 +275,13 @@ def pack_to_budget(
             )
         )
     items = tuple(sorted(loaded.values(), key=lambda i: (-i.salience, i.node.id)))
-    packing = Packing(budget, items, tuple(ignored), tuple(index.nodes[r].id for r in rows))
+    packing = Packing(
+        budget,
+        items,
+        tuple(ignored),
+        tuple(index.nodes[r].id for r in rows),
+        tuple(kept.values()),
+    )
     return _trim_to_block(packing, count_tokens)
 
 
@@ -263,5 +295,6 @@ def _trim_to_block(packing: Packing, count_tokens: TokenCounter) -> Packing:
             packing.loaded[:-1],
             (Ignored(last.node.id, "over_budget", last.salience), *packing.ignored),
             packing.candidates,
+            packing.kept,
         )
     return packing

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -31,6 +31,7 @@ from coderooms.mcp.framing import escape_text
 from coderooms.mcp.schemas import (
     AuthorOut,
     DeskOut,
+    FocusOut,
     HitOut,
     InboxOut,
     MentionOut,
@@ -97,10 +98,12 @@ from coderooms.rooms.threads import (
     read_thread_index,
     search_threads,
 )
+from coderooms.sessions import FocusMode, focus_call
 from coderooms.skimmer import SkimResult
 from coderooms.skimmer import skim as skim_output
 from coderooms.store.base import Store, author_filter
-from coderooms.store.errors import ParentInOtherDesk, UnknownParent
+from coderooms.store.errors import NoWorkingSets, ParentInOtherDesk, UnknownParent
+from coderooms.store.worksets import WorkingSets
 
 __all__ = [
     "INBOX_LIMIT",
@@ -114,6 +117,13 @@ __all__ = [
     "escaped_briefing",
     "read_out",
 ]
+
+_T = TypeVar("_T")
+
+_FOCUS_FIELDS: dict[str, Any] = {
+    name: None for name, field in FocusOut.model_fields.items() if not field.exclude
+}
+"""The fields of a focus answer, null where its mode has none."""
 
 INBOX_SCAN = 2048
 """Sequences one room_inbox call covers after its cursor; the rest waits for the next."""
@@ -154,6 +164,8 @@ class WorkspaceLike(Protocol):
     """The face of :class:`coderooms.workspace.Workspace` the focus tools use."""
 
     def focus(self, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
+
+    def focus_session(self, state: Any, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
 
     def seek(self, query: str, limit: int = ...) -> Any: ...
 
@@ -664,13 +676,11 @@ class RoomService:
                 raise NoWorkspace()
             return self._workspace
 
-    async def _in_workspace(
-        self, call: Callable[[WorkspaceLike], dict[str, Any]]
-    ) -> dict[str, Any]:
+    async def _in_workspace(self, call: Callable[[WorkspaceLike], _T]) -> _T:
         if self._workspace is None:
             await anyio.to_thread.run_sync(self._workspace_now)
 
-        def run() -> dict[str, Any]:
+        def run() -> _T:
             workspace = self._workspace_now()
             with self._workspace_lock:
                 return call(workspace)
@@ -684,14 +694,38 @@ class RoomService:
     # focus builds no model only to dump it again.
 
     async def focus(
-        self, agent_id: str, goal: str, mode: Literal["set", "check"] = "set", budget: int = 8000
+        self,
+        agent_id: str,
+        goal: str | None,
+        mode: FocusMode = "set",
+        budget: int = 8000,
+        *,
+        session: str | None = None,
+        node: str | None = None,
+        session_budget: int | None = None,
     ) -> dict[str, Any]:
+        """A focus call in any mode (see :func:`coderooms.sessions.focus_call`); with a
+        session, the working set kept in this server's store."""
         await self._caller(agent_id)
-        return await self._in_workspace(
-            lambda ws: ws.focus(goal, budget=budget, mode=mode).to_json(
-                ignored_limit=IGNORED_LISTED
-            )
+        out = await focus_call(
+            self._working_sets(),
+            self._in_workspace,
+            agent_id,
+            mode,
+            session=session,
+            goal=goal,
+            budget=budget,
+            node=node,
+            session_budget=session_budget,
+            ignored_limit=IGNORED_LISTED,
         )
+        return {**_FOCUS_FIELDS, **out}  # every mode's answer carries every field
+
+    def _working_sets(self) -> WorkingSets | None:
+        try:
+            return self.store.working_sets()
+        except NoWorkingSets:
+            return None
 
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
         await self._caller(agent_id)
