@@ -14,10 +14,12 @@ from typing import Any
 
 import click
 
-from coderooms.cli.app import fail, json_option
+from coderooms.cli.app import fail, json_option, run, store_of
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
-from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT, FocusResult
+from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT
+from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
+from coderooms.sessions import MODES, focus_call, session_lines, working_set_lines
 from coderooms.workspace import Workspace
 
 __all__ = ["register", "focus", "seek", "impact", "bench"]
@@ -25,6 +27,9 @@ __all__ = ["register", "focus", "seek", "impact", "bench"]
 IGNORED_SHOWN = 10  # how many ignored entries the text output lists
 WHY_CHARS = 90
 BENCH_SCRIPT = Path("benchmarks") / "localize.py"
+AGENT_ENV = "CODEROOMS_AGENT"
+CLI_AGENT = "cli"
+"""The agent a command-line focus session belongs to when none is named."""
 
 
 def register(group: click.Group) -> None:
@@ -45,8 +50,7 @@ def _clip(text: str, width: int = WHY_CHARS) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _print_focus(result: FocusResult, show_context: bool) -> None:
-    data = result.to_json()
+def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     budget = data["budget"]
     click.echo(f"focus: {len(data['focus_set'])} items, {budget['used']}/{budget['limit']} tokens")
     for item in data["focus_set"]:
@@ -67,13 +71,15 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
         f"sufficiency: {verdict['state']} "
         f"(captured {verdict['captured_salience_mass']:.0%}): {verdict['why']}"
     )
+    for line in session_lines(data):
+        click.echo(line)
     if show_context:
         click.echo("")
-        click.echo(result.context(), nl=False)
+        click.echo(data.get("context", ""), nl=False)
 
 
 @click.command()
-@click.argument("goal")
+@click.argument("goal", required=False)
 @click.option("--repo", default=".", type=click.Path(), help="Repository root (default: .).")
 @click.option(
     "--budget",
@@ -86,8 +92,32 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
     "--mode",
     default="set",
     show_default=True,
-    type=click.Choice(["set", "check"]),
-    help="set: the focus set and its code; check: the verdict without the code.",
+    type=click.Choice(list(MODES)),
+    help="set: the focus set and its code; check: the verdict without the code; "
+    "status, pin, unpin, drop, reset: the --session working set.",
+)
+@click.option(
+    "--session",
+    default=None,
+    metavar="ID",
+    help="A focus session: what it already holds is named, not resent, and kept in the "
+    "store (--db) between calls.",
+)
+@click.option(
+    "--agent",
+    "agent_id",
+    default=CLI_AGENT,
+    show_default=True,
+    envvar=AGENT_ENV,
+    metavar="ID",
+    help="The agent the session belongs to (default $CODEROOMS_AGENT, else cli).",
+)
+@click.option("--node", default=None, metavar="ID", help="The node to pin, unpin or drop.")
+@click.option(
+    "--session-budget",
+    default=None,
+    type=int,
+    help=f"Tokens the session may hold resident (default {DEFAULT_SESSION_BUDGET}).",
 )
 @json_option("Print one JSON document.")
 @click.option(
@@ -98,17 +128,55 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
     help="In set mode, print the focus set's code after the list (text output); "
     "--no-context prints the list only.",
 )
-def focus(goal: str, repo: str, budget: int, mode: str, as_json: bool, show_context: bool) -> None:
+@click.pass_context
+def focus(
+    ctx: click.Context,
+    goal: str | None,
+    repo: str,
+    budget: int,
+    mode: str,
+    session: str | None,
+    agent_id: str,
+    node: str | None,
+    session_budget: int | None,
+    as_json: bool,
+    show_context: bool,
+) -> None:
     """The code worth loading for GOAL within a token budget, what was left out and why,
-    and whether that is enough. Indexes REPO first when needed."""
+    and whether that is enough. Indexes REPO first when needed. With --session, focus
+    remembers what the session was sent: status lists it with its heat, pin keeps a node
+    (--node) or the goal from paging out, drop and reset let go of it."""
     try:
-        result = _workspace(repo).focus(goal, budget=budget, mode=mode)
+        opened: list[Workspace] = []
+
+        async def in_workspace(call: Any) -> Any:
+            if not opened:
+                opened.append(_workspace(repo))
+            return call(opened[0])
+
+        sets = store_of(ctx).working_sets() if session is not None else None
+        data = run(
+            focus_call(
+                sets,
+                in_workspace,
+                agent_id,
+                mode,
+                session=session,
+                goal=goal,
+                budget=budget,
+                node=node,
+                session_budget=session_budget,
+            )
+        )
     except CoderoomsError as err:
         fail(err)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(data, indent=2))
+    elif mode in ("set", "check"):
+        _print_focus(data, show_context and mode == "set")
     else:
-        _print_focus(result, show_context and mode == "set")
+        for line in working_set_lines(data):
+            click.echo(line)
 
 
 @click.command()
