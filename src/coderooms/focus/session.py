@@ -57,6 +57,7 @@ from coderooms.focus.workingset import (
 
 __all__ = [
     "DRIFT_LISTED",
+    "MAX_REPACKS",
     "REPEATED_SHOWN",
     "GoalDrift",
     "SessionFocus",
@@ -70,6 +71,9 @@ __all__ = [
 
 REPEATED_SHOWN = 3
 """Resident ids a thrash line names as what was asked again."""
+MAX_REPACKS = 4
+"""Packings one call tries before it sends nothing new: each within what the session
+budget has left after the last one."""
 DRIFT_LISTED = 20
 """Residents a goal-drift signal lists as those that may be paged out."""
 
@@ -349,15 +353,17 @@ def focus_in_session(
         base = dropped(ws, [*stale_ids, *(g.id for g in gone), *(a.id for a in absorbed)])
         return packing, absorbed, base
 
-    packing, absorbed, base = pack(budget)
-    keep = [k.node.id for k in packing.kept]
-    paged = plan_page_out(base, packing.used, keep, now)
-    room = base.budget - base.used + sum(p.tokens for p in paged)
-    if packing.used > room:  # even paging out every unprotected resident leaves too little
-        packing, absorbed, base = pack(max(min(budget, room), 0))
+    limit = budget
+    for attempt in range(MAX_REPACKS + 1):
+        packing, absorbed, base = pack(limit if attempt < MAX_REPACKS else 0)
         keep = [k.node.id for k in packing.kept]
         paged = plan_page_out(base, packing.used, keep, now)
         room = base.budget - base.used + sum(p.tokens for p in paged)
+        if packing.used <= max(room, 0):
+            break
+        # Even paging out every unprotected resident leaves too little (a smaller
+        # budget may also absorb fewer residents): pack again within what is left.
+        limit = max(min(limit - 1, room), 0)
     # Stale residents the ranking did not send again: their new code, if it fits.
     sent = {i.node.id for i in packing.loaded}
     extra: list[Loaded] = []
