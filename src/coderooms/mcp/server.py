@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
@@ -74,7 +73,7 @@ LOCAL_DEFS = "#/$defs/"
 
 MCP_SESSION_HEADER = "mcp-session-id"
 CONNECTION_SESSION_HEX = 16
-"""Hex digits of the random focus session id a connection without one is given."""
+"""Hex digits of the random focus session id a server gives calls that name none."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -85,25 +84,16 @@ Thread = Annotated[
 ]
 
 
-_CONNECTION_SESSIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-
-
-def connection_session(ctx: Context) -> str:
-    """The focus session of the connection ``ctx`` arrived on: the client's MCP session
-    id when it sent one, else an id made for this connection the first time it asks."""
+def connection_session(ctx: Context, default: str) -> str:
+    """The focus session a call without one acts on: the client's MCP session id when it
+    sent one (streamable HTTP), else ``default``, the one this server made when it was
+    built: a stdio server serves one connection, so that is the connection's own."""
     request = ctx.request_context.request if ctx.request_context else None
     headers = getattr(request, "headers", None)
     given = headers.get(MCP_SESSION_HEADER) if headers is not None else None
     if isinstance(given, str) and given:
         return f"mcp-{given}"[:MAX_SESSION_ID_CHARS]
-    connection = ctx.request_context.session if ctx.request_context else None
-    if connection is None:
-        return "mcp-" + uuid.uuid4().hex[:CONNECTION_SESSION_HEX]
-    found = _CONNECTION_SESSIONS.get(connection)
-    if found is None:
-        found = "mcp-" + uuid.uuid4().hex[:CONNECTION_SESSION_HEX]
-        _CONNECTION_SESSIONS[connection] = found
-    return found
+    return default
 
 
 def fixed_caller(agent_id: str) -> Caller:
@@ -225,6 +215,8 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
 
     def who(ctx: Context) -> str:
         return caller(ctx)
+
+    default_session = "mcp-" + uuid.uuid4().hex[:CONNECTION_SESSION_HEX]
 
     @tool(READ_ONLY)
     async def room_read(
@@ -379,7 +371,9 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
                 goal,
                 mode,
                 budget,
-                session=session if session is not None else connection_session(ctx),
+                session=session
+                if session is not None
+                else connection_session(ctx, default_session),
                 node=node,
                 session_budget=session_budget,
             ),
