@@ -43,10 +43,29 @@ def test_a_second_call_names_resident_code_instead_of_sending_it() -> None:
     assert not set(sent) & {i["id"] for i in data["focus_set"]}
 
 
-def test_the_budget_a_resident_frees_goes_to_the_next_items() -> None:
+def test_a_repeated_goal_sends_nothing_and_holds_the_same_view() -> None:
     goal = "the shop: cart, catalog, shipping and receipts"
     first = focus_in_session(ENGINE, fresh(), goal, 120)
     second = focus_in_session(ENGINE, first.state, goal, 120)
+    assert second.result.packing.used == 0
+    view = {i.node.id for i in first.result.packing.loaded}
+    assert {k.node.id for k in second.result.packing.kept} == view
+    assert second.result.packing.left == first.result.packing.left
+
+
+def test_a_wider_budget_goes_to_the_next_items_not_yet_held() -> None:
+    goal = "the shop: cart, catalog, shipping and receipts"
+    first = focus_in_session(ENGINE, fresh(), goal, 120)
+    second = focus_in_session(ENGINE, first.state, goal, 240)
+    new = {i.node.id for i in second.result.packing.loaded}
+    assert new and not new & {i.node.id for i in first.result.packing.loaded}
+    assert second.result.packing.used <= 240 - second.result.packing.held
+
+
+def test_without_the_view_rule_resident_code_costs_nothing() -> None:
+    goal = "the shop: cart, catalog, shipping and receipts"
+    first = focus_in_session(ENGINE, fresh(), goal, 120, resident_in_budget=False)
+    second = focus_in_session(ENGINE, first.state, goal, 120, resident_in_budget=False)
     new = {i.node.id for i in second.result.packing.loaded}
     assert new and not new & {i.node.id for i in first.result.packing.loaded}
 
@@ -82,7 +101,7 @@ def test_budget_kept_every_candidate_accounted_for_nothing_leaves_silently_pins_
         ignored = {e.what for e in packing.ignored if e.nodes == 1}
         assert set(packing.candidates) <= loaded | kept | ignored
         assert not loaded & kept
-        assert packing.used <= budget
+        assert packing.used + packing.held <= budget
         before = {r.id for r in ws.resident}
         after = {r.id for r in answer.state.resident}
         paged = {p.id for p in answer.page_out}

@@ -117,14 +117,18 @@ def test_nothing_leaves_the_working_set_but_what_is_named(
             assert r.accesses == 2 and r.last_access == 3 and r.grounded == 1
 
 
-def test_the_low_value_streak_counts_calls_that_bring_nothing_new() -> None:
+def test_the_low_value_streak_counts_the_same_question_bringing_nothing_new() -> None:
+    asked = "cart total price wrong"
     ws = WorkingSet("a", "s", 1000)
-    ws = advance(ws, "g", [Arrival("a", "full", 5, "x", 1.0)], [], ())
+    ws = advance(ws, asked, [Arrival("a", "full", 5, "x", 1.0)], [], ())
     assert ws.low_value_streak == 0
-    ws = advance(ws, "g", [], [Hit("a", 1.0)], ())
-    ws = advance(ws, "g", [], [Hit("a", 1.0)], ())
+    ws = advance(ws, "wrong cart total price", [], [Hit("a", 1.0)], ())
+    ws = advance(ws, "the cart total price is wrong", [], [Hit("a", 1.0)], ())
     assert ws.low_value_streak == 2
-    ws = advance(ws, "g", [Arrival("b", "full", 5, "y", 1.0)], [Hit("a", 1.0)], ())
+    ws = advance(ws, asked, [Arrival("b", "full", 5, "y", 1.0)], [Hit("a", 1.0)], ())
+    assert ws.low_value_streak == 0
+    # a narrower follow-up asking something else is not a repeat, even with nothing new
+    ws = advance(ws, "shipping depot routing", [], [Hit("a", 1.0)], ())
     assert ws.low_value_streak == 0
     assert value_of_information([], []) is None
     small = value_of_information([Arrival("c", "full", 1, "z", 0.1)], [Hit("a", 1.0)])

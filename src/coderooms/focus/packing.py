@@ -65,6 +65,7 @@ class Kept:
     salience: float
     tokens: int  # what sending it again would have cost
     render: Render
+    in_view: bool = False  # it took its tokens of the budget (see ``resident_in_budget``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +78,17 @@ class Packing:
 
     @property
     def used(self) -> int:
+        """Tokens sent: the loaded items (kept items are not sent again)."""
         return sum(item.tokens for item in self.loaded)
 
     @property
     def left(self) -> int:
-        return self.limit - self.used
+        return self.limit - self.used - self.held
+
+    @property
+    def held(self) -> int:
+        """Tokens of the budget that kept items take (see ``resident_in_budget``)."""
+        return sum(k.tokens for k in self.kept if k.in_view)
 
     def block(self) -> str:
         """The context block: loaded items grouped by file, in source order."""
@@ -198,10 +205,13 @@ def pack_to_budget(
     count_tokens: TokenCounter,
     cache: RenderCache | None = None,
     resident: Mapping[str, tuple[Render, int]] | None = None,
+    resident_in_budget: bool = False,
 ) -> Packing:
     """``resident`` maps the ids of unchanged code the agent already holds to how it was
-    sent and its tokens: such a candidate is :class:`Kept`, costs nothing, and its pieces
-    are duplicates of it (it holds them when it was sent in full)."""
+    sent and its tokens: such a candidate is :class:`Kept`, is not sent again, and its
+    pieces are duplicates of it (it holds them when it was sent in full). With
+    ``resident_in_budget`` it still takes its tokens of ``budget`` (the budget bounds
+    the goal's whole view, held or sent); without, it costs nothing."""
     rows, floor = candidate_rows(salience)
     held = resident if resident is not None else {}
     kept: dict[str, Kept] = {}
@@ -231,7 +241,10 @@ def pack_to_budget(
             continue
         if node.id in held:
             how, tokens = held[node.id]
-            kept[node.id] = Kept(node, score, tokens, how)
+            in_view = resident_in_budget and used + tokens <= budget
+            kept[node.id] = Kept(node, score, tokens, how, in_view)
+            if in_view:
+                used += tokens
             continue
         if node.is_test and score < TEST_LOAD_RATIO * top:
             ignored.append(Ignored(node.id, "penalized_test", score))
@@ -287,8 +300,10 @@ def pack_to_budget(
 
 def _trim_to_block(packing: Packing, count_tokens: TokenCounter) -> Packing:
     """Token counts of pieces may differ from the count of their concatenation at the
-    seams; drop the least salient items until the block itself fits."""
-    while packing.loaded and count_tokens(packing.block()) > packing.limit:
+    seams; drop the least salient items until the block itself fits (beside the kept
+    items' share, when they take one)."""
+    room = packing.limit - packing.held
+    while packing.loaded and count_tokens(packing.block()) > room:
         last = packing.loaded[-1]
         packing = Packing(
             packing.limit,

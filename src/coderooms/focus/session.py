@@ -4,7 +4,9 @@
 :class:`~coderooms.focus.runtime.FocusEngine` and the session's
 :class:`~coderooms.focus.workingset.WorkingSet`, and returns the answer with the next
 working set. Candidates already resident and unchanged come back as ``resident`` (not
-their code); the budget they would have taken goes to the next items. When the session
+their code): a call's budget bounds the goal's whole view (see
+:data:`RESIDENT_IN_BUDGET`), so what the agent holds fills its share of the view and
+what the view has left goes to the next items not yet held. When the session
 budget cannot hold what the call would send, the coldest residents are named in
 ``page_out`` first. Every resident that leaves is named; every candidate is loaded,
 resident or ignored.
@@ -58,6 +60,7 @@ from coderooms.focus.workingset import (
 __all__ = [
     "DRIFT_LISTED",
     "MAX_REPACKS",
+    "RESIDENT_IN_BUDGET",
     "REPEATED_SHOWN",
     "GoalDrift",
     "SessionFocus",
@@ -71,6 +74,10 @@ __all__ = [
 
 REPEATED_SHOWN = 3
 """Resident ids a thrash line names as what was asked again."""
+RESIDENT_IN_BUDGET = True
+"""A call's budget bounds the goal's whole view: resident code the goal ranks takes its
+share without being sent again, and the rest goes to the next items not yet held. (False:
+resident code costs nothing, and the whole budget goes to code not yet held.)"""
 MAX_REPACKS = 4
 """Packings one call tries before it sends nothing new: each within what the session
 budget has left after the last one."""
@@ -328,7 +335,12 @@ def _absorbed(
 
 
 def focus_in_session(
-    engine: FocusEngine, ws: WorkingSet, goal: str, budget: int, mode: str = "set"
+    engine: FocusEngine,
+    ws: WorkingSet,
+    goal: str,
+    budget: int,
+    mode: str = "set",
+    resident_in_budget: bool = RESIDENT_IN_BUDGET,
 ) -> SessionFocus:
     """One focus call of the session ``ws`` (see the module docstring)."""
     goal = checked_goal("goal", goal)
@@ -347,7 +359,13 @@ def focus_in_session(
 
     def pack(limit: int) -> tuple[Packing, list[PageOut], WorkingSet]:
         packing = pack_to_budget(
-            engine.index, sal, limit, engine.count_tokens, cache, resident=fresh
+            engine.index,
+            sal,
+            limit,
+            engine.count_tokens,
+            cache,
+            resident=fresh,
+            resident_in_budget=resident_in_budget,
         )
         absorbed = _absorbed(engine, fresh, packing, now, ws)
         base = dropped(ws, [*stale_ids, *(g.id for g in gone), *(a.id for a in absorbed)])
@@ -363,11 +381,11 @@ def focus_in_session(
             break
         # Even paging out every unprotected resident leaves too little (a smaller
         # budget may also absorb fewer residents): pack again within what is left.
-        limit = max(min(limit - 1, room), 0)
+        limit = max(min(limit - 1, room + packing.held), 0)
     # Stale residents the ranking did not send again: their new code, if it fits.
     sent = {i.node.id for i in packing.loaded}
     extra: list[Loaded] = []
-    spare = min(budget, room) - packing.used
+    spare = min(packing.left, room - packing.used)
     for entry in stale:
         old = ws.get(entry.id)
         node = engine.graph.node(entry.id)

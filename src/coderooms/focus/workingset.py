@@ -15,8 +15,9 @@ asked for it again, or its code was edited after it was sent (the agent is worki
 it). Pinned nodes, and nodes loaded for a pinned goal, are never paged out.
 
 **Thrash**: a call whose new material carries less than :data:`THRASH_VALUE_FLOOR` of
-the salience it returned adds almost nothing; :data:`THRASH_STREAK` such calls in a row
-are reported. A call that brought new material ends the streak.
+the salience it returned adds almost nothing; when its goal also repeats the previous
+one's terms (:data:`THRASH_GOAL_OVERLAP`) it asked the same again. :data:`THRASH_STREAK`
+such calls in a row are reported. A call that brought new material ends the streak.
 
 **Goal drift**: a goal sharing less than :data:`GOAL_DRIFT_OVERLAP` of its terms with
 the session's earlier goals (and, with an embedder, less than
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_PINS",
     "MAX_SESSION_BUDGET",
     "MAX_SESSION_ID_CHARS",
+    "THRASH_GOAL_OVERLAP",
     "THRASH_STREAK",
     "THRASH_VALUE_FLOOR",
     "Arrival",
@@ -86,9 +88,12 @@ HEAT_PER_GROUNDING = 1.5
 GROUNDING_CAP = 3
 HEAT_DIGITS = 4
 
-THRASH_VALUE_FLOOR = 0.15
+THRASH_VALUE_FLOOR = 0.25
 """A call whose new code carries less than this share of the salience it returned (the
 rest already resident) adds almost nothing."""
+THRASH_GOAL_OVERLAP = 0.6
+"""… and it asks the same question again when at least this share of its goal's terms
+were in the previous goal (a narrower follow-up asks something else)."""
 THRASH_STREAK = 2
 """Low-value calls in a row that are reported as thrash (the third asking of one
 question, when the first brought the material)."""
@@ -275,7 +280,9 @@ def advance(
     voi = value_of_information(arrivals, hits)
     streak = ws.low_value_streak
     if voi is not None:
-        streak = streak + 1 if voi < THRASH_VALUE_FLOOR else 0
+        again = goal_overlap(goal, ws.goals[-1:])
+        repeated = again is not None and again >= THRASH_GOAL_OVERLAP
+        streak = streak + 1 if voi < THRASH_VALUE_FLOOR and repeated else 0
     goals = (*[g for g in ws.goals if g != goal], goal)[-GOALS_KEPT:]
     return replace(
         ws,
