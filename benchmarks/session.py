@@ -85,7 +85,8 @@ def reworded(statement: str) -> list[str]:
 
 
 def _held(engine: Any, ids: set[str]) -> set[str]:
-    """``ids`` and every node inside one of them (what holding their code covers)."""
+    """``ids`` and every node inside one of them (what holding their full code covers,
+    as ``covered_ids`` counts it for a stateless focus)."""
     out: set[str] = set()
     stack = list(ids)
     while stack:
@@ -123,7 +124,8 @@ def replay(inst: Instance, mirrors: Path) -> dict[str, Any]:
             ws = answer.state
             ws_tokens += answer.result.budget_used
             false_alarms += answer.thrash is not None
-        ws_held = _held(engine, {r.id for r in ws.resident})
+        full = {r.id for r in ws.resident if r.render == "full"}
+        ws_held = _held(engine, full)
 
         repeat = WorkingSet("bench", "repeating", SESSION_BUDGET)
         thrash_call = None

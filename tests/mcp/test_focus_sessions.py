@@ -115,3 +115,45 @@ def test_focus_modes_over_mcp(tmp_path: Path) -> None:
 
     asyncio.run(scenario())
     workspace.close()
+
+
+def test_seek_impact_and_skim_carry_one_envelope(tmp_path: Path) -> None:
+    repo = write_fixture_repo(tmp_path / "repo")
+    workspace = Workspace.open(repo)
+    workspace.index()
+    url = f"sqlite:///{tmp_path / 'rooms.db'}"
+
+    async def scenario() -> None:
+        store = open_store(url)
+        await store.add_agent("alice")
+        server = build_server(RoomService(store, lambda: workspace), fixed_caller("alice"))
+        try:
+            tools = {t.name: t for t in await server.list_tools()}
+            log = "\n".join(
+                [f"ok line {i}" for i in range(400)] + ["ERROR: checkout discount wrong"]
+            )
+            async with Client(server) as client:
+                for name, arguments in (
+                    ("seek", {"query": GOAL, "limit": 2}),
+                    ("impact", {"target": "shop/cart.py::apply_discount"}),
+                    ("skim", {"text": log, "goal": "checkout discount", "budget": 60}),
+                ):
+                    answer = ok(await client.call_tool(name, arguments))
+                    schema = tools[name].output_schema
+                    validator_for(schema)(schema).validate(answer)
+                    assert answer["sufficiency"]["state"] in (
+                        "gathering",
+                        "sufficient",
+                        "saturated",
+                    )
+                    assert 0.0 <= answer["salience_captured"] <= 1.0
+                    assert all(set(p) == {"what", "why"} for p in answer["pruned"])
+                    if name == "seek":
+                        assert len(answer["pruned"]) == len(answer["ignored"])
+                    if name == "skim":
+                        assert answer["pruned"] and answer["salience_captured"] < 1.0
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+    workspace.close()

@@ -340,6 +340,11 @@ class FocusOut(_Open):
     )
 
 
+class PrunedOut(BaseModel):
+    what: str
+    why: str
+
+
 class SeekOut(_Open):
     query: str
     results: list[dict[str, Any]]
@@ -347,6 +352,12 @@ class SeekOut(_Open):
     ignored_total: int
     ignored_by_reason: dict[str, int]
     sufficiency: SufficiencyOut
+    salience_captured: float | None = Field(
+        default=None, description="The share of the candidates' weight this answer holds."
+    )
+    pruned: list[PrunedOut] | None = Field(
+        default=None, description="Everything left out, with why, in one shape for every tool."
+    )
 
 
 class ImpactedOut(_NodeOut):
@@ -361,6 +372,13 @@ class ImpactOut(_Open):
     ignored: list[dict[str, Any]] = Field(description=IGNORED_NOTE)
     ignored_total: int
     ignored_by_reason: dict[str, int]
+    sufficiency: SufficiencyOut | None = None
+    salience_captured: float | None = Field(
+        default=None, description="The share of the candidates' weight this answer holds."
+    )
+    pruned: list[PrunedOut] | None = Field(
+        default=None, description="Everything left out, with why, in one shape for every tool."
+    )
 
 
 class SkimCutOut(BaseModel):
@@ -379,6 +397,13 @@ class SkimOut(BaseModel):
     cuts: list[SkimCutOut] = Field(
         description="Every run of cut lines (each also stands in the text as a marker "
         "line), and every over-long line shortened in place (line_too_long)."
+    )
+    sufficiency: SufficiencyOut | None = None
+    salience_captured: float | None = Field(
+        default=None, description="The share of the candidates' weight this answer holds."
+    )
+    pruned: list[PrunedOut] | None = Field(
+        default=None, description="Everything left out, with why, in one shape for every tool."
     )
     text: str | None = Field(
         default=None,

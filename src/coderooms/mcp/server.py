@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coderooms import __version__
 from coderooms.errors import ECHO_CHARS, CoderoomsError, echoed
+from coderooms.focus.envelope import enveloped_skim
 from coderooms.focus.runtime import MAX_BUDGET, MAX_SEEK_LIMIT
 from coderooms.focus.skim import MAX_SKIM_BUDGET
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET, MAX_SESSION_ID_CHARS
@@ -429,7 +430,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         async def work() -> SkimOut:
             # A retired or unknown caller is refused here too; the work runs off the loop.
             result = await service.skim(who(ctx), text, goal, budget)
-            payload = to_wire(result)
+            payload = enveloped_skim(to_wire(result))
             return SkimOut.model_validate({**payload, "text": result.text})
 
         return await _answer(work, lambda out: out.text or "")

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import anyio.to_thread
 
 from coderooms.errors import UnknownDesk
+from coderooms.focus.envelope import enveloped_impact, enveloped_seek
 from coderooms.focus.runtime import ignored_view
 from coderooms.mcp.errors import (
     ArgumentOutOfRange,
@@ -730,14 +731,18 @@ class RoomService:
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
         await self._caller(agent_id)
         return await self._in_workspace(
-            lambda ws: ignored_view(ws.seek(query, limit=limit).to_json(), IGNORED_LISTED)
+            lambda ws: enveloped_seek(
+                ignored_view(ws.seek(query, limit=limit).to_json(), IGNORED_LISTED)
+            )
         )
 
     async def impact(self, agent_id: str, target: str, depth: int = 2) -> dict[str, Any]:
         _check_range("depth", depth, 1, MAX_IMPACT_DEPTH)
         await self._caller(agent_id)
         return await self._in_workspace(
-            lambda ws: ignored_view(ws.impact(target, depth=depth).to_json(), IGNORED_LISTED)
+            lambda ws: enveloped_impact(
+                ignored_view(ws.impact(target, depth=depth).to_json(), IGNORED_LISTED)
+            )
         )
 
 
