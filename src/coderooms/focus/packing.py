@@ -239,12 +239,16 @@ def pack_to_budget(
         if holder is not None:
             ignored.append(Ignored(node.id, "duplicate_of", score, holder))
             continue
-        if node.id in held:
+        def keep(node: CodeNode = node, score: float = score) -> None:
+            nonlocal used
             how, tokens = held[node.id]
             in_view = resident_in_budget and used + tokens <= budget
             kept[node.id] = Kept(node, score, tokens, how, in_view)
             if in_view:
                 used += tokens
+
+        if node.id in held and held[node.id][0] == "full":
+            keep()
             continue
         if node.is_test and score < TEST_LOAD_RATIO * top:
             ignored.append(Ignored(node.id, "penalized_test", score))
@@ -262,6 +266,9 @@ def pack_to_budget(
                 ignored.append(Ignored(key, "duplicate_of", gone.salience, node.id))
             loaded[node.id] = Loaded(node, score, full_tokens, "full", full, why)
             used += full_tokens
+            continue
+        if node.id in held:  # its outline is held; the full code does not fit
+            keep()
             continue
         outline, outline_tokens = render(index, node, "skeleton", count_tokens, cache)
         allowance = max(SKELETON_MAX_SHARE * budget, SKELETON_MIN_ALLOWANCE)

@@ -88,7 +88,7 @@ HEAT_PER_GROUNDING = 1.5
 GROUNDING_CAP = 3
 HEAT_DIGITS = 4
 
-THRASH_VALUE_FLOOR = 0.25
+THRASH_VALUE_FLOOR = 0.35
 """A call whose new code carries less than this share of the salience it returned (the
 rest already resident) adds almost nothing."""
 THRASH_GOAL_OVERLAP = 0.6
