@@ -239,6 +239,7 @@ def pack_to_budget(
         if holder is not None:
             ignored.append(Ignored(node.id, "duplicate_of", score, holder))
             continue
+
         def keep(node: CodeNode = node, score: float = score) -> None:
             nonlocal used
             how, tokens = held[node.id]

@@ -68,6 +68,14 @@ def checked_budget(budget: object) -> int:
     return budget
 
 
+def checked_mode(mode: str) -> Mode:
+    if mode == "set":
+        return "set"
+    if mode == "check":
+        return "check"
+    raise InvalidMode(mode)
+
+
 def _by_salience(entry: Ignored) -> tuple[bool, float]:
     """Single nodes by salience, most first; a summary of many nodes after them."""
     return entry.nodes > 1, -entry.salience
@@ -257,13 +265,7 @@ class FocusEngine:
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
         goal = checked_goal("goal", goal)
         budget = checked_budget(budget)
-        chosen: Mode
-        if mode == "set":
-            chosen = "set"
-        elif mode == "check":
-            chosen = "check"
-        else:
-            raise InvalidMode(mode)
+        chosen = checked_mode(mode)
         sal = self.salience(goal)
         packing = pack_to_budget(self.index, sal, budget, self.count_tokens, self._renders)
         verdict = judge(packing, sal, self.index)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from coderooms.focus.errors import InvalidBudget, InvalidMode, NotInWorkingSet
+from coderooms.focus.errors import InvalidBudget, NotInWorkingSet
 from coderooms.focus.graph import CodeNode
 from coderooms.focus.packing import Loaded, Packing, Render, ancestors, pack_to_budget
 from coderooms.focus.packing import render as render_node
@@ -32,9 +32,9 @@ from coderooms.focus.runtime import (
     SALIENCE_DIGITS,
     FocusEngine,
     FocusResult,
-    Mode,
     checked_budget,
     checked_goal,
+    checked_mode,
 )
 from coderooms.focus.sufficiency import judge
 from coderooms.focus.workingset import (
@@ -345,13 +345,7 @@ def focus_in_session(
     """One focus call of the session ``ws`` (see the module docstring)."""
     goal = checked_goal("goal", goal)
     budget = checked_budget(budget)
-    chosen: Mode
-    if mode == "set":
-        chosen = "set"
-    elif mode == "check":
-        chosen = "check"
-    else:
-        raise InvalidMode(mode)
+    chosen = checked_mode(mode)
     now = ws.calls + 1
     fresh, stale, stale_ids, gone = _check_residents(engine, ws)
     sal = engine.salience(goal)
