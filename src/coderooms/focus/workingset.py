@@ -91,7 +91,7 @@ HEAT_DIGITS = 4
 THRASH_VALUE_FLOOR = 0.35
 """A call whose new code carries less than this share of the salience it returned (the
 rest already resident) adds almost nothing."""
-THRASH_GOAL_OVERLAP = 0.6
+THRASH_GOAL_OVERLAP = 0.75
 """… and it asks the same question again when at least this share of its goal's terms
 were in the previous goal (a narrower follow-up asks something else)."""
 THRASH_STREAK = 2
