@@ -313,10 +313,14 @@ def _absorbed(
     now: int,
     ws: WorkingSet,
 ) -> list[PageOut]:
-    """Residents inside code this call sends in full: replaced by it."""
+    """Residents inside code this call sends in full: replaced by it (pinned ones
+    excepted: they never leave)."""
     sent_full = {i.node.id for i in packing.loaded if i.render == "full"}
+    pinned = protected_ids(ws)  # a pinned node stays resident, even inside sent code
     out: list[PageOut] = []
     for node_id in fresh:
+        if node_id in pinned:
+            continue
         node = engine.graph.node(node_id)
         if node is None:
             continue
