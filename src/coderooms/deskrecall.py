@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from coderooms.errors import HostError
 from coderooms.focus.discussion import (
     DeskMessage,
     DiscussionConfig,
@@ -39,6 +40,7 @@ from coderooms.store.base import READ_LIMIT_CAP, Store
 
 __all__ = [
     "DESK_RECALL_MAX_MESSAGES",
+    "DeskNeedsGoal",
     "DeskRecall",
     "DeskRanking",
     "embedding_text",
@@ -54,6 +56,17 @@ GOAL_VECTORS_KEPT = 8
 """Goal vectors a recall remembers, and goals whose scores a desk's index keeps (newest)."""
 TOKEN_COUNTS_KEPT = 100_000
 """Per-row token counts a recall remembers before it forgets them all."""
+
+
+class DeskNeedsGoal(HostError):
+    """A desk given to a focus that brings no code for a goal (a working-set mode)."""
+
+    fields = ("mode",)
+    template = (
+        "a desk goes with a goal in focus modes set and check, not mode {mode!r}; "
+        "leave the desk out, or give a goal with mode set or check"
+    )
+
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -419,7 +432,7 @@ async def focus_over_desk(
     store: Store,
     desk: Desk,
     recall: DeskRecall,
-    goal: str,
+    goal: str | None,
     budget: int,
     mode: str,
     code_focus: Callable[[int], Awaitable[dict[str, Any]]],
@@ -434,6 +447,8 @@ async def focus_over_desk(
     are ranked again knowing which code is salient (a message naming a function in the
     focus set gains) and chosen within the reserve. In check mode the messages are
     listed without their content."""
+    if mode not in ("set", "check") or goal is None or not goal.strip():
+        raise DeskNeedsGoal(mode)
     checked_budget = _checked_budget(budget)
     if count_tokens is None:
         from coderooms.tokens import count_tokens as default_counter

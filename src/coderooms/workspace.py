@@ -30,6 +30,8 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
+from coderooms.focus.session import SessionFocus, focus_in_session
+from coderooms.focus.workingset import WorkingSet
 from coderooms.index import db, indexer
 from coderooms.index.discover import INDEX_DIR, change_mark
 from coderooms.index.errors import (
@@ -335,6 +337,14 @@ class Workspace:
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
         self.refresh()
         return self.focus_engine().focus(self.relative(goal), budget=budget, mode=mode)
+
+    def focus_session(
+        self, state: WorkingSet, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set"
+    ) -> SessionFocus:
+        """``focus`` inside a session: what ``state`` holds is not sent again (see
+        :mod:`coderooms.focus.session`)."""
+        self.refresh()
+        return focus_in_session(self.focus_engine(), state, self.relative(goal), budget, mode)
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
         self.refresh()

@@ -61,10 +61,10 @@ def test_focus_with_a_desk_sends_the_decision_framed_within_one_budget(
             decision = await _desk(store)
             service = RoomService(store, lambda: workspace, offload=False)
             plain = await service.focus("alice", GOAL, "set", 2000)
-            out = await service.focus("alice", GOAL, "set", 2000, "eng")
-            check = await service.focus("alice", GOAL, "check", 2000, "eng")
+            out = await service.focus("alice", GOAL, "set", 2000, desk="eng")
+            check = await service.focus("alice", GOAL, "check", 2000, desk="eng")
             with pytest.raises(NotADeskMember):
-                await service.focus("bob", GOAL, "set", 2000, "eng")
+                await service.focus("bob", GOAL, "set", 2000, desk="eng")
         finally:
             store.close()
         sent = _published(FocusOut)(out)

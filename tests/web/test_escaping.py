@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import Room
 from starlette.testclient import TestClient
+from web_harness import Room
 
 ATTACKS = [
     "<script>alert(1)</script>",

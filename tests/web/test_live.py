@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import anyio
-from conftest import Room
 from starlette.testclient import TestClient
+from web_harness import Room
 
 from coderooms.web.feed import ChangeFeed
 

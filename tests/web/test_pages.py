@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from conftest import Room, csrf_of
 from starlette.testclient import TestClient
+from web_harness import Room, csrf_of
 
 from coderooms.mcp.render import render_read
 from coderooms.web.app import SEEN_COOKIE, SESSION_COOKIE

@@ -18,6 +18,8 @@ from coderooms.cli.app import fail, json_option, run, store_of
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
 from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT
+from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
+from coderooms.sessions import MODES, focus_call, session_lines, working_set_lines
 from coderooms.workspace import Workspace
 
 __all__ = ["register", "focus", "seek", "impact", "bench"]
@@ -25,6 +27,9 @@ __all__ = ["register", "focus", "seek", "impact", "bench"]
 IGNORED_SHOWN = 10  # how many ignored entries the text output lists
 WHY_CHARS = 90
 BENCH_SCRIPT = Path("benchmarks") / "localize.py"
+AGENT_ENV = "CODEROOMS_AGENT"
+CLI_AGENT = "cli"
+"""The agent a command-line focus session belongs to when none is named."""
 
 
 def register(group: click.Group) -> None:
@@ -70,6 +75,8 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
         f"sufficiency: {verdict['state']} "
         f"(captured {verdict['captured_salience_mass']:.0%}): {verdict['why']}"
     )
+    for line in session_lines(data):
+        click.echo(line)
     if data.get("discussion") is not None:
         from coderooms.mcp.render import render_discussion
 
@@ -81,7 +88,7 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
 
 
 @click.command()
-@click.argument("goal")
+@click.argument("goal", required=False)
 @click.option("--repo", default=".", type=click.Path(), help="Repository root (default: .).")
 @click.option(
     "--budget",
@@ -94,8 +101,32 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     "--mode",
     default="set",
     show_default=True,
-    type=click.Choice(["set", "check"]),
-    help="set: the focus set and its code; check: the verdict without the code.",
+    type=click.Choice(list(MODES)),
+    help="set: the focus set and its code; check: the verdict without the code; "
+    "status, pin, unpin, drop, reset: the --session working set.",
+)
+@click.option(
+    "--session",
+    default=None,
+    metavar="ID",
+    help="A focus session: what it already holds is named, not resent, and kept in the "
+    "store (--db) between calls.",
+)
+@click.option(
+    "--agent",
+    "agent_id",
+    default=CLI_AGENT,
+    show_default=True,
+    envvar=AGENT_ENV,
+    metavar="ID",
+    help="The agent the session belongs to (default $CODEROOMS_AGENT, else cli).",
+)
+@click.option("--node", default=None, metavar="ID", help="The node to pin, unpin or drop.")
+@click.option(
+    "--session-budget",
+    default=None,
+    type=int,
+    help=f"Tokens the session may hold resident (default {DEFAULT_SESSION_BUDGET}).",
 )
 @click.option(
     "--desk",
@@ -116,57 +147,79 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
 @click.pass_context
 def focus(
     ctx: click.Context,
-    goal: str,
+    goal: str | None,
     repo: str,
     budget: int,
     mode: str,
+    session: str | None,
+    agent_id: str,
+    node: str | None,
+    session_budget: int | None,
     desk_ref: str | None,
     as_json: bool,
     show_context: bool,
 ) -> None:
     """The code worth loading for GOAL within a token budget, what was left out and why,
-    and whether that is enough; with --desk, what the desk said about it too. Indexes
-    REPO first when needed."""
+    and whether that is enough. Indexes REPO first when needed. With --session, focus
+    remembers what the session was sent: status lists it with its heat, pin keeps a node
+    (--node) or the goal from paging out, drop and reset let go of it. With --desk (modes
+    set and check), what the desk said about the goal comes too, in the same budget."""
     try:
-        workspace = _workspace(repo)
+        opened: list[Workspace] = []
+
+        async def in_workspace(call: Any) -> Any:
+            if not opened:
+                opened.append(_workspace(repo))
+            return call(opened[0])
+
+        sets = store_of(ctx).working_sets() if session is not None else None
+
+        async def code(code_budget: int) -> dict[str, Any]:
+            out: dict[str, Any] = await focus_call(
+                sets,
+                in_workspace,
+                agent_id,
+                mode,
+                session=session,
+                goal=goal,
+                budget=code_budget,
+                node=node,
+                session_budget=session_budget,
+            )
+            return out
+
         if desk_ref is None:
-            data = workspace.focus(goal, budget=budget, mode=mode).to_json()
+            data = run(code(budget))
         else:
-            data = _focus_with_desk(ctx, workspace, goal, budget, mode, desk_ref)
+            data = run(_focus_with_desk(ctx, in_workspace, code, goal, budget, mode, desk_ref))
     except CoderoomsError as err:
         fail(err)
     if as_json:
         click.echo(json.dumps(data, indent=2))
-    else:
+    elif mode in ("set", "check"):
         _print_focus(data, show_context and mode == "set")
+    else:
+        for line in working_set_lines(data):
+            click.echo(line)
 
 
-def _focus_with_desk(
-    ctx: click.Context, workspace: Workspace, goal: str, budget: int, mode: str, desk_ref: str
+async def _focus_with_desk(
+    ctx: click.Context,
+    in_workspace: Any,
+    code: Any,
+    goal: str,
+    budget: int,
+    mode: str,
+    desk_ref: str,
 ) -> dict[str, Any]:
     from coderooms import embeddings
     from coderooms.deskrecall import DeskRecall, focus_over_desk
 
     store = store_of(ctx, existing=True, read_only=True)
-
-    async def code_focus(code_budget: int) -> dict[str, Any]:
-        return workspace.focus(goal, budget=code_budget, mode=mode).to_json()
-
-    async def both() -> dict[str, Any]:
-        desk = (await store.desks()).resolve(desk_ref)
-        recall = DeskRecall(embeddings.embed)
-        return await focus_over_desk(
-            store,
-            desk,
-            recall,
-            goal,
-            budget,
-            mode,
-            code_focus,
-            symbols_in=recall.symbols_of(workspace.graph()),
-        )
-
-    return run(both())
+    desk = (await store.desks()).resolve(desk_ref)
+    recall = DeskRecall(embeddings.embed)
+    symbols = await in_workspace(lambda ws: recall.symbols_of(ws.graph()))
+    return await focus_over_desk(store, desk, recall, goal, budget, mode, code, symbols_in=symbols)
 
 
 @click.command()

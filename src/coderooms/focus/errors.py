@@ -6,14 +6,22 @@
     └── FocusError                     a focus, seek or impact request that cannot run
         ├── InvalidBudget              a token budget that is not a positive whole number
         ├── InvalidLimit               a result limit or depth outside its bounds
-        ├── InvalidMode                a focus mode other than ``set`` or ``check``
+        ├── InvalidMode                a focus mode the runtime does not have
         ├── UnknownTarget              an impact target that names no file or symbol
         │   └── AbsolutePathTarget     an absolute path outside the repository
         ├── AmbiguousTarget            an impact target that names several symbols
         ├── DirectoryTarget            an impact target that is a directory
         ├── TargetTooLong              an impact target over MAX_TARGET_CHARS
         ├── GoalTooLong                a focus goal or seek query over MAX_GOAL_CHARS
-        └── UnknownSignal              an ablation naming no ranking signal or edge kind
+        ├── UnknownSignal              an ablation naming no ranking signal or edge kind
+        └── WorkingSetError            a working-set request that cannot run
+            ├── UnknownSession         a session that has made no focus call yet
+            ├── InvalidSession         a session id that is blank, too long or not text
+            ├── NotInWorkingSet        dropping a node the session does not hold
+            ├── UnknownPinTarget       pinning a node the index does not know
+            ├── MissingArgument        a mode called without what it needs
+            ├── TooManyPins            more pins than one session may hold
+            └── NotPinned              unpinning what is not pinned
 """
 
 from __future__ import annotations
@@ -32,6 +40,14 @@ __all__ = [
     "AbsolutePathTarget",
     "GoalTooLong",
     "UnknownSignal",
+    "WorkingSetError",
+    "UnknownSession",
+    "InvalidSession",
+    "NotInWorkingSet",
+    "UnknownPinTarget",
+    "MissingArgument",
+    "TooManyPins",
+    "NotPinned",
 ]
 
 
@@ -51,7 +67,7 @@ class InvalidLimit(FocusError):
 
 class InvalidMode(FocusError):
     fields = ("mode",)
-    template = "focus mode must be 'set' or 'check', got {mode!r}"
+    template = "focus mode must be one of set, check, status, pin, unpin, drop, reset; got {mode!r}"
 
 
 class UnknownTarget(FocusError):
@@ -101,3 +117,47 @@ class GoalTooLong(FocusError):
 class UnknownSignal(FocusError):
     fields = ("name", "known")
     template = "no ranking signal or edge kind is called {name!r}; known: {known}"
+
+
+class WorkingSetError(FocusError):
+    """Base of the errors of a focus session's working set."""
+
+
+class UnknownSession(WorkingSetError):
+    fields = ("session", "agent")
+    template = (
+        "agent {agent!r} has no focus session {session!r}; a focus call in mode set starts one"
+    )
+
+
+class InvalidSession(WorkingSetError):
+    fields = ("session", "limit")
+    template = "a session id is 1 to {limit} characters of text, not blank; got {session!r}"
+
+
+class NotInWorkingSet(WorkingSetError):
+    fields = ("node", "session")
+    template = (
+        "{node!r} is not resident in focus session {session!r}; focus mode status lists "
+        "what it holds"
+    )
+
+
+class UnknownPinTarget(WorkingSetError):
+    fields = ("node",)
+    template = "no file or symbol in the index has the id {node!r}; use an id focus or seek listed"
+
+
+class MissingArgument(WorkingSetError):
+    fields = ("mode", "needs")
+    template = "focus mode {mode} needs {needs}"
+
+
+class TooManyPins(WorkingSetError):
+    fields = ("limit",)
+    template = "a focus session holds at most {limit} pins; unpin one first"
+
+
+class NotPinned(WorkingSetError):
+    fields = ("what", "session")
+    template = "{what!r} is not pinned in focus session {session!r}"

@@ -12,7 +12,7 @@ the relevance floor are summed up in one ``below_floor`` entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,19 +58,37 @@ class Ignored:
 
 
 @dataclass(frozen=True, slots=True)
+class Kept:
+    """A candidate already resident in the agent's working set, unchanged: not sent again."""
+
+    node: CodeNode
+    salience: float
+    tokens: int  # what sending it again would have cost
+    render: Render
+    in_view: bool = False  # it took its tokens of the budget (see ``resident_in_budget``)
+
+
+@dataclass(frozen=True, slots=True)
 class Packing:
     limit: int
     loaded: tuple[Loaded, ...]
     ignored: tuple[Ignored, ...]
     candidates: tuple[str, ...]  # every candidate id, best first
+    kept: tuple[Kept, ...] = ()  # resident candidates, best first
 
     @property
     def used(self) -> int:
+        """Tokens sent: the loaded items (kept items are not sent again)."""
         return sum(item.tokens for item in self.loaded)
 
     @property
     def left(self) -> int:
-        return self.limit - self.used
+        return self.limit - self.used - self.held
+
+    @property
+    def held(self) -> int:
+        """Tokens of the budget that kept items take (see ``resident_in_budget``)."""
+        return sum(k.tokens for k in self.kept if k.in_view)
 
     def block(self) -> str:
         """The context block: loaded items grouped by file, in source order."""
@@ -186,8 +204,17 @@ def pack_to_budget(
     budget: int,
     count_tokens: TokenCounter,
     cache: RenderCache | None = None,
+    resident: Mapping[str, tuple[Render, int]] | None = None,
+    resident_in_budget: bool = False,
 ) -> Packing:
+    """``resident`` maps the ids of unchanged code the agent already holds to how it was
+    sent and its tokens: such a candidate is :class:`Kept`, is not sent again, and its
+    pieces are duplicates of it (it holds them when it was sent in full). With
+    ``resident_in_budget`` it still takes its tokens of ``budget`` (the budget bounds
+    the goal's whole view, held or sent); without, it costs nothing."""
     rows, floor = candidate_rows(salience)
+    held = resident if resident is not None else {}
+    kept: dict[str, Kept] = {}
     scores = salience.scores
     top = float(scores.max()) if scores.size else 0.0
     loaded: dict[str, Loaded] = {}
@@ -201,11 +228,28 @@ def pack_to_budget(
             ignored.append(Ignored(node.id, "over_candidate_limit", score))
             continue
         holder = next(
-            (a for a in ancestors(index, node) if a in loaded and loaded[a].render == "full"),
+            (
+                a
+                for a in ancestors(index, node)
+                if (a in loaded and loaded[a].render == "full")
+                or (a in kept and kept[a].render == "full")
+            ),
             None,
         )
         if holder is not None:
             ignored.append(Ignored(node.id, "duplicate_of", score, holder))
+            continue
+
+        def keep(node: CodeNode = node, score: float = score) -> None:
+            nonlocal used
+            how, tokens = held[node.id]
+            in_view = resident_in_budget and used + tokens <= budget
+            kept[node.id] = Kept(node, score, tokens, how, in_view)
+            if in_view:
+                used += tokens
+
+        if node.id in held and held[node.id][0] == "full":
+            keep()
             continue
         if node.is_test and score < TEST_LOAD_RATIO * top:
             ignored.append(Ignored(node.id, "penalized_test", score))
@@ -223,6 +267,9 @@ def pack_to_budget(
                 ignored.append(Ignored(key, "duplicate_of", gone.salience, node.id))
             loaded[node.id] = Loaded(node, score, full_tokens, "full", full, why)
             used += full_tokens
+            continue
+        if node.id in held:  # its outline is held; the full code does not fit
+            keep()
             continue
         outline, outline_tokens = render(index, node, "skeleton", count_tokens, cache)
         allowance = max(SKELETON_MAX_SHARE * budget, SKELETON_MIN_ALLOWANCE)
@@ -249,19 +296,28 @@ def pack_to_budget(
             )
         )
     items = tuple(sorted(loaded.values(), key=lambda i: (-i.salience, i.node.id)))
-    packing = Packing(budget, items, tuple(ignored), tuple(index.nodes[r].id for r in rows))
+    packing = Packing(
+        budget,
+        items,
+        tuple(ignored),
+        tuple(index.nodes[r].id for r in rows),
+        tuple(kept.values()),
+    )
     return _trim_to_block(packing, count_tokens)
 
 
 def _trim_to_block(packing: Packing, count_tokens: TokenCounter) -> Packing:
     """Token counts of pieces may differ from the count of their concatenation at the
-    seams; drop the least salient items until the block itself fits."""
-    while packing.loaded and count_tokens(packing.block()) > packing.limit:
+    seams; drop the least salient items until the block itself fits (beside the kept
+    items' share, when they take one)."""
+    room = packing.limit - packing.held
+    while packing.loaded and count_tokens(packing.block()) > room:
         last = packing.loaded[-1]
         packing = Packing(
             packing.limit,
             packing.loaded[:-1],
             (Ignored(last.node.id, "over_budget", last.salience), *packing.ignored),
             packing.candidates,
+            packing.kept,
         )
     return packing

@@ -54,7 +54,7 @@ class SourceReader(Protocol):
     def read_text(self, path: str) -> str: ...
 
 
-def _checked_goal(what: str, goal: str) -> str:
+def checked_goal(what: str, goal: str) -> str:
     """The goal as ranked: refused when too long; a character no text can hold (a lone
     surrogate, from bytes that were not UTF-8) becomes U+FFFD."""
     if len(goal) > MAX_GOAL_CHARS:
@@ -62,10 +62,18 @@ def _checked_goal(what: str, goal: str) -> str:
     return without_lone_surrogates(goal)
 
 
-def _check_budget(budget: object) -> int:
+def checked_budget(budget: object) -> int:
     if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= MAX_BUDGET:
         raise InvalidBudget(budget, MAX_BUDGET)
     return budget
+
+
+def checked_mode(mode: str) -> Mode:
+    if mode == "set":
+        return "set"
+    if mode == "check":
+        return "check"
+    raise InvalidMode(mode)
 
 
 def _by_salience(entry: Ignored) -> tuple[bool, float]:
@@ -255,15 +263,9 @@ class FocusEngine:
     # --- surfaces ----------------------------------------------------------------------
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
-        goal = _checked_goal("goal", goal)
-        budget = _check_budget(budget)
-        chosen: Mode
-        if mode == "set":
-            chosen = "set"
-        elif mode == "check":
-            chosen = "check"
-        else:
-            raise InvalidMode(mode)
+        goal = checked_goal("goal", goal)
+        budget = checked_budget(budget)
+        chosen = checked_mode(mode)
         sal = self.salience(goal)
         packing = pack_to_budget(self.index, sal, budget, self.count_tokens, self._renders)
         verdict = judge(packing, sal, self.index)
@@ -284,7 +286,7 @@ class FocusEngine:
             or not 1 <= limit <= MAX_SEEK_LIMIT
         ):
             raise InvalidLimit("limit", limit, MAX_SEEK_LIMIT)
-        query = _checked_goal("query", query)
+        query = checked_goal("query", query)
         sal = self.salience(query)
         rows, _floor = candidate_rows(sal)
         results = tuple(self._describe(sal, r) for r in rows[:limit])

@@ -22,6 +22,7 @@ from coderooms.mcp.schemas import (
     ThreadOut,
     ThreadsOut,
 )
+from coderooms.sessions import session_lines, working_set_lines
 
 __all__ = [
     "render_discussion",
@@ -242,6 +243,8 @@ def _clip(text: str) -> str:
 
 def render_focus(out: dict[str, Any]) -> str:
     """The readable text of a focus answer (its wire form: the FocusOut schema)."""
+    if out.get("budget") is None:  # status, pin, unpin, drop, reset
+        return "\n".join([f"Focus ({out['mode']})", *working_set_lines(out)])
     budget, sufficiency = out["budget"], out["sufficiency"]
     lines = [
         f"Focus ({out['mode']}) for goal: {_clip(out['goal'])}",
@@ -257,6 +260,7 @@ def render_focus(out: dict[str, Any]) -> str:
         for item in out["focus_set"]
     ] or ["- none"]
     lines += _ignored_lines(out)
+    lines += session_lines(out)
     if out.get("context"):
         lines += ["", "Context:", out["context"]]
     text = "\n".join(lines)

@@ -267,15 +267,108 @@ class DiscussionOut(BaseModel):
     messages: list[DiscussedOut]
 
 
-class FocusOut(_Open):
-    goal: str
-    mode: Literal["set", "check"]
+class ResidentOut(_Open):
+    """A candidate the session already holds unchanged: named, not sent again."""
+
+    id: str
+    loaded_by: int
+    tokens_saved: int
+    render: Literal["full", "skeleton"]
+    salience: float
+
+
+class PageOutOut(_Open):
+    id: str
+    heat: float
+    why: str
+    tokens: int
+
+
+class SessionBudgetOut(_Open):
+    id: str
+    call: int
     budget: BudgetOut
-    focus_set: list[FocusItemOut]
-    ignored: list[IgnoredOut] = Field(description=IGNORED_NOTE)
-    ignored_total: int
-    ignored_by_reason: dict[str, int]
-    sufficiency: SufficiencyOut
+    resident_nodes: int
+    tokens_saved: int
+
+
+class StaleOut(_Open):
+    id: str
+    loaded_by: int
+    why: str
+    resent: bool
+
+
+class ThrashOut(_Open):
+    calls: int
+    value: float
+    repeated: list[str]
+    pivot: str | None
+    why: str
+
+
+class GoalDriftOut(_Open):
+    overlap: float
+    similarity: float | None
+    may_page_out: list[str]
+    why: str
+
+
+class SignalsOut(_Open):
+    thrash: ThrashOut | None
+    stale: list[StaleOut]
+    goal_drift: GoalDriftOut | None
+
+
+class WorkingSetNodeOut(_Open):
+    id: str
+    render: Literal["full", "skeleton"]
+    tokens: int
+    loaded_by: int
+    heat: float
+    accesses: int
+    grounded: int
+    pinned: bool
+
+
+class PinsHeldOut(_Open):
+    nodes: list[str]
+    goals: list[str]
+
+
+class WorkingSetOut(_Open):
+    session: str
+    calls: int
+    budget: BudgetOut
+    resident: list[WorkingSetNodeOut] = Field(description="Hottest first.")
+    pins: PinsHeldOut
+    goals: list[str]
+    stale: list[StaleOut]
+    low_value_streak: int
+
+
+FOCUS_MODES = Literal["set", "check", "status", "pin", "unpin", "drop", "reset"]
+
+
+class FocusOut(_Open):
+    """A focus answer. Modes set and check carry the goal, budget, focus set, ignored
+    tail and sufficiency (and, in a session, resident, page_out, session and signals);
+    status, pin, unpin, drop and reset carry ``done`` and the working set."""
+
+    mode: FOCUS_MODES
+    goal: str | None = None
+    budget: BudgetOut | None = None
+    focus_set: list[FocusItemOut] | None = None
+    ignored: list[IgnoredOut] | None = Field(default=None, description=IGNORED_NOTE)
+    ignored_total: int | None = None
+    ignored_by_reason: dict[str, int] | None = None
+    sufficiency: SufficiencyOut | None = None
+    resident: list[ResidentOut] | None = None
+    page_out: list[PageOutOut] | None = None
+    session: SessionBudgetOut | None = None
+    signals: SignalsOut | None = None
+    done: str | None = None
+    working_set: WorkingSetOut | None = None
     context: str | None = Field(
         default=None,
         exclude=True,
@@ -288,6 +381,11 @@ class FocusOut(_Open):
     )
 
 
+class PrunedOut(BaseModel):
+    what: str
+    why: str
+
+
 class SeekOut(_Open):
     query: str
     results: list[dict[str, Any]]
@@ -295,6 +393,12 @@ class SeekOut(_Open):
     ignored_total: int
     ignored_by_reason: dict[str, int]
     sufficiency: SufficiencyOut
+    salience_captured: float | None = Field(
+        default=None, description="The share of the candidates' weight this answer holds."
+    )
+    pruned: list[PrunedOut] | None = Field(
+        default=None, description="Everything left out, with why, in one shape for every tool."
+    )
 
 
 class ImpactedOut(_NodeOut):
@@ -309,6 +413,13 @@ class ImpactOut(_Open):
     ignored: list[dict[str, Any]] = Field(description=IGNORED_NOTE)
     ignored_total: int
     ignored_by_reason: dict[str, int]
+    sufficiency: SufficiencyOut | None = None
+    salience_captured: float | None = Field(
+        default=None, description="The share of the candidates' weight this answer holds."
+    )
+    pruned: list[PrunedOut] | None = Field(
+        default=None, description="Everything left out, with why, in one shape for every tool."
+    )
 
 
 class SkimCutOut(BaseModel):
@@ -327,6 +438,13 @@ class SkimOut(BaseModel):
     cuts: list[SkimCutOut] = Field(
         description="Every run of cut lines (each also stands in the text as a marker "
         "line), and every over-long line shortened in place (line_too_long)."
+    )
+    sufficiency: SufficiencyOut | None = None
+    salience_captured: float | None = Field(
+        default=None, description="The share of the candidates' weight this answer holds."
+    )
+    pruned: list[PrunedOut] | None = Field(
+        default=None, description="Everything left out, with why, in one shape for every tool."
     )
     text: str | None = Field(
         default=None,

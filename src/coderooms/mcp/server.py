@@ -10,6 +10,7 @@ content is ``{"error": {"type", "message"}}``.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
@@ -24,8 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coderooms import __version__
 from coderooms.errors import ECHO_CHARS, CoderoomsError, echoed
+from coderooms.focus.envelope import enveloped_skim
 from coderooms.focus.runtime import MAX_BUDGET, MAX_SEEK_LIMIT
 from coderooms.focus.skim import MAX_SKIM_BUDGET
+from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET, MAX_SESSION_ID_CHARS
 from coderooms.mcp import render
 from coderooms.mcp.errors import InvalidArguments, NoAgentIdentity, UnknownTool
 from coderooms.mcp.schemas import (
@@ -47,6 +50,7 @@ from coderooms.rooms.records import SESSION_WINDOW
 from coderooms.rooms.search import SEARCH_LIMIT
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT
 from coderooms.rooms.wire import to_wire
+from coderooms.sessions import FocusMode
 from coderooms.skimmer import DEFAULT_SKIM_BUDGET
 
 __all__ = ["SERVER_NAME", "Caller", "build_server", "fixed_caller", "inline_refs", "token_caller"]
@@ -68,6 +72,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 LOCAL_DEFS = "#/$defs/"
 
+MCP_SESSION_HEADER = "mcp-session-id"
+CONNECTION_SESSION_HEX = 16
+"""Hex digits of the random focus session id a server gives calls that name none."""
+
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
@@ -75,6 +83,18 @@ Desk = Annotated[str, Field(description="Desk id or name (General is every activ
 Thread = Annotated[
     int | None, Field(description="Sequence of a thread's root message, to stay in that thread.")
 ]
+
+
+def connection_session(ctx: Context, default: str) -> str:
+    """The focus session a call without one acts on: the client's MCP session id when it
+    sent one (streamable HTTP), else ``default``, the one this server made when it was
+    built: a stdio server serves one connection, so that is the connection's own."""
+    request = ctx.request_context.request if ctx.request_context else None
+    headers = getattr(request, "headers", None)
+    given = headers.get(MCP_SESSION_HEADER) if headers is not None else None
+    if isinstance(given, str) and given:
+        return f"mcp-{given}"[:MAX_SESSION_ID_CHARS]
+    return default
 
 
 def fixed_caller(agent_id: str) -> Caller:
@@ -197,6 +217,8 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
     def who(ctx: Context) -> str:
         return caller(ctx)
 
+    default_session = "mcp-" + uuid.uuid4().hex[:CONNECTION_SESSION_HEX]
+
     @tool(READ_ONLY)
     async def room_read(
         ctx: Context,
@@ -302,17 +324,43 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         cursor, oldest first, with the cursor to pass next time."""
         return await _answer(lambda: service.inbox(who(ctx), since), render.render_inbox)
 
-    @tool(READ_ONLY)
+    @tool(WRITES)
     async def focus(
         ctx: Context,
-        goal: Annotated[str, Field(description="What you are trying to do, in words.")],
+        goal: Annotated[
+            str | None,
+            Field(
+                description="What you are trying to do, in words (modes set and check; "
+                "pin and unpin take it to pin the goal itself)."
+            ),
+        ] = None,
         mode: Annotated[
-            Literal["set", "check"],
-            Field(description="set: return the code to load; check: only judge sufficiency."),
+            FocusMode,
+            Field(
+                description="set: the code to load (what your session already holds is "
+                "named, not resent); check: only judge sufficiency; status: your working "
+                "set, pins and budget; pin/unpin: a node (or the goal); drop: a resident "
+                "node; reset: forget the session."
+            ),
         ] = "set",
         budget: Annotated[
             int, Field(description=f"Token budget for the code loaded (1 to {MAX_BUDGET:,}).")
         ] = 8000,
+        session: Annotated[
+            str | None,
+            Field(
+                description="Your working set's session id; omitted, this connection's own "
+                "(the answer names it: pass it again after a reconnect)."
+            ),
+        ] = None,
+        node: Annotated[str | None, Field(description="A node id to pin, unpin or drop.")] = None,
+        session_budget: Annotated[
+            int | None,
+            Field(
+                description="Tokens the session may hold resident across calls "
+                f"(default {DEFAULT_SESSION_BUDGET:,})."
+            ),
+        ] = None,
         desk: Annotated[
             str | None,
             Field(
@@ -322,9 +370,22 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         ] = None,
     ) -> Annotated[CallToolResult, FocusOut]:
         """The minimal code worth loading for a goal, what was left out and why, and
-        whether it is enough; with a desk, what the team said about it too."""
+        whether it is enough; remembers what your session holds, pages out the coldest
+        code when its budget is full, and says when you are going in circles or the code
+        you hold has changed; with a desk, what the team said about the goal too."""
         return await _answer(
-            lambda: service.focus(who(ctx), goal, mode, budget, desk),
+            lambda: service.focus(
+                who(ctx),
+                goal,
+                mode,
+                budget,
+                session=session
+                if session is not None
+                else connection_session(ctx, default_session),
+                node=node,
+                session_budget=session_budget,
+                desk=desk,
+            ),
             render.render_focus,
             _published(FocusOut),
         )
@@ -377,7 +438,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         async def work() -> SkimOut:
             # A retired or unknown caller is refused here too; the work runs off the loop.
             result = await service.skim(who(ctx), text, goal, budget)
-            payload = to_wire(result)
+            payload = enveloped_skim(to_wire(result))
             return SkimOut.model_validate({**payload, "text": result.text})
 
         return await _answer(work, lambda out: out.text or "")

@@ -26,6 +26,7 @@ from coderooms.codepins import (
 )
 from coderooms.deskrecall import DeskRecall, focus_over_desk
 from coderooms.errors import UnknownDesk
+from coderooms.focus.envelope import enveloped_impact, enveloped_seek
 from coderooms.focus.runtime import ignored_view
 from coderooms.mcp.errors import (
     ArgumentOutOfRange,
@@ -39,6 +40,7 @@ from coderooms.mcp.framing import escape_text
 from coderooms.mcp.schemas import (
     AuthorOut,
     DeskOut,
+    FocusOut,
     HitOut,
     InboxOut,
     MentionOut,
@@ -105,10 +107,12 @@ from coderooms.rooms.threads import (
     read_thread_index,
     search_threads,
 )
+from coderooms.sessions import FocusMode, focus_call
 from coderooms.skimmer import SkimResult
 from coderooms.skimmer import skim as skim_output
 from coderooms.store.base import Store, author_filter
-from coderooms.store.errors import ParentInOtherDesk, UnknownParent
+from coderooms.store.errors import NoWorkingSets, ParentInOtherDesk, UnknownParent
+from coderooms.store.worksets import WorkingSets
 
 __all__ = [
     "INBOX_LIMIT",
@@ -122,6 +126,13 @@ __all__ = [
     "escaped_briefing",
     "read_out",
 ]
+
+_T = TypeVar("_T")
+
+_FOCUS_FIELDS: dict[str, Any] = {
+    name: None for name, field in FocusOut.model_fields.items() if not field.exclude
+}
+"""The fields of a focus answer, null where its mode has none."""
 
 INBOX_SCAN = 2048
 """Sequences one room_inbox call covers after its cursor; the rest waits for the next."""
@@ -163,6 +174,8 @@ class WorkspaceLike(Protocol):
     """The face of :class:`coderooms.workspace.Workspace` the focus tools use."""
 
     def focus(self, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
+
+    def focus_session(self, state: Any, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
 
     def seek(self, query: str, limit: int = ...) -> Any: ...
 
@@ -725,39 +738,50 @@ class RoomService:
     async def focus(
         self,
         agent_id: str,
-        goal: str,
-        mode: Literal["set", "check"] = "set",
+        goal: str | None,
+        mode: FocusMode = "set",
         budget: int = 8000,
+        *,
+        session: str | None = None,
+        node: str | None = None,
+        session_budget: int | None = None,
         desk: str | None = None,
     ) -> dict[str, Any]:
+        """A focus call in any mode (see :func:`coderooms.sessions.focus_call`); with a
+        session, the working set kept in this server's store; with a desk (modes set and
+        check), the desk's discussion of the goal beside the code, in the same budget."""
         snap = await self._caller(agent_id)
-        if desk is None:
-            return await self._in_workspace(
-                lambda ws: ws.focus(goal, budget=budget, mode=mode).to_json(
-                    ignored_limit=IGNORED_LISTED
-                )
-            )
-        target = self._member_desk(agent_id, desk, snap)
-        recall = self._desk_recall()
-        symbols: list[Callable[[str], Any]] = []
 
-        def code(ws: WorkspaceLike, code_budget: int) -> dict[str, Any]:
-            symbols.append(recall.symbols_of(ws.graph()))
-            out: dict[str, Any] = ws.focus(goal, budget=code_budget, mode=mode).to_json(
-                ignored_limit=IGNORED_LISTED
+        async def code(code_budget: int) -> dict[str, Any]:
+            out: dict[str, Any] = await focus_call(
+                self._working_sets(),
+                self._in_workspace,
+                agent_id,
+                mode,
+                session=session,
+                goal=goal,
+                budget=code_budget,
+                node=node,
+                session_budget=session_budget,
+                ignored_limit=IGNORED_LISTED,
             )
             return out
 
-        return await focus_over_desk(
-            self.store,
-            target,
-            recall,
-            goal,
-            budget,
-            mode,
-            lambda code_budget: self._in_workspace(lambda ws: code(ws, code_budget)),
-            symbols_in=lambda path: symbols[-1](path),
+        if desk is None:
+            return {**_FOCUS_FIELDS, **await code(budget)}
+        target = self._member_desk(agent_id, desk, snap)
+        recall = self._desk_recall()
+        symbols = await self._in_workspace(lambda ws: recall.symbols_of(ws.graph()))
+        out = await focus_over_desk(
+            self.store, target, recall, goal, budget, mode, code, symbols_in=symbols
         )
+        return {**_FOCUS_FIELDS, **out}  # every mode's answer carries every field
+
+    def _working_sets(self) -> WorkingSets | None:
+        try:
+            return self.store.working_sets()
+        except NoWorkingSets:
+            return None
 
     def _desk_recall(self) -> DeskRecall:
         if self._recall is None:
@@ -769,14 +793,18 @@ class RoomService:
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
         await self._caller(agent_id)
         return await self._in_workspace(
-            lambda ws: ignored_view(ws.seek(query, limit=limit).to_json(), IGNORED_LISTED)
+            lambda ws: enveloped_seek(
+                ignored_view(ws.seek(query, limit=limit).to_json(), IGNORED_LISTED)
+            )
         )
 
     async def impact(self, agent_id: str, target: str, depth: int = 2) -> dict[str, Any]:
         _check_range("depth", depth, 1, MAX_IMPACT_DEPTH)
         await self._caller(agent_id)
         return await self._in_workspace(
-            lambda ws: ignored_view(ws.impact(target, depth=depth).to_json(), IGNORED_LISTED)
+            lambda ws: enveloped_impact(
+                ignored_view(ws.impact(target, depth=depth).to_json(), IGNORED_LISTED)
+            )
         )
 
 

@@ -31,7 +31,8 @@ from coderooms.rooms.records import (
 )
 from coderooms.rooms.roster import Roster, RosterMember, RosterPerson
 from coderooms.rooms.session import SessionLog
-from coderooms.store.errors import UnknownAuthor
+from coderooms.store.errors import NoWorkingSets, UnknownAuthor
+from coderooms.store.worksets import WorkingSets
 
 __all__ = [
     "MESSAGE_BYTES_CAP",
@@ -210,6 +211,13 @@ class Store(ABC):
     @abstractmethod
     async def set_desk_order(self, desk: str, ordered: Iterable[str]) -> None:
         """Replace a desk's member order; it must list every member exactly once."""
+
+    # --- focus working sets -----------------------------------------------------------------
+
+    def working_sets(self) -> WorkingSets:
+        """Where this store keeps focus sessions' working sets (see
+        :mod:`coderooms.store.worksets`)."""
+        raise NoWorkingSets(type(self).__name__)
 
     # --- lifetime -------------------------------------------------------------------------
 

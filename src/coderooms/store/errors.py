@@ -28,7 +28,8 @@
         ├── GeneralDeskMembership      General's members are the active roster
         ├── DeskMembership             a member added twice or retired when absent
         ├── ImportOrderError           bulk import rows not above the log's last row
-        └── StoreBusy                  other writers held the database past the timeout
+        ├── StoreBusy                  other writers held the database past the timeout
+        └── NoWorkingSets              a store kind that keeps no focus working sets
 
 Roster and desk snapshots that would not validate raise the core errors
 (``DuplicateOrderMember``, ``ReservedDeskIdentity`` …) unchanged.
@@ -60,6 +61,7 @@ __all__ = [
     "ReadOnlyStore",
     "RetiredAuthor",
     "StoreBusy",
+    "NoWorkingSets",
     "StoreError",
     "StoreLocation",
     "StoreNotFound",
@@ -269,3 +271,8 @@ class ImportOrderError(StoreError):
 class StoreBusy(StoreError):
     fields = ("path", "timeout_ms")
     template = "{path} stayed locked by other writers for {timeout_ms} ms; try again"
+
+
+class NoWorkingSets(StoreError):
+    fields = ("kind",)
+    template = "a {kind} keeps no focus working sets; use a SQLite store for focus sessions"

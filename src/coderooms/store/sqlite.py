@@ -94,6 +94,7 @@ from coderooms.store.errors import (
     UnknownAuthor,
     UnknownParent,
 )
+from coderooms.store.worksets import WORKSET_TABLES, SQLiteWorkingSets, WorkingSets
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -284,8 +285,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             "(chat_key, sequence, chat_id, parent, author, content, posted_at)",
         ),
     ),
+    # What each agent session's focus holds (see coderooms.store.worksets).
+    Migration(7, "focus working sets", WORKSET_TABLES),
     Migration(
-        7,
+        8,
         "code pin snapshots",
         (
             # What a pinned code node was when a row pinned it (its content hash and
@@ -670,6 +673,9 @@ class SQLiteStore(Store):
                 apply_migrations(self._db)
         except sqlite3.DatabaseError as err:
             raise _sqlite_failure(self.path, err) from None
+
+    def working_sets(self) -> WorkingSets:
+        return SQLiteWorkingSets(self)
 
     # --- plumbing -------------------------------------------------------------------------
 

@@ -1,0 +1,237 @@
+"""The modes of the one ``focus`` verb, for the CLI and the MCP server alike.
+
+:func:`focus_call` loads the agent session's working set from the store, runs the mode
+(``set`` and ``check`` through the workspace's focus runtime, the rest on the working
+set itself), saves what changed and returns the answer's wire form. Without a session,
+``set`` and ``check`` answer as a stateless focus does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any, Literal, Protocol, TypeVar
+
+from coderooms.focus.errors import (
+    InvalidMode,
+    InvalidSession,
+    MissingArgument,
+    NotInWorkingSet,
+    NotPinned,
+    TooManyPins,
+    UnknownPinTarget,
+    UnknownSession,
+)
+from coderooms.focus.session import check_session_budget, session_status
+from coderooms.focus.workingset import (
+    DEFAULT_SESSION_BUDGET,
+    MAX_PINS,
+    MAX_SESSION_ID_CHARS,
+    WorkingSet,
+    dropped,
+    with_pins,
+    without_pins,
+)
+from coderooms.store.worksets import WorkingSets
+
+__all__ = ["MODES", "SESSION_MODES", "FocusMode", "checked_session", "focus_call"]
+
+FocusMode = Literal["set", "check", "status", "pin", "unpin", "drop", "reset"]
+MODES: tuple[FocusMode, ...] = ("set", "check", "status", "pin", "unpin", "drop", "reset")
+SESSION_MODES = frozenset({"status", "pin", "unpin", "drop", "reset"})
+"""Modes that act on a working set, so need a session."""
+
+T = TypeVar("T")
+
+
+class SessionWorkspace(Protocol):
+    """The face of :class:`coderooms.workspace.Workspace` focus sessions use."""
+
+    def focus(self, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
+
+    def focus_session(
+        self, state: WorkingSet, goal: str, budget: int = ..., mode: str = ...
+    ) -> Any: ...
+
+    def focus_engine(self) -> Any: ...
+
+
+InWorkspace = Callable[[Callable[[SessionWorkspace], T]], Awaitable[T]]
+"""Runs a call on the workspace the way the host wants (on a worker thread, under its
+lock) and hands back its value."""
+
+
+def checked_session(session: object) -> str:
+    if (
+        not isinstance(session, str)
+        or not session.strip()
+        or len(session) > MAX_SESSION_ID_CHARS
+        or any(ord(c) < 32 for c in session)
+    ):
+        raise InvalidSession(session, MAX_SESSION_ID_CHARS)
+    return session
+
+
+async def _existing(sets: WorkingSets, agent: str, session: str) -> WorkingSet:
+    found = await sets.load(agent, session)
+    if found is None:
+        raise UnknownSession(session, agent)
+    return found
+
+
+def _summary(mode: str, done: str, ws: WorkingSet | None, engine: Any) -> dict[str, Any]:
+    return {
+        "mode": mode,
+        "done": done,
+        "working_set": None if ws is None else session_status(engine, ws),
+    }
+
+
+async def focus_call(
+    sets: WorkingSets | None,
+    in_workspace: InWorkspace[Any],
+    agent: str,
+    mode: str,
+    *,
+    session: str | None = None,
+    goal: str | None = None,
+    budget: int = 8000,
+    node: str | None = None,
+    session_budget: int | None = None,
+    ignored_limit: int | None = None,
+) -> dict[str, Any]:
+    """One ``focus`` call in ``mode`` for ``agent`` (see the module docstring)."""
+    if mode not in MODES:
+        raise InvalidMode(mode)
+    if session_budget is not None:
+        session_budget = check_session_budget(session_budget)
+    if mode in ("set", "check"):
+        if goal is None:
+            raise MissingArgument(mode, "a goal")
+        if session is None:
+            text = goal
+            plain: dict[str, Any] = await in_workspace(
+                lambda ws: ws.focus(text, budget=budget, mode=mode).to_json(ignored_limit)
+            )
+            return plain
+    if session is None:
+        raise MissingArgument(mode, "a session (the working set it acts on)")
+    session = checked_session(session)
+    if sets is None:
+        raise MissingArgument(mode, "a store to keep the session in")
+    if mode in ("set", "check"):
+        assert goal is not None
+        state = await sets.load(agent, session)
+        if state is None:
+            state = WorkingSet(agent, session, session_budget or DEFAULT_SESSION_BUDGET)
+        elif session_budget is not None:
+            state = replace(state, budget=session_budget)
+        current, text = state, goal
+        answer = await in_workspace(
+            lambda ws: ws.focus_session(current, text, budget=budget, mode=mode)
+        )
+        if mode == "set":
+            await sets.save(answer.state)
+        out: dict[str, Any] = answer.to_json(ignored_limit)
+        return out
+    if mode == "reset":
+        if not await sets.delete(agent, session):
+            raise UnknownSession(session, agent)
+        return _summary(mode, f"focus session {session!r} forgotten", None, None)
+    engine = await in_workspace(lambda ws: ws.focus_engine())
+    if mode == "status":
+        state = await _existing(sets, agent, session)
+        return _summary(mode, f"focus session {session!r}", state, engine)
+    if mode == "pin":
+        state = await sets.load(agent, session) or WorkingSet(
+            agent, session, session_budget or DEFAULT_SESSION_BUDGET
+        )
+        if len(state.pinned_nodes) + len(state.pinned_goals) >= MAX_PINS:
+            raise TooManyPins(MAX_PINS)
+        if node is not None:
+            if engine.graph.node(node) is None:
+                raise UnknownPinTarget(node)
+            state, done = with_pins(state, nodes=[node]), f"pinned {node}"
+        elif goal is not None:
+            state, done = with_pins(state, goals=[goal]), "pinned the goal"
+        else:
+            raise MissingArgument(mode, "a node id or a goal to pin")
+        await sets.save(state)
+        return _summary(mode, done, state, engine)
+    state = await _existing(sets, agent, session)
+    if mode == "unpin":
+        if node is not None:
+            if node not in state.pinned_nodes:
+                raise NotPinned(node, session)
+            state, done = without_pins(state, nodes=[node]), f"unpinned {node}"
+        elif goal is not None:
+            if goal not in state.pinned_goals:
+                raise NotPinned(goal, session)
+            state, done = without_pins(state, goals=[goal]), "unpinned the goal"
+        else:
+            raise MissingArgument(mode, "a node id or a goal to unpin")
+    else:  # drop
+        if node is None:
+            raise MissingArgument(mode, "the id of a resident node")
+        if state.get(node) is None:
+            raise NotInWorkingSet(node, session)
+        state, done = dropped(without_pins(state, nodes=[node]), [node]), f"dropped {node}"
+    await sets.save(state)
+    return _summary(mode, done, state, engine)
+
+
+def session_lines(out: dict[str, Any]) -> list[str]:
+    """Readable lines for the session part of a set or check answer: resident, page
+    out, the session budget and the signals (none when the answer has no session)."""
+    session = out.get("session")
+    if session is None:
+        return []
+    budget = session["budget"]
+    lines = [
+        f"Session {session['id']} (call {session['call']}): {budget['used']}/"
+        f"{budget['limit']} tokens resident, {budget['left']} left; "
+        f"{session['tokens_saved']} tokens not resent"
+    ]
+    for kept in out["resident"]:
+        lines.append(
+            f"- resident {kept['id']} (sent by call {kept['loaded_by']}, "
+            f"{kept['tokens_saved']} tokens saved)"
+        )
+    for gone in out["page_out"]:
+        lines.append(f"- page out {gone['id']} (heat {gone['heat']}): {gone['why']}")
+    signals = out["signals"]
+    if signals["thrash"] is not None:
+        lines.append(signals["thrash"]["why"])
+    for stale in signals["stale"]:
+        resent = "new code sent" if stale["resent"] else "not resent"
+        lines.append(
+            f"stale: {stale['id']} {stale['why']} (sent by call {stale['loaded_by']}; {resent})"
+        )
+    if signals["goal_drift"] is not None:
+        lines.append("goal drift: " + signals["goal_drift"]["why"])
+    return lines
+
+
+def working_set_lines(out: dict[str, Any]) -> list[str]:
+    """Readable lines for status, pin, unpin, drop and reset."""
+    lines = [out["done"]]
+    ws = out.get("working_set")
+    if ws is None:
+        return lines
+    budget = ws["budget"]
+    lines.append(
+        f"{len(ws['resident'])} resident nodes after {ws['calls']} calls: {budget['used']}/"
+        f"{budget['limit']} tokens, {budget['left']} left"
+    )
+    for node in ws["resident"]:
+        pin = " pinned" if node["pinned"] else ""
+        lines.append(
+            f"- {node['heat']:.4f} heat {node['tokens']:>6} tok {node['render']:<8} "
+            f"{node['id']} (call {node['loaded_by']}, {node['accesses']} accesses){pin}"
+        )
+    pins = ws["pins"]
+    lines.append(f"pins: {len(pins['nodes'])} nodes, {len(pins['goals'])} goals")
+    lines += [f"- node {n}" for n in pins["nodes"]] + [f"- goal {g}" for g in pins["goals"]]
+    for stale in ws["stale"]:
+        lines.append(f"stale: {stale['id']} {stale['why']}")
+    return lines

@@ -1,0 +1,220 @@
+"""Where focus sessions keep their working sets: a small port, its tables and SQLite.
+
+A working set (:class:`~coderooms.focus.workingset.WorkingSet`) belongs to one agent
+session, an ``(agent, session)`` pair; a store keeps it so it outlives the process that
+made it and is shared by every host opening the same store. ``focus_sessions`` holds one
+row per session (budget, call count, pins, earlier goals, thrash streak) and
+``focus_resident`` one row per resident node. :data:`WORKSET_TABLES` creates both; a
+store appends them to its own migrations (SQLite: migration 7), so another store adds
+the same tables with its own SQL types.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from coderooms.focus.workingset import Resident, WorkingSet
+from coderooms.store.errors import CorruptDatabase
+
+if TYPE_CHECKING:
+    from coderooms.store.sqlite import SQLiteStore
+
+__all__ = ["WORKSET_TABLES", "SQLiteWorkingSets", "WorkingSets"]
+
+WORKSET_TABLES: tuple[str, ...] = (
+    """CREATE TABLE focus_sessions (
+        agent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        budget INTEGER NOT NULL,
+        calls INTEGER NOT NULL,
+        low_value_streak INTEGER NOT NULL,
+        pinned_nodes TEXT NOT NULL,
+        pinned_goals TEXT NOT NULL,
+        goals TEXT NOT NULL,
+        PRIMARY KEY (agent_id, session_id)
+    )""",
+    """CREATE TABLE focus_resident (
+        agent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        render TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        loaded_by INTEGER NOT NULL,
+        goal TEXT NOT NULL,
+        accesses INTEGER NOT NULL,
+        last_access INTEGER NOT NULL,
+        grounded INTEGER NOT NULL,
+        salience REAL NOT NULL,
+        PRIMARY KEY (agent_id, session_id, node_id),
+        FOREIGN KEY (agent_id, session_id) REFERENCES focus_sessions (agent_id, session_id)
+            ON DELETE CASCADE
+    )""",
+)
+"""The working-set tables, as SQLite (and standard SQL) writes them."""
+
+_SESSION_COLUMNS = "budget, calls, low_value_streak, pinned_nodes, pinned_goals, goals"
+_RESIDENT_COLUMNS = (
+    "node_id, render, tokens, digest, loaded_by, goal, accesses, last_access, grounded, salience"
+)
+
+
+class WorkingSets(ABC):
+    """The port focus hosts keep working sets through."""
+
+    @abstractmethod
+    async def load(self, agent: str, session: str) -> WorkingSet | None:
+        """The session's working set, or None when it has none."""
+
+    @abstractmethod
+    async def save(self, ws: WorkingSet) -> None:
+        """Replace the session's stored working set with ``ws``."""
+
+    @abstractmethod
+    async def delete(self, agent: str, session: str) -> bool:
+        """Forget the session; whether there was one."""
+
+
+def _texts(value: Any, path: str, what: str) -> tuple[str, ...]:
+    try:
+        items = json.loads(value)
+    except (TypeError, ValueError):
+        items = None
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise CorruptDatabase(path, f"a focus session's {what} is not a list of strings")
+    return tuple(items)
+
+
+def rows_to_working_set(
+    agent: str,
+    session: str,
+    head: tuple[Any, ...],
+    residents: list[tuple[Any, ...]],
+    path: str,
+) -> WorkingSet:
+    """A working set from its session row and resident rows (as :data:`WORKSET_TABLES`
+    lays them out)."""
+    budget, calls, streak, pinned_nodes, pinned_goals, goals = head
+    kept = []
+    for row in residents:
+        node_id, render, tokens, digest, loaded_by, goal, accesses, last, grounded, sal = row
+        if render not in ("full", "skeleton"):
+            raise CorruptDatabase(path, f"resident {node_id!r} has render {render!r}")
+        kept.append(
+            Resident(
+                node_id,
+                render,
+                int(tokens),
+                digest,
+                int(loaded_by),
+                goal,
+                int(accesses),
+                int(last),
+                int(grounded),
+                float(sal),
+            )
+        )
+    return WorkingSet(
+        agent,
+        session,
+        int(budget),
+        int(calls),
+        tuple(sorted(kept, key=lambda r: r.id)),
+        _texts(pinned_nodes, path, "pinned nodes"),
+        _texts(pinned_goals, path, "pinned goals"),
+        _texts(goals, path, "goals"),
+        int(streak),
+    )
+
+
+def working_set_rows(ws: WorkingSet) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+    """The session row and the resident rows of ``ws``."""
+    head = (
+        ws.agent,
+        ws.session,
+        ws.budget,
+        ws.calls,
+        ws.low_value_streak,
+        json.dumps(list(ws.pinned_nodes)),
+        json.dumps(list(ws.pinned_goals)),
+        json.dumps(list(ws.goals)),
+    )
+    residents = [
+        (
+            ws.agent,
+            ws.session,
+            r.id,
+            r.render,
+            r.tokens,
+            r.digest,
+            r.loaded_by,
+            r.goal,
+            r.accesses,
+            r.last_access,
+            r.grounded,
+            r.salience,
+        )
+        for r in ws.resident
+    ]
+    return head, residents
+
+
+class SQLiteWorkingSets(WorkingSets):
+    """Working sets in a :class:`~coderooms.store.sqlite.SQLiteStore`'s file: reads on
+    its reader connection, each save one write transaction."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    async def load(self, agent: str, session: str) -> WorkingSet | None:
+        store = self._store
+        head = store._query(
+            f"SELECT {_SESSION_COLUMNS} FROM focus_sessions WHERE agent_id = ? AND session_id = ?",
+            (agent, session),
+        )
+        if not head:
+            return None
+        residents = store._query(
+            f"SELECT {_RESIDENT_COLUMNS} FROM focus_resident "
+            "WHERE agent_id = ? AND session_id = ? ORDER BY node_id",
+            (agent, session),
+        )
+        return rows_to_working_set(agent, session, head[0], residents, store.path)
+
+    async def save(self, ws: WorkingSet) -> None:
+        head, residents = working_set_rows(ws)
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute(
+                f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE "
+                "SET budget = excluded.budget, calls = excluded.calls, "
+                "low_value_streak = excluded.low_value_streak, "
+                "pinned_nodes = excluded.pinned_nodes, pinned_goals = excluded.pinned_goals, "
+                "goals = excluded.goals",
+                head,
+            )
+            db.execute(
+                "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ?",
+                (ws.agent, ws.session),
+            )
+            db.executemany(
+                f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                residents,
+            )
+
+        await self._store._writing(write)
+
+    async def delete(self, agent: str, session: str) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            gone = db.execute(
+                "DELETE FROM focus_sessions WHERE agent_id = ? AND session_id = ?",
+                (agent, session),
+            )
+            return gone.rowcount > 0
+
+        return await self._store._writing(write)

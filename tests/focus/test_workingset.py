@@ -1,0 +1,147 @@
+"""The working-set model alone: heat by call count, page-out choice, pins, the streak."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coderooms.focus.workingset import (
+    GOALS_KEPT,
+    HEAT_DECAY,
+    HEAT_RECENCY,
+    THRASH_VALUE_FLOOR,
+    Arrival,
+    Hit,
+    Resident,
+    WorkingSet,
+    advance,
+    goal_overlap,
+    heat,
+    plan_page_out,
+    protected_ids,
+    value_of_information,
+    with_pins,
+)
+
+
+def resident(node_id: str, tokens: int = 10, accesses: int = 1, last: int = 1) -> Resident:
+    return Resident(node_id, "full", tokens, "d" + node_id, 1, "g", accesses, last, 0, 0.5)
+
+
+def test_heat_decays_by_calls_not_time() -> None:
+    node = resident("a", last=3)
+    assert heat(node, 3) > heat(node, 4) > heat(node, 10)
+    assert round(heat(node, 3) - heat(node, 4), 4) == round(HEAT_RECENCY * (1 - HEAT_DECAY), 4)
+    assert heat(node, 5) == heat(node, 5)
+
+
+def test_heat_grows_with_accesses_and_grounding() -> None:
+    node = resident("a")
+    assert heat(replace(node, accesses=3), 2) > heat(node, 2)
+    assert heat(replace(node, grounded=1), 2) > heat(node, 2)
+
+
+def test_the_coldest_pages_out_first_and_only_as_much_as_needed() -> None:
+    ws = WorkingSet(
+        "a",
+        "s",
+        30,
+        5,
+        (resident("hot", accesses=4, last=5), resident("cold"), resident("warm", last=4)),
+    )
+    out = plan_page_out(ws, 10, (), 6)
+    assert [p.id for p in out] == ["cold"]
+    out = plan_page_out(ws, 20, (), 6)
+    assert [p.id for p in out] == ["cold", "warm"]
+    assert all("session budget" in p.why for p in out)
+    assert plan_page_out(ws, 0, (), 6) == []
+
+
+def test_pins_and_a_pinned_goal_protect_their_nodes() -> None:
+    ws = WorkingSet("a", "s", 20, 3, (resident("x"), replace(resident("y"), goal="keep me")))
+    ws = with_pins(ws, nodes=["x"], goals=["keep me"])
+    assert protected_ids(ws) == {"x", "y"}
+    assert plan_page_out(ws, 100, (), 4) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tokens=st.lists(st.integers(1, 50), min_size=1, max_size=12),
+    budget=st.integers(1, 400),
+    need=st.integers(0, 400),
+    pins=st.sets(st.integers(0, 11)),
+    keep=st.sets(st.integers(0, 11)),
+)
+def test_page_out_never_takes_a_pinned_or_kept_node_and_frees_enough_when_it_can(
+    tokens: list[int], budget: int, need: int, pins: set[int], keep: set[int]
+) -> None:
+    residents = tuple(
+        resident(f"n{i}", t, accesses=1 + i % 3, last=1 + i % 4) for i, t in enumerate(tokens)
+    )
+    ws = with_pins(WorkingSet("a", "s", budget, 5, residents), nodes=[f"n{i}" for i in pins])
+    kept = {f"n{i}" for i in keep}
+    out = plan_page_out(ws, need, kept, 6)
+    ids = [p.id for p in out]
+    assert len(ids) == len(set(ids))
+    assert not set(ids) & (set(ws.pinned_nodes) | kept)
+    movable = sum(r.tokens for r in residents if r.id not in set(ws.pinned_nodes) | kept)
+    freed = sum(p.tokens for p in out)
+    if ws.budget - ws.used + movable >= need:
+        assert ws.budget - ws.used + freed >= need
+    else:
+        assert freed == movable
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    start=st.sets(st.sampled_from("abcdefgh")),
+    arriving=st.sets(st.sampled_from("abcdefgh")),
+    leaving=st.sets(st.sampled_from("abcdefgh")),
+    hit=st.sets(st.sampled_from("abcdefgh")),
+)
+def test_nothing_leaves_the_working_set_but_what_is_named(
+    start: set[str], arriving: set[str], leaving: set[str], hit: set[str]
+) -> None:
+    ws = WorkingSet("a", "s", 1000, 2, tuple(resident(i) for i in sorted(start)))
+    arrivals = [Arrival(i, "full", 5, "new" + i, 0.4) for i in sorted(arriving)]
+    hits = [Hit(i, 0.3) for i in sorted(hit & start - leaving)]
+    after = advance(ws, "goal", arrivals, hits, leaving - arriving)
+    assert {r.id for r in after.resident} == (start - (leaving - arriving)) | arriving
+    assert after.calls == 3
+    for r in after.resident:
+        if r.id in arriving:
+            assert r.loaded_by == 3 and r.digest == "new" + r.id
+        elif r.id in {h.id for h in hits}:
+            assert r.accesses == 2 and r.last_access == 3 and r.grounded == 1
+
+
+def test_the_low_value_streak_counts_the_same_question_bringing_nothing_new() -> None:
+    asked = "cart total price wrong"
+    ws = WorkingSet("a", "s", 1000)
+    ws = advance(ws, asked, [Arrival("a", "full", 5, "x", 1.0)], [], ())
+    assert ws.low_value_streak == 0
+    ws = advance(ws, "wrong cart total price", [], [Hit("a", 1.0)], ())
+    ws = advance(ws, "the cart total price is wrong", [], [Hit("a", 1.0)], ())
+    assert ws.low_value_streak == 2
+    ws = advance(ws, asked, [Arrival("b", "full", 5, "y", 1.0)], [Hit("a", 1.0)], ())
+    assert ws.low_value_streak == 0
+    # a narrower follow-up asking something else is not a repeat, even with nothing new
+    ws = advance(ws, "shipping depot routing", [], [Hit("a", 1.0)], ())
+    assert ws.low_value_streak == 0
+    assert value_of_information([], []) is None
+    small = value_of_information([Arrival("c", "full", 1, "z", 0.1)], [Hit("a", 1.0)])
+    assert small is not None and small < THRASH_VALUE_FLOOR
+
+
+def test_goals_are_remembered_newest_last_and_bounded() -> None:
+    ws = WorkingSet("a", "s", 1000)
+    for i in range(GOALS_KEPT + 3):
+        ws = advance(ws, f"goal {i}", [], [], ())
+    assert len(ws.goals) == GOALS_KEPT and ws.goals[-1] == f"goal {GOALS_KEPT + 2}"
+
+
+def test_goal_overlap_is_the_share_of_terms_seen_before() -> None:
+    assert goal_overlap("cart total price", ["the cart price"]) == 2 / 3
+    assert goal_overlap("anything", []) is None

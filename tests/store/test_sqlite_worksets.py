@@ -1,0 +1,103 @@
+"""Working sets in the SQLite store: saved whole, read back equal, kept across a restart,
+one per agent session, and refused when the stored rows are damaged."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "focus"))
+
+from fixture_repo import shop_engine  # noqa: E402
+
+from coderooms.focus.session import focus_in_session  # noqa: E402
+from coderooms.focus.workingset import WorkingSet, with_pins  # noqa: E402
+from coderooms.store import CorruptDatabase, SQLiteStore  # noqa: E402
+from coderooms.store.sqlite import MIGRATIONS  # noqa: E402
+
+ENGINE = shop_engine()
+
+
+def worked(agent: str = "alice", session: str = "s1") -> WorkingSet:
+    ws = WorkingSet(agent, session, 5_000)
+    for goal in ("Cart.add_item rejects zero quantity", "route_parcel picks the wrong depot"):
+        ws = focus_in_session(ENGINE, ws, goal, 200).state
+    return with_pins(ws, nodes=["shop/cart.py::Cart"], goals=["the cart"])
+
+
+def test_a_working_set_reads_back_as_it_was_saved_after_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "rooms.db"
+    ws = worked()
+    assert ws.resident
+
+    async def save() -> None:
+        with SQLiteStore(path) as store:
+            await store.working_sets().save(ws)
+
+    async def load() -> WorkingSet | None:
+        with SQLiteStore(path) as store:
+            return await store.working_sets().load("alice", "s1")
+
+    asyncio.run(save())
+    again = asyncio.run(load())
+    assert again == ws
+    # and it answers as the original does
+    goal = "Cart.add_item rejects zero quantity"
+    assert again is not None
+    assert (
+        focus_in_session(ENGINE, again, goal, 200).to_json()
+        == focus_in_session(ENGINE, ws, goal, 200).to_json()
+    )
+
+
+def test_saving_again_replaces_the_residents_and_sessions_stay_apart(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        with SQLiteStore(tmp_path / "rooms.db") as store:
+            sets = store.working_sets()
+            alice, bob = worked("alice"), worked("bob")
+            await sets.save(alice)
+            await sets.save(bob)
+            smaller = WorkingSet("alice", "s1", 100, alice.calls, alice.resident[:1])
+            await sets.save(smaller)
+            assert await sets.load("alice", "s1") == smaller
+            assert await sets.load("bob", "s1") == bob
+            assert await sets.load("alice", "other") is None
+            assert await sets.delete("alice", "s1")
+            assert not await sets.delete("alice", "s1")
+            assert await sets.load("bob", "s1") == bob
+            rows = store._query("SELECT count(*) FROM focus_resident WHERE agent_id = 'alice'")
+            assert rows == [(0,)]
+
+    asyncio.run(scenario())
+
+
+def test_the_tables_come_from_their_own_recorded_migration(tmp_path: Path) -> None:
+    assert "focus working sets" in {m.name for m in MIGRATIONS}
+    with SQLiteStore(tmp_path / "rooms.db"):
+        pass
+    conn = sqlite3.connect(tmp_path / "rooms.db")
+    names = {n for (n,) in conn.execute("SELECT name FROM schema_migrations")}
+    tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    conn.close()
+    assert "focus working sets" in names
+    assert {"focus_sessions", "focus_resident"} <= tables
+
+
+def test_damaged_session_rows_are_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "rooms.db"
+
+    async def scenario() -> None:
+        with SQLiteStore(path) as store:
+            await store.working_sets().save(worked())
+        conn = sqlite3.connect(path)
+        conn.execute("UPDATE focus_sessions SET goals = 'not json'")
+        conn.commit()
+        conn.close()
+        with SQLiteStore(path) as store, pytest.raises(CorruptDatabase, match="goals"):
+            await store.working_sets().load("alice", "s1")
+
+    asyncio.run(scenario())
