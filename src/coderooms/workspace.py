@@ -30,7 +30,7 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
-from coderooms.index import db, indexer
+from coderooms.index import db, focus_state, indexer
 from coderooms.index.discover import INDEX_DIR, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
@@ -318,7 +318,12 @@ class Workspace:
     # --- focus (the runtime lives in coderooms.focus.runtime) ----------------------------
 
     def focus_engine(self) -> FocusEngine:
-        """The focus runtime over the current graph, built once per index generation."""
+        """The focus runtime over the current graph, built once per index generation.
+
+        It starts from the engine of the previous generation when this process has one,
+        else from the work kept in ``.coderooms/focus.npz`` (see
+        :mod:`coderooms.index.focus_state`), so only code that changed is tokenised and
+        embedded again; what it had to compute is kept there for the next process."""
         from coderooms import embeddings, tokens
 
         with self._lock:
@@ -326,9 +331,26 @@ class Workspace:
             if self._engine is not None and self._engine[0] is graph:
                 return self._engine[1]
             previous = self._engine[1] if self._engine is not None else None
+            # The first engine of a process also loads the embedding model and the token
+            # counter's tables: on the other core, while the index is read.
+            warming = threading.Thread(target=_load_models, name="coderooms-warm")
+            if previous is None:
+                warming.start()
+            state = os.path.join(os.path.dirname(self.db_path), focus_state.STATE_FILE)
+            tag = focus_state.state_tag(embeddings.model_tag())
+            known = focus_state.load(state, tag) if previous is None else None
             engine = FocusEngine.from_reader(
-                graph, self, tokens.count_tokens, embeddings.embed, previous=previous
+                graph,
+                self,
+                tokens.count_tokens,
+                embeddings.embed,
+                previous=previous,
+                known=known,
             )
+            if engine.index.fresh_work:
+                focus_state.save(state, engine.index.known_work(), tag)
+            if warming.is_alive():
+                warming.join()
             self._engine = (graph, engine)
             return engine
 
@@ -363,6 +385,15 @@ class Workspace:
         if os.path.islink(full) or not os.path.isfile(full):
             raise UnknownNode(path)
         return full
+
+
+def _load_models() -> None:
+    """Load what a first focus needs besides the index: the embedding model and the token
+    counter (each loaded once per process and kept)."""
+    from coderooms import embeddings, tokens
+
+    embeddings.load_model()
+    tokens.count_tokens("")
 
 
 def _require_root(root: str) -> None:

@@ -28,6 +28,8 @@ from coderooms.focus.packing import (
 )
 from coderooms.focus.salience import (
     Embedder,
+    KnownWork,
+    LazyTexts,
     Salience,
     SalienceConfig,
     SalienceIndex,
@@ -191,13 +193,15 @@ class FocusEngine:
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
         previous: FocusEngine | None = None,
+        known: KnownWork | None = None,
     ) -> None:
-        """``previous``, the engine of an earlier graph of the same repository, lends the
-        work done for code that has not changed (see :class:`SalienceIndex`)."""
+        """``previous``, the engine of an earlier graph of the same repository, or
+        ``known``, the work of one kept by the host, lends the work done for code that has
+        not changed (see :class:`SalienceIndex`)."""
         self.graph = graph
         self.count_tokens = count_tokens
         earlier = previous.index if previous is not None else None
-        self.index: SalienceIndex = SalienceIndex(graph, texts, embedder, config, earlier)
+        self.index: SalienceIndex = SalienceIndex(graph, texts, embedder, config, earlier, known)
         self._renders: RenderCache = {}
         self._last: tuple[str, Salience] | None = None
         self._weights: SalienceConfig | None = None
@@ -225,9 +229,12 @@ class FocusEngine:
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
         previous: FocusEngine | None = None,
+        known: KnownWork | None = None,
     ) -> FocusEngine:
-        texts = {n.path: reader.read_text(n.path) for n in graph.nodes if n.kind == "file"}
-        return cls(graph, texts, count_tokens, embedder, config, previous)
+        """An engine reading the files of ``graph`` through ``reader`` when it needs
+        them (code reused from ``previous`` or ``known`` is not read again)."""
+        texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
+        return cls(graph, texts, count_tokens, embedder, config, previous, known)
 
     # --- ranking -----------------------------------------------------------------------
 
