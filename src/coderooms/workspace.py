@@ -30,6 +30,7 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
+from coderooms.focus.salience import Report
 from coderooms.index import db, focus_state, indexer
 from coderooms.index.discover import INDEX_DIR, change_mark
 from coderooms.index.errors import (
@@ -46,7 +47,7 @@ from coderooms.index.summary import IndexSummary
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 1
-PROGRESS_BAR_WIDTH = 30
+INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
@@ -101,14 +102,6 @@ def _file_id(path: str) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def _terminal_progress(done: int, total: int) -> None:
-    filled = PROGRESS_BAR_WIDTH * done // max(total, 1)
-    bar = "#" * filled + "-" * (PROGRESS_BAR_WIDTH - filled)
-    end = "\n" if done >= total else ""
-    sys.stderr.write(f"\rindexing [{bar}] {done}/{total}{end}")
-    sys.stderr.flush()
-
-
 class Workspace:
     """One repository root and its index database."""
 
@@ -120,6 +113,8 @@ class Workspace:
         self._graph: tuple[str, CodeGraph] | None = None
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._stamp: _Stamp | None = None
+        # Told of long work (indexing, counting, embedding) by a surface that shows it.
+        self.report: Report | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -159,9 +154,10 @@ class Workspace:
 
     # --- indexing ---------------------------------------------------------------------
 
-    def index(self, progress: bool = False, workers: int | None = None) -> IndexSummary:
+    def index(self, workers: int | None = None) -> IndexSummary:
         """Bring the index up to date; only changed files are parsed again."""
-        show = _terminal_progress if progress and sys.stderr.isatty() else None
+        report = self.report
+        show = None if report is None else lambda done, total: report(INDEXING_PHASE, done, total)
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
@@ -346,6 +342,7 @@ class Workspace:
                 embeddings.embed,
                 previous=previous,
                 known=known,
+                report=self.report,
             )
             if engine.index.fresh_work:
                 focus_state.save(state, engine.index.known_work(), tag)

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from coderooms.cli.app import fail, json_option
+from coderooms.cli.progress import PhaseProgress
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
 from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT, FocusResult
@@ -36,7 +37,10 @@ def register(group: click.Group) -> None:
 
 
 def _workspace(repo: str) -> Workspace:
+    """The workspace of ``repo`` with its index up to date, showing long work on stderr
+    (a first index, or code to count and embed)."""
     ws = Workspace.open(repo)
+    ws.report = PhaseProgress()
     ws.index()
     return ws
 

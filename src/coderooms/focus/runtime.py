@@ -30,6 +30,7 @@ from coderooms.focus.salience import (
     Embedder,
     KnownWork,
     LazyTexts,
+    Report,
     Salience,
     SalienceConfig,
     SalienceIndex,
@@ -194,14 +195,17 @@ class FocusEngine:
         config: SalienceConfig | None = None,
         previous: FocusEngine | None = None,
         known: KnownWork | None = None,
+        report: Report | None = None,
     ) -> None:
         """``previous``, the engine of an earlier graph of the same repository, or
         ``known``, the work of one kept by the host, lends the work done for code that has
-        not changed (see :class:`SalienceIndex`)."""
+        not changed (see :class:`SalienceIndex`); ``report`` hears of the work done."""
         self.graph = graph
         self.count_tokens = count_tokens
         earlier = previous.index if previous is not None else None
-        self.index: SalienceIndex = SalienceIndex(graph, texts, embedder, config, earlier, known)
+        self.index: SalienceIndex = SalienceIndex(
+            graph, texts, embedder, config, earlier, known, report
+        )
         self._renders: RenderCache = {}
         self._last: tuple[str, Salience] | None = None
         self._weights: SalienceConfig | None = None
@@ -230,11 +234,12 @@ class FocusEngine:
         config: SalienceConfig | None = None,
         previous: FocusEngine | None = None,
         known: KnownWork | None = None,
+        report: Report | None = None,
     ) -> FocusEngine:
         """An engine reading the files of ``graph`` through ``reader`` when it needs
         them (code reused from ``previous`` or ``known`` is not read again)."""
         texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
-        return cls(graph, texts, count_tokens, embedder, config, previous, known)
+        return cls(graph, texts, count_tokens, embedder, config, previous, known, report)
 
     # --- ranking -----------------------------------------------------------------------
 

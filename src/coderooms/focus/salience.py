@@ -33,6 +33,12 @@ from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
+Report = Callable[[str, int, int], None]
+"""Told of long work as it goes: (phase, done, total); a phase ends when done == total."""
+COUNTING_PHASE = "counting terms"
+EMBEDDING_PHASE = "embedding code"
+REPORT_EVERY = 500  # documents counted between two reports
+EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on batching)
 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
@@ -191,6 +197,7 @@ class SalienceIndex:
         config: SalienceConfig | None = None,
         previous: SalienceIndex | None = None,
         known: KnownWork | None = None,
+        report: Report | None = None,
     ) -> None:
         """``previous``, an index of an earlier graph of the same repository, lends its
         tokenised documents and embedding rows to every node whose code is unchanged:
@@ -199,7 +206,8 @@ class SalienceIndex:
         must come from ``embedder``). The result equals an index built from nothing.
 
         A file node's ``content_hash``, when set, must fingerprint the text handed in for
-        it: documents and rows are known by it, so that a reused one needs no text."""
+        it: documents and rows are known by it, so that a reused one needs no text.
+        ``report`` hears of the counting and embedding done here (none when all is known)."""
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: tuple[CodeNode, ...] = tuple(sorted(graph.nodes, key=lambda n: n.id))
@@ -208,6 +216,7 @@ class SalienceIndex:
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
         self.embedder: Embedder | None = embedder
+        self._report = report
         self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
         self.symbol_rows = [
             i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
@@ -368,6 +377,8 @@ class SalienceIndex:
         if known is not None and keys == known.keys:
             return known
         at = known.positions() if known is not None else {}
+        todo = sum(1 for key in keys if key not in at)
+        counted_here = 0
         term_ids: dict[str, int] = {t: i for i, t in enumerate(known.terms)} if known else {}
         ids: list[np.ndarray] = []
         counts: list[np.ndarray] = []
@@ -380,6 +391,11 @@ class SalienceIndex:
                 continue
             counted = counts_of(nodes[row])
             self._fresh_documents += 1
+            counted_here += 1
+            if self._report is not None and (
+                counted_here % REPORT_EVERY == 0 or counted_here == todo
+            ):
+                self._report(COUNTING_PHASE, counted_here, todo)
             new = [term_ids.setdefault(term, len(term_ids)) for term in counted]
             ids.append(np.asarray(new, dtype=np.int64))
             counts.append(np.fromiter(counted.values(), dtype=np.int64, count=len(counted)))
@@ -419,7 +435,13 @@ class SalienceIndex:
         self.fresh_embeddings = len(fresh)
         parts: list[np.ndarray] = []
         if fresh:
-            vectors = np.asarray(embedder(fresh))
+            batches = []
+            for start in range(0, len(fresh), EMBED_BATCH):
+                batches.append(np.asarray(embedder(fresh[start : start + EMBED_BATCH])))
+                if self._report is not None:
+                    done = min(start + EMBED_BATCH, len(fresh))
+                    self._report(EMBEDDING_PHASE, done, len(fresh))
+            vectors = np.concatenate(batches)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             parts.append(vectors / np.maximum(norms, 1e-12))
         if at and known is not None and known.embeddings is not None:
