@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from coderooms.datadir import make_dirs
@@ -332,9 +332,12 @@ class Workspace:
             warming = threading.Thread(target=_load_models, name="coderooms-warm")
             if previous is None:
                 warming.start()
-            state = os.path.join(os.path.dirname(self.db_path), focus_state.STATE_FILE)
-            tag = focus_state.state_tag(embeddings.model_tag())
+            state = self._state_path(focus_state.STATE_FILE)
+            tag = self._state_tag()
             known = focus_state.load(state, tag) if previous is None else None
+            if known is not None:
+                counted = self._state_path(focus_state.TOKENS_FILE)
+                known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
             engine = FocusEngine.from_reader(
                 graph,
                 self,
@@ -353,7 +356,22 @@ class Workspace:
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
         self.refresh()
-        return self.focus_engine().focus(self.relative(goal), budget=budget, mode=mode)
+        engine = self.focus_engine()
+        result = engine.focus(self.relative(goal), budget=budget, mode=mode)
+        if engine.counter.added:  # code counted for the first time: keep the counts
+            with self._lock:
+                path = self._state_path(focus_state.TOKENS_FILE)
+                focus_state.save_token_counts(path, engine.counter.counts, self._state_tag())
+                engine.counter.added = 0
+        return result
+
+    def _state_path(self, name: str) -> str:
+        return os.path.join(os.path.dirname(self.db_path), name)
+
+    def _state_tag(self) -> str:
+        from coderooms import embeddings, tokens
+
+        return focus_state.state_tag(embeddings.model_tag(), tokens.encoding_name())
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
         self.refresh()

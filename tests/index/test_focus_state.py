@@ -126,10 +126,28 @@ def test_a_state_made_with_another_model_or_code_is_not_used(
 ) -> None:
     root, ws = _indexed(make_repo)
     ws.focus_engine()
-    tag = focus_state.state_tag(embeddings.model_tag())
+    tag = ws._state_tag()
     assert focus_state.load(str(_state(root)), tag) is not None
-    assert focus_state.load(str(_state(root)), focus_state.state_tag("another model")) is None
+    assert (
+        focus_state.load(
+            str(_state(root)), focus_state.state_tag("another model", tokens.encoding_name())
+        )
+        is None
+    )
     assert focus_state.load(str(root / "missing.npz"), tag) is None
+
+
+def test_token_counts_of_rendered_code_are_kept_for_the_next_process(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    first = ws.focus(GOALS[0], budget=400)
+    assert (root / ".coderooms" / focus_state.TOKENS_FILE).is_file()
+    engine = Workspace.open(root).focus_engine()
+    assert engine.counter.counts  # read from disk, before any focus here
+    again = engine.focus(GOALS[0], budget=400)
+    assert engine.counter.added == 0  # every count came from there
+    assert json.dumps(again.to_json()) == json.dumps(first.to_json())
 
 
 def test_kept_keys_survive_trailing_zero_bytes(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from coderooms.focus.salience import (
     check_rank_time_only,
     file_scores,
     rank,
+    text_key,
 )
 from coderooms.focus.sufficiency import Sufficiency, judge, knee, unmatched
 from coderooms.focus.text import without_lone_surrogates
@@ -185,6 +186,25 @@ class SeekResult:
         }
 
 
+class CountMemo:
+    """A token counter that remembers the count of each text it has counted, by the
+    text's digest: counting large files is most of a first focus, and a count kept by
+    the host (``known``) spares a new process the same work."""
+
+    def __init__(self, count_tokens: TokenCounter, known: Mapping[bytes, int]) -> None:
+        self.count_tokens = count_tokens
+        self.counts: dict[bytes, int] = dict(known)
+        self.added = 0  # texts counted here, not known before
+
+    def __call__(self, text: str) -> int:
+        key = text_key(text)
+        count = self.counts.get(key)
+        if count is None:
+            count = self.counts[key] = self.count_tokens(text)
+            self.added += 1
+        return count
+
+
 class FocusEngine:
     def __init__(
         self,
@@ -202,6 +222,10 @@ class FocusEngine:
         not changed (see :class:`SalienceIndex`); ``report`` hears of the work done."""
         self.graph = graph
         self.count_tokens = count_tokens
+        counted: Mapping[bytes, int] = known.token_counts if known is not None else {}
+        if previous is not None and previous.count_tokens is count_tokens:
+            counted = previous.counter.counts
+        self.counter: CountMemo = CountMemo(count_tokens, counted)
         earlier = previous.index if previous is not None else None
         self.index: SalienceIndex = SalienceIndex(
             graph, texts, embedder, config, earlier, known, report
@@ -277,7 +301,7 @@ class FocusEngine:
         else:
             raise InvalidMode(mode)
         sal = self.salience(goal)
-        packing = pack_to_budget(self.index, sal, budget, self.count_tokens, self._renders)
+        packing = pack_to_budget(self.index, sal, budget, self.counter, self._renders)
         verdict = judge(packing, sal, self.index)
         covered: set[str] = set()
         for item in packing.loaded:

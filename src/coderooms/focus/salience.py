@@ -154,6 +154,7 @@ class KnownWork:
     symbol_documents: DocumentCounts
     embedding_keys: tuple[bytes, ...] = ()
     embeddings: np.ndarray | None = None
+    token_counts: Mapping[bytes, int] = field(default_factory=dict)  # by text_key(text)
 
     def without_embeddings(self) -> KnownWork:
         return replace(self, embedding_keys=(), embeddings=None)
@@ -595,6 +596,11 @@ def _digest(text: str, tail: bytes = b"") -> bytes:
     """A short fingerprint of a text (and ``tail``), to recognise it in the next index."""
     data = text.encode("utf-8", "surrogatepass") + b"\0" + tail
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def text_key(text: str) -> bytes:
+    """The key a text is known by in :class:`KnownWork` (its digest)."""
+    return _digest(text)
 
 
 def _compacted(documents: DocumentCounts) -> DocumentCounts:

@@ -29,9 +29,19 @@ from coderooms.focus import lexical, salience, text
 from coderooms.focus.lexical import DocumentCounts
 from coderooms.focus.salience import KnownWork
 
-__all__ = ["STATE_FILE", "load", "save", "state_tag"]
+__all__ = [
+    "STATE_FILE",
+    "TOKENS_FILE",
+    "load",
+    "load_token_counts",
+    "save",
+    "save_token_counts",
+    "state_tag",
+]
 
 STATE_FILE = "focus.npz"
+TOKENS_FILE = "focus-tokens.npz"  # token counts of rendered code, written after a focus
+MAX_KEPT_TOKEN_COUNTS = 200_000  # the newest are kept
 STATE_FORMAT = 1
 KEY_BYTES = 16  # the size of the salience index's keys (blake2b digests)
 # The modules whose code decides what a document or an embedding row holds: a change to
@@ -40,10 +50,11 @@ DERIVING_MODULES = (lexical, salience, text)
 _DOCUMENTS = ("file", "symbol")
 
 
-def state_tag(embedder: str) -> str:
+def state_tag(embedder: str, counter: str) -> str:
     """What a kept state must have been made with: this format, the code that derives
-    documents and rows, and the embedding model named by ``embedder``."""
-    digest = hashlib.sha256(f"{STATE_FORMAT}\0{embedder}".encode())
+    documents and rows, the embedding model named by ``embedder`` and the token counter
+    named by ``counter``."""
+    digest = hashlib.sha256(f"{STATE_FORMAT}\0{embedder}\0{counter}".encode())
     for module in DERIVING_MODULES:
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
@@ -65,6 +76,34 @@ def load(path: str, tag: str) -> KnownWork | None:
     return KnownWork(documents[0], documents[1], keys, rows if len(keys) else None)
 
 
+def load_token_counts(path: str, tag: str) -> dict[bytes, int]:
+    """Token counts kept at ``path`` under ``tag`` (by text key), or none."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _text(data["tag"]) != tag:
+                return {}
+            keys = _keys(data["keys"])
+            counts = np.asarray(data["counts"], dtype=np.int64)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return {}
+    if len(counts) != len(keys) or (len(counts) and int(counts.min()) < 0):
+        return {}
+    return dict(zip(keys, counts.tolist(), strict=True))
+
+
+def save_token_counts(path: str, counts: dict[bytes, int], tag: str) -> None:
+    """Keep the newest :data:`MAX_KEPT_TOKEN_COUNTS` of ``counts`` at ``path``."""
+    kept = list(counts.items())[-MAX_KEPT_TOKEN_COUNTS:]
+    _write(
+        path,
+        {
+            "tag": _bytes(tag),
+            "keys": _key_array(tuple(key for key, _ in kept)),
+            "counts": np.asarray([count for _, count in kept], dtype=np.int64),
+        },
+    )
+
+
 def save(path: str, work: KnownWork, tag: str) -> None:
     """Keep ``work`` at ``path`` (replacing what was there in one step). A failure to
     write leaves the old file or none: the next engine then counts everything again."""
@@ -82,6 +121,11 @@ def save(path: str, work: KnownWork, tag: str) -> None:
     arrays["embeddings"] = (
         np.asarray(work.embeddings) if work.embeddings is not None else np.zeros((0, 0))
     )
+    _write(path, arrays)
+
+
+def _write(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` to ``path`` in one step (a temporary file renamed into place)."""
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(tmp, "wb") as fh:
