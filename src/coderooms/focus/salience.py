@@ -278,6 +278,7 @@ class SalienceIndex:
         for kids in self._children.values():
             kids.sort(key=lambda c: (c.start_line, c.id))
         self.transition = self._transition()
+        self._spreading: tuple[sp.csr_matrix, np.ndarray] | None = None
         imported: set[str] = set()
         for edge in self.graph.edges:
             target = self.graph.node(edge.dst) if edge.kind == "imports" else None
@@ -511,6 +512,15 @@ class SalienceIndex:
         inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         return sp.csr_matrix(sp.diags(inverse) @ matrix)
 
+    def spreading(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The transition matrix transposed (how rank flows into each node) and which
+        nodes have an edge out: what every PageRank walk reads, worked out once."""
+        if self._spreading is None:
+            transposed = sp.csr_matrix(self.transition.T.tocsr())
+            has_out = np.asarray(self.transition.sum(axis=1)).ravel() > 0
+            self._spreading = (transposed, has_out)
+        return self._spreading
+
     def _prior(self) -> np.ndarray:
         """Per-node multiplier from penalties and git signals (goal-independent)."""
         config = self.config
@@ -673,8 +683,7 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
     restart = index.config.restart
     p = seeds / seeds.sum()
     r = p.copy()
-    transition_t = index.transition.T.tocsr()
-    has_out = np.asarray(index.transition.sum(axis=1)).ravel() > 0
+    transition_t, has_out = index.spreading()
     for _ in range(PAGERANK_ITERATIONS):
         spread = transition_t @ r
         dangling = float(r[~has_out].sum())
