@@ -61,6 +61,8 @@ import sys
 from coderooms.workspace import Workspace
 ws = Workspace.open(sys.argv[1])
 ws.focus(sys.argv[2])
+import resource
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 FROM_NOTHING = """
 import sys
@@ -70,6 +72,8 @@ from coderooms.workspace import Workspace
 ws = Workspace.open(sys.argv[1])
 ws.refresh()
 FocusEngine.from_reader(ws.graph(), ws, tokens.count_tokens, embeddings.embed).focus(sys.argv[2])
+import resource
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
@@ -79,16 +83,20 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def process(args: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MB) of one child process."""
+def process(args: list[str], says_rss: bool = True) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB; 0 when unknown) of one child process.
+    The peak is the one the child prints last (its own getrusage): the one wait4 reports
+    starts from this process's size at the fork."""
     start = time.perf_counter()
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    child = subprocess.Popen(args, stdout=subprocess.PIPE)
+    out = child.stdout.read() if child.stdout is not None else b""
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise SystemExit(f"{args[:3]} failed with status {child.returncode}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    rss = int(out.split()[-1]) / 1024 if says_rss else 0.0
+    return wall, usage.ru_utime + usage.ru_stime, rss
 
 
 def medians(samples: list[tuple[float, float, float]]) -> tuple[float, float, float]:
@@ -100,7 +108,8 @@ def medians(samples: list[tuple[float, float, float]]) -> tuple[float, float, fl
 
 
 def cell(m: tuple[float, float, float]) -> str:
-    return f"{m[0]:.2f} s wall, {m[1]:.2f} s CPU, {m[2]:.0f} MB"
+    rss = f", peak RSS {m[2]:.0f} MB" if m[2] else ""
+    return f"{m[0]:.2f} s wall, {m[1]:.2f} s CPU{rss}"
 
 
 def main() -> None:
@@ -126,7 +135,7 @@ def main() -> None:
             goal = goals[n % len(goals)]
             fresh.append(process([sys.executable, "-c", FRESH, str(root), goal]))
             nothing.append(process([sys.executable, "-c", FROM_NOTHING, str(root), goal]))
-            command.append(process([cli, "focus", goal, "--repo", str(root), "--json"]))
+            command.append(process([cli, "focus", goal, "--repo", str(root), "--json"], False))
         m_fresh, m_nothing, m_command = medians(fresh), medians(nothing), medians(command)
 
         ws.focus(goals[0])
