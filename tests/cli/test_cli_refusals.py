@@ -250,3 +250,20 @@ def test_the_console_script_runs_the_command_line() -> None:
         check=False,
     )
     assert done.returncode == 0 and "Usage:" in done.stdout
+
+
+def test_the_command_line_runs_numpy_on_one_blas_thread_unless_told_otherwise() -> None:
+    probe = (
+        "import os; from coderooms import launch; launch._one_blas_thread(); "
+        "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in launch.BLAS_THREAD_VARIABLES}
+    quiet = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert quiet.stdout.split() == ["1", "1"]
+    chosen = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**env, "OPENBLAS_NUM_THREADS": "2"},
+        capture_output=True,
+        text=True,
+    )
+    assert chosen.stdout.split() == ["2", "1"]

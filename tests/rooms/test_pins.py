@@ -311,3 +311,40 @@ async def test_a_pin_two_thousand_rows_back_is_on_the_board() -> None:
         log.append(msg(sequence, f"chatter {sequence}"))
     [pin] = await read_pinboard(log, ENG)
     assert pin == Pin(1, 2, ADA, "constraint", None, "the constraint: never drop rows")
+
+
+# --- code nodes ----------------------------------------------------------------------------
+
+
+def test_a_pin_can_name_a_code_node_before_its_label_and_note() -> None:
+    [d] = directives("!pin @src/app.py::Session.send #hot keep it small")
+    assert d == PinDirective(10, 10, ADA, "pin", "hot", "keep it small", "src/app.py::Session.send")
+    assert directives("!unpin @src/app.py")[0].node == "src/app.py"
+
+
+@pytest.mark.parametrize(
+    "line", ["!pin @alice thanks", "!pin @ everyone", "!pin ^3 @a.py::f", "!pin note @a.py::f"]
+)
+def test_a_mention_or_a_late_at_word_is_not_a_node(line: str) -> None:
+    [d] = directives(line)
+    assert d.node is None
+
+
+def test_node_pins_fold_by_node_and_unpin_by_node() -> None:
+    rows = [
+        msg(1, "!pin @a.py::f #one"),
+        msg(2, "!pin @b.py::g"),
+        msg(3, "!pin @a.py::f #again"),
+        msg(4, "!unpin @b.py::g"),
+        msg(5, "plain"),
+        msg(6, "!pin ^5"),
+    ]
+    board = fold_pins(rows, PIN_LIMIT)
+    assert [(p.sequence, p.node, p.label) for p in board] == [
+        (5, None, None),
+        (3, "a.py::f", "again"),
+    ]
+    node_pin = board[1]
+    assert node_pin.pinned_at == 3 and node_pin.excerpt is None
+    assert from_wire(Pin, to_wire(node_pin)) == node_pin
+    assert "node" not in to_wire(board[0])  # a message pin's wire form is unchanged

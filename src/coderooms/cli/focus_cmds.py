@@ -14,11 +14,11 @@ from typing import Any
 
 import click
 
-from coderooms.cli.app import fail, json_option
+from coderooms.cli.app import fail, json_option, run, store_of
 from coderooms.cli.progress import PhaseProgress
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
-from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT, FocusResult
+from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT
 from coderooms.workspace import Workspace
 
 __all__ = ["register", "focus", "seek", "impact", "bench"]
@@ -36,21 +36,23 @@ def register(group: click.Group) -> None:
     group.add_command(bench)
 
 
-def _workspace(repo: str) -> Workspace:
-    """The workspace of ``repo`` with its index up to date, showing long work on stderr
-    (a first index, or code to count and embed)."""
+def indexed_workspace(repo: str) -> Workspace:
+    """The workspace of ``repo``, its index brought up to date, showing long work on
+    stderr (a first index, or code to count and embed)."""
     ws = Workspace.open(repo)
     ws.report = PhaseProgress()
     ws.index()
     return ws
 
 
+_workspace = indexed_workspace
+
+
 def _clip(text: str, width: int = WHY_CHARS) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _print_focus(result: FocusResult, show_context: bool) -> None:
-    data = result.to_json()
+def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     budget = data["budget"]
     click.echo(f"focus: {len(data['focus_set'])} items, {budget['used']}/{budget['limit']} tokens")
     for item in data["focus_set"]:
@@ -71,9 +73,14 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
         f"sufficiency: {verdict['state']} "
         f"(captured {verdict['captured_salience_mass']:.0%}): {verdict['why']}"
     )
-    if show_context:
+    if data.get("discussion") is not None:
+        from coderooms.mcp.render import render_discussion
+
         click.echo("")
-        click.echo(result.context(), nl=False)
+        click.echo(render_discussion(data["discussion"]))
+    if show_context and data.get("context"):
+        click.echo("")
+        click.echo(data["context"], nl=False)
 
 
 @click.command()
@@ -93,6 +100,13 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
     type=click.Choice(["set", "check"]),
     help="set: the focus set and its code; check: the verdict without the code.",
 )
+@click.option(
+    "--desk",
+    "desk_ref",
+    metavar="DESK",
+    help="Also bring what this desk discussed about GOAL (messages outside its newest "
+    "window), in the same budget; reads the store --db names.",
+)
 @json_option("Print one JSON document.")
 @click.option(
     "--context/--no-context",
@@ -102,17 +116,60 @@ def _print_focus(result: FocusResult, show_context: bool) -> None:
     help="In set mode, print the focus set's code after the list (text output); "
     "--no-context prints the list only.",
 )
-def focus(goal: str, repo: str, budget: int, mode: str, as_json: bool, show_context: bool) -> None:
+@click.pass_context
+def focus(
+    ctx: click.Context,
+    goal: str,
+    repo: str,
+    budget: int,
+    mode: str,
+    desk_ref: str | None,
+    as_json: bool,
+    show_context: bool,
+) -> None:
     """The code worth loading for GOAL within a token budget, what was left out and why,
-    and whether that is enough. Indexes REPO first when needed."""
+    and whether that is enough; with --desk, what the desk said about it too. Indexes
+    REPO first when needed."""
     try:
-        result = _workspace(repo).focus(goal, budget=budget, mode=mode)
+        workspace = _workspace(repo)
+        if desk_ref is None:
+            data = workspace.focus(goal, budget=budget, mode=mode).to_json()
+        else:
+            data = _focus_with_desk(ctx, workspace, goal, budget, mode, desk_ref)
     except CoderoomsError as err:
         fail(err)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(data, indent=2))
     else:
-        _print_focus(result, show_context and mode == "set")
+        _print_focus(data, show_context and mode == "set")
+
+
+def _focus_with_desk(
+    ctx: click.Context, workspace: Workspace, goal: str, budget: int, mode: str, desk_ref: str
+) -> dict[str, Any]:
+    from coderooms import embeddings
+    from coderooms.deskrecall import DeskRecall, focus_over_desk
+
+    store = store_of(ctx, existing=True, read_only=True)
+
+    async def code_focus(code_budget: int) -> dict[str, Any]:
+        return workspace.focus(goal, budget=code_budget, mode=mode).to_json()
+
+    async def both() -> dict[str, Any]:
+        desk = (await store.desks()).resolve(desk_ref)
+        recall = DeskRecall(embeddings.embed)
+        return await focus_over_desk(
+            store,
+            desk,
+            recall,
+            goal,
+            budget,
+            mode,
+            code_focus,
+            symbols_in=recall.symbols_of(workspace.graph()),
+        )
+
+    return run(both())
 
 
 @click.command()

@@ -1,9 +1,10 @@
-"""Serving agents: ``coderooms mcp`` (stdio), ``coderooms up`` (HTTP) and
-``coderooms agent token ID``.
+"""Serving agents and people: ``coderooms mcp`` (stdio), ``coderooms up`` (HTTP),
+``coderooms agent token ID`` and ``coderooms person token ID``.
 
 ``up`` is the one command a newcomer runs: it opens the embedded store, indexes the
 repository it is started in (showing progress), serves MCP over streamable HTTP on
-127.0.0.1 and prints the client configuration to paste.
+127.0.0.1 at ``/mcp`` and the web UI for people at ``/`` on the same port, and prints the
+client configuration to paste.
 """
 
 from __future__ import annotations
@@ -49,16 +50,18 @@ stream stays open) before it cancels them and stops."""
 
 
 def register(group: click.Group) -> None:
-    """Attach ``mcp``, ``up`` and ``agent token`` to ``group``."""
+    """Attach ``mcp``, ``up``, ``agent token`` and ``person token`` to ``group``."""
     group.add_command(mcp_command)
     group.add_command(up_command)
-    agent = group.commands.get("agent")
-    if isinstance(agent, click.Group):
-        agent.add_command(agent_token)
-    else:
-        holder = click.Group("agent", help="Agents on the roster.")
-        holder.add_command(agent_token)
-        group.add_command(holder)
+    for name, command, help in (
+        ("agent", agent_token, "Agents on the roster."),
+        ("person", person_token, "People on the roster."),
+    ):
+        holder = group.commands.get(name)
+        if not isinstance(holder, click.Group):
+            holder = click.Group(name, help=help)
+            group.add_command(holder)
+        holder.add_command(command)
 
 
 def _dispatch(hops: int) -> MentionDispatchPolicy:
@@ -247,7 +250,8 @@ def client_config(url: str, token: str) -> dict[str, Any]:
 def up_command(
     ctx: click.Context, port: int, repo: Path, agents: tuple[str, ...], dispatch_hops: int
 ) -> None:
-    """Open the store, index this repository, and serve MCP over HTTP on 127.0.0.1."""
+    """Open the store, index this repository, and serve MCP over HTTP on 127.0.0.1 (at
+    /mcp), with the web UI for people at / on the same port."""
     import anyio
     import uvicorn
     from mcp.server.auth.settings import AuthSettings
@@ -298,11 +302,17 @@ def up_command(
     # Each answer as one JSON body rather than a one-event SSE stream (the transport
     # allows either; no tool sends anything before its result): with 8 clients calling at
     # once, median latency 22 -> 14 ms and p99 89 -> 30 ms (benchmarks/reliability.py).
-    app = bearer_only(
+    mcp_app = bearer_only(
         server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST, json_response=True)
     )
+    from coderooms.web import build_web_app, route_by_path
+
+    app = route_by_path(mcp_app, build_web_app(service, book), MCP_PATH)
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
+    click.echo(
+        f"web UI for people at {base}/ (sign in with a token from `coderooms person token ID`)"
+    )
     if tokens:
         for agent_id, token in tokens.items():
             click.echo(f"\nClient configuration for @{agent_id} (paste into your MCP client):")
@@ -386,5 +396,27 @@ def agent_token(ctx: click.Context, agent_id: str) -> None:
     book = TokenBook.for_store(store)
     try:
         click.echo(book.issue(agent_id))
+    finally:
+        book.close()
+
+
+@click.command("token")
+@click.argument("person_id", metavar="ID")
+@click.pass_context
+def person_token(ctx: click.Context, person_id: str) -> None:
+    """Issue a web sign-in token for person ID (replaces their earlier one).
+
+    Sign in at the address `coderooms up` prints. The token is printed once; only its
+    hash is kept.
+    """
+    from coderooms.mcp.tokens import TokenBook
+
+    store = store_of(ctx)
+    roster = run(store.roster())
+    if not roster.holds("person", person_id):
+        raise UnknownAuthor(f"person {person_id!r}")
+    book = TokenBook.for_store(store)
+    try:
+        click.echo(book.issue_person(person_id))
     finally:
         book.close()

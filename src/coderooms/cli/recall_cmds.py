@@ -175,25 +175,47 @@ def search(
     show_default=True,
     help="At most this many pins.",
 )
+@click.option(
+    "--repo",
+    type=click.Path(),
+    metavar="PATH",
+    help="Repository whose index shows each pinned code node's signature today and "
+    "whether it changed since it was pinned.",
+)
 @json_option("Print the Pin wire forms.")
 @click.pass_context
-def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_json: bool) -> None:
+def pins(
+    ctx: click.Context,
+    desk_ref: str,
+    thread: int | None,
+    limit: int,
+    repo: str | None,
+    as_json: bool,
+) -> None:
     """Show the pinboard of a desk (or one thread), most recently pinned first.
 
     The text is room_pins' own: pinned text framed as data and escaped, each pin with
     when its message was posted.
 
-    Pin a message by writing a line '!pin [^N] [#label] [note]' in a post; take it down
-    with '!unpin ^N'.
+    Pin a message by writing a line '!pin [^N] [#label] [note]' in a post, or code with
+    '!pin @path/mod.py::Name'; take it down with '!unpin ^N' or '!unpin @path/mod.py::Name'.
     """
-    store = store_of(ctx, existing=True, read_only=True)
+    from coderooms.codepins import NodeState, node_states
 
-    async def go() -> tuple[Conversation, list[Pin]]:
+    store = store_of(ctx, existing=True, read_only=True)
+    lookup = None
+    if repo is not None:
+        from coderooms.cli.focus_cmds import indexed_workspace
+
+        lookup = indexed_workspace(repo)
+
+    async def go() -> tuple[Conversation, list[Pin], dict[tuple[int, str], NodeState]]:
         conversation = await _conversation(store, desk_ref, thread)
         log = store.conversation_log(conversation)
-        return conversation, await read_pinboard(log, conversation, limit)
+        board = await read_pinboard(log, conversation, limit)
+        return conversation, board, await node_states(store, board, lookup)
 
-    conversation, board = run(go())
+    conversation, board, states = run(go())
     if as_json:
         _echo_json(board)
         return
@@ -202,7 +224,8 @@ def pins(ctx: click.Context, desk_ref: str, thread: int | None, limit: int, as_j
     from coderooms.mcp.service import pin_out
 
     desk = DeskOut(id=conversation.desk_id, name=conversation.desk_name)
-    click.echo(render_pins(PinsOut(desk=desk, thread=thread, pins=[pin_out(p) for p in board])))
+    listed = [pin_out(p, states.get((p.sequence, p.node or ""))) for p in board]
+    click.echo(render_pins(PinsOut(desk=desk, thread=thread, pins=listed)))
 
 
 @click.command()

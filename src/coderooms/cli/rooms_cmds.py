@@ -222,17 +222,42 @@ def _desk_heading(each: Desk) -> str:
 )
 @click.option("--desk", "desk_ref", default="General", show_default=True, help="Desk id or name.")
 @click.option("--reply-to", type=click.IntRange(min=0), metavar="N", help="Reply to message N.")
+@click.option(
+    "--repo",
+    type=click.Path(),
+    metavar="PATH",
+    help="Repository whose index checks '!pin @node' markers and remembers the pinned "
+    "code, so the pinboard can say when it changes.",
+)
 @click.argument("text", required=False)
 @click.pass_context
 def post(
-    ctx: click.Context, author: str, desk_ref: str, reply_to: int | None, text: str | None
+    ctx: click.Context,
+    author: str,
+    desk_ref: str,
+    reply_to: int | None,
+    repo: str | None,
+    text: str | None,
 ) -> None:
     """Post TEXT (or standard input, minus its final newline) to a desk and print the
-    new message's sequence number."""
+    new message's sequence number. A line '!pin @path/mod.py::Name' pins code."""
     if text is None:
         text = _read_message_input()
-    posted = run(store_of(ctx).post(author, text, desk=desk_ref, parent=reply_to))
-    click.echo(str(posted.sequence))
+    from coderooms.codepins import check_node_pins, node_pins_in, snapshot_node_pins
+
+    snapshots = []
+    if repo is not None and node_pins_in(text):
+        from coderooms.cli.focus_cmds import indexed_workspace
+
+        snapshots = check_node_pins(text, indexed_workspace(repo))
+    store = store_of(ctx)
+
+    async def go() -> int:
+        posted = await store.post(author, text, desk=desk_ref, parent=reply_to)
+        await snapshot_node_pins(store, posted.sequence, snapshots)
+        return posted.sequence
+
+    click.echo(str(run(go())))
 
 
 _STDIN_SLACK = 2

@@ -24,6 +24,7 @@ from coderooms.mcp.schemas import (
 )
 
 __all__ = [
+    "render_discussion",
     "render_focus",
     "render_impact",
     "render_inbox",
@@ -84,6 +85,8 @@ def _thread_lead(line: ThreadOut, score: int | None = None) -> str:
 
 def _pin_lead(pin: PinOut) -> str:
     lead = f"- [#{pin.sequence}]"
+    if pin.node is not None:
+        return _node_pin_lead(pin, lead)
     if pin.label:
         lead += f" #{escape_text(pin.label)}"
     if pin.excerpt is not None:
@@ -94,6 +97,29 @@ def _pin_lead(pin: PinOut) -> str:
         lead += f" — {escape_text(pin.note)}"
     if pin.excerpt is not None:
         lead += f" (posted {posted_when(pin.posted_at)})"
+    lead += f" (pinned by {_who(pin.pinned_by)} at #{pin.pinned_at})"
+    return lead
+
+
+NODE_CHANGE = {True: "changed since it was pinned", False: "unchanged since it was pinned"}
+
+
+def _node_pin_lead(pin: PinOut, lead: str) -> str:
+    lead += f" code {escape_text(pin.node or '')}"
+    if pin.label:
+        lead += f" #{escape_text(pin.label)}"
+    if pin.signature is not None:
+        lead += f": {quote_inline(pin.signature)}"
+    if pin.signature is None and pin.changed:
+        lead += " (no longer in the code)"
+    elif pin.changed is not None:
+        lead += f" ({NODE_CHANGE[pin.changed]})"
+    elif pin.signature is None:
+        lead += " (not looked up here)"
+    else:
+        lead += " (whether it changed is not known here)"
+    if pin.note:
+        lead += f" — {escape_text(pin.note)}"
     lead += f" (pinned by {_who(pin.pinned_by)} at #{pin.pinned_at})"
     return lead
 
@@ -233,7 +259,31 @@ def render_focus(out: dict[str, Any]) -> str:
     lines += _ignored_lines(out)
     if out.get("context"):
         lines += ["", "Context:", out["context"]]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if out.get("discussion") is not None:
+        text += "\n\n" + render_discussion(out["discussion"])
+    return text
+
+
+def render_discussion(discussion: dict[str, Any]) -> str:
+    """The desk messages a focus sends, framed as data exactly as ``room_read`` frames
+    its history, best first."""
+    desk = DeskOut(**discussion["desk"])
+    entries = tuple(
+        body_entry(
+            f"[#{m['sequence']}]"
+            + (f" (reply to #{m['parent']})" if m.get("parent") is not None else "")
+            + f" {_who(AuthorOut(**m['author']))}, {posted_when(m.get('posted_at'))}"
+            + f" (score {m['score']}, {m['tokens']} tokens: {escape_text(m['why'])}):",
+            m.get("content"),
+        )
+        for m in discussion["messages"]
+    )
+    heading = (
+        f"Discussion of the goal in {_where(desk)}, best first "
+        f"({len(entries)} of {discussion['considered']} messages, {discussion['tokens']} tokens)"
+    )
+    return render_blocks(None, [Block("discussion", heading, entries, "(nothing about it)")])
 
 
 IGNORED_SHOWN = 10

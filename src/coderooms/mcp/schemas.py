@@ -16,6 +16,8 @@ __all__ = [
     "SkimOut",
     "AuthorOut",
     "DeskOut",
+    "DiscussedOut",
+    "DiscussionOut",
     "FocusOut",
     "HitOut",
     "ImpactOut",
@@ -86,6 +88,18 @@ class PinOut(BaseModel):
         + TRANSCRIPT
     )
     posted_at: str | None = POSTED_AT
+    node: str | None = Field(
+        default=None,
+        description="A pinned code node's id (then `sequence` is the row that pinned it).",
+    )
+    signature: str | None = Field(
+        default=None, description="The pinned node's signature today (room_pins)."
+    )
+    changed: bool | None = Field(
+        default=None,
+        description="Whether the pinned node changed since it was pinned; null when "
+        "unknown (pinned where the code was not indexed).",
+    )
 
 
 class ReadOut(BaseModel):
@@ -230,6 +244,29 @@ IGNORED_NOTE = (
 )
 
 
+class DiscussedOut(BaseModel):
+    """A desk message a focus sends beside the code."""
+
+    sequence: int
+    parent: int | None = None
+    author: AuthorOut
+    posted_at: str | None = POSTED_AT
+    score: float
+    tokens: int
+    why: str
+    content: str | None = Field(default=None, description=TRANSCRIPT + " Left out in check mode.")
+
+
+class DiscussionOut(BaseModel):
+    """What a desk said about the goal: the messages sent, best first."""
+
+    desk: DeskOut
+    considered: int = Field(description="Messages of the desk that were ranked.")
+    older_unread: bool = Field(description="The desk held more messages than one focus reads.")
+    tokens: int
+    messages: list[DiscussedOut]
+
+
 class FocusOut(_Open):
     goal: str
     mode: Literal["set", "check"]
@@ -244,6 +281,10 @@ class FocusOut(_Open):
         exclude=True,
         description="The code to load (mode set). Sent once, in the readable text, not "
         "repeated in the structured content.",
+    )
+    discussion: DiscussionOut | None = Field(
+        default=None,
+        description="With a desk: the messages about the goal, in the same budget as the code.",
     )
 
 

@@ -313,11 +313,18 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         budget: Annotated[
             int, Field(description=f"Token budget for the code loaded (1 to {MAX_BUDGET:,}).")
         ] = 8000,
+        desk: Annotated[
+            str | None,
+            Field(
+                description="A desk you are a member of: also bring what it discussed about "
+                "the goal (messages outside your current window), in the same budget."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, FocusOut]:
         """The minimal code worth loading for a goal, what was left out and why, and
-        whether it is enough."""
+        whether it is enough; with a desk, what the team said about it too."""
         return await _answer(
-            lambda: service.focus(who(ctx), goal, mode, budget),
+            lambda: service.focus(who(ctx), goal, mode, budget, desk),
             render.render_focus,
             _published(FocusOut),
         )

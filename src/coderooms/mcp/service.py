@@ -13,10 +13,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio.to_thread
 
+from coderooms.codepins import (
+    NodeState,
+    check_node_pins,
+    node_pins_in,
+    node_states,
+    snapshot_node_pins,
+)
+from coderooms.deskrecall import DeskRecall, focus_over_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.runtime import ignored_view
 from coderooms.mcp.errors import (
@@ -148,6 +156,7 @@ def _cut_mark(shown: int, total: int, sequence: int, desk_id: str) -> str:
 
 
 PickKind = Literal["agents", "people", "desks"]
+T = TypeVar("T")
 
 
 class WorkspaceLike(Protocol):
@@ -160,6 +169,10 @@ class WorkspaceLike(Protocol):
     def impact(self, target: str, depth: int = ...) -> Any: ...
 
     def focus_engine(self) -> Any: ...
+
+    def graph(self) -> Any: ...
+
+    def node(self, node_id: str) -> Any: ...
 
 
 def author_out(author: SessionAuthor) -> AuthorOut:
@@ -186,7 +199,7 @@ def thread_out(line: ThreadLine) -> ThreadOut:
     )
 
 
-def pin_out(pin: Pin) -> PinOut:
+def pin_out(pin: Pin, state: NodeState | None = None) -> PinOut:
     return PinOut(
         sequence=pin.sequence,
         pinned_at=pin.pinned_at,
@@ -195,6 +208,9 @@ def pin_out(pin: Pin) -> PinOut:
         note=pin.note,
         excerpt=pin.excerpt,
         posted_at=pin.posted_at,
+        node=pin.node,
+        signature=state.signature if state is not None else None,
+        changed=state.changed if state is not None else None,
     )
 
 
@@ -340,6 +356,7 @@ class RoomService:
         self.dispatch = dispatch if dispatch is not None else MentionDispatchPolicy()
         self._turns = _TurnCache(TURN_CACHE_ENTRIES)
         self._tails = TailCache(TAIL_CONVERSATIONS, TAIL_ROWS)
+        self._recall: DeskRecall | None = None
 
     # --- who may do what ----------------------------------------------------------------
 
@@ -420,6 +437,11 @@ class RoomService:
     ) -> PostOut:
         snap = await self._caller(agent_id)
         found = self._member_desk(agent_id, desk, snap)
+        code_pins = []
+        if self._workspace_factory is not None and node_pins_in(content):
+            # A pin of code this server cannot find is refused before anything is written.
+            workspace = await anyio.to_thread.run_sync(self._workspace_now)
+            code_pins = check_node_pins(content, workspace)
         try:
             row = await self.store.post(
                 f"agent:{agent_id}", content, desk=found.id, parent=reply_to
@@ -431,6 +453,7 @@ class RoomService:
             if parent is None or self._row_desk(agent_id, parent, snap, {}) is None:
                 raise UnknownParent(reply_to) from None
             raise
+        await snapshot_node_pins(self.store, row.sequence, code_pins)
         return PostOut(
             sequence=row.sequence,
             desk=desk_out(found),
@@ -510,7 +533,20 @@ class RoomService:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         board = await read_pinboard(await self._log(conversation), conversation)
-        return PinsOut(desk=desk_out(found), thread=thread, pins=[pin_out(p) for p in board])
+        states = await node_states(self.store, board, await self._node_lookup(board))
+        return PinsOut(
+            desk=desk_out(found),
+            thread=thread,
+            pins=[pin_out(p, states.get((p.sequence, p.node or ""))) for p in board],
+        )
+
+    async def _node_lookup(self, board: list[Pin]) -> WorkspaceLike | None:
+        """The workspace, when this server has one and a board pins code."""
+        if self._workspace_factory is None or not any(p.node for p in board):
+            return None
+        if self._workspace is None:
+            await anyio.to_thread.run_sync(self._workspace_now)
+        return self._workspace
 
     async def pick(
         self, agent_id: str, kind: PickKind, query: str, limit: int = SELECT_LIMIT
@@ -664,13 +700,16 @@ class RoomService:
                 raise NoWorkspace()
             return self._workspace
 
-    async def _in_workspace(
-        self, call: Callable[[WorkspaceLike], dict[str, Any]]
-    ) -> dict[str, Any]:
+    async def in_workspace(self, call: Callable[[WorkspaceLike], T]) -> T:
+        """``call(workspace)`` under the workspace lock, on a worker thread with
+        ``offload`` (the web UI's focus view runs through here, as the tools do)."""
+        return await self._in_workspace(call)
+
+    async def _in_workspace(self, call: Callable[[WorkspaceLike], T]) -> T:
         if self._workspace is None:
             await anyio.to_thread.run_sync(self._workspace_now)
 
-        def run() -> dict[str, Any]:
+        def run() -> T:
             workspace = self._workspace_now()
             with self._workspace_lock:
                 return call(workspace)
@@ -684,14 +723,48 @@ class RoomService:
     # focus builds no model only to dump it again.
 
     async def focus(
-        self, agent_id: str, goal: str, mode: Literal["set", "check"] = "set", budget: int = 8000
+        self,
+        agent_id: str,
+        goal: str,
+        mode: Literal["set", "check"] = "set",
+        budget: int = 8000,
+        desk: str | None = None,
     ) -> dict[str, Any]:
-        await self._caller(agent_id)
-        return await self._in_workspace(
-            lambda ws: ws.focus(goal, budget=budget, mode=mode).to_json(
+        snap = await self._caller(agent_id)
+        if desk is None:
+            return await self._in_workspace(
+                lambda ws: ws.focus(goal, budget=budget, mode=mode).to_json(
+                    ignored_limit=IGNORED_LISTED
+                )
+            )
+        target = self._member_desk(agent_id, desk, snap)
+        recall = self._desk_recall()
+        symbols: list[Callable[[str], Any]] = []
+
+        def code(ws: WorkspaceLike, code_budget: int) -> dict[str, Any]:
+            symbols.append(recall.symbols_of(ws.graph()))
+            out: dict[str, Any] = ws.focus(goal, budget=code_budget, mode=mode).to_json(
                 ignored_limit=IGNORED_LISTED
             )
+            return out
+
+        return await focus_over_desk(
+            self.store,
+            target,
+            recall,
+            goal,
+            budget,
+            mode,
+            lambda code_budget: self._in_workspace(lambda ws: code(ws, code_budget)),
+            symbols_in=lambda path: symbols[-1](path),
         )
+
+    def _desk_recall(self) -> DeskRecall:
+        if self._recall is None:
+            from coderooms import embeddings
+
+            self._recall = DeskRecall(embeddings.embed)
+        return self._recall
 
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
         await self._caller(agent_id)

@@ -1,8 +1,11 @@
-"""Per-agent bearer tokens for the HTTP server, kept hashed beside the room log.
+"""Bearer tokens for the HTTP server, kept hashed beside the room log.
 
 ``coderooms agent token ID`` issues a token (printed once, never stored in clear); the
 HTTP server accepts a request only with a token whose SHA-256 is on file for an agent
 that is still active. Issuing again replaces the agent's previous token.
+``coderooms person token ID`` does the same for a person on the roster, who signs in to
+the web UI with it; person tokens sit in a table of their own and start with another
+prefix, so one never opens the other's door.
 
 The table lives in the rooms SQLite file with a migration record of its own
 (``mcp_token_migrations``), so it opens in newer versions like the store's own tables.
@@ -20,12 +23,21 @@ from mcp.server.auth.provider import AccessToken
 from coderooms.mcp.errors import RetiredCaller, TokenStoreUnsupported, UnknownCaller
 from coderooms.store.base import Store
 
-__all__ = ["TOKEN_BYTES", "TOKEN_PREFIX", "TOKEN_SCOPE", "AgentTokenVerifier", "TokenBook"]
+__all__ = [
+    "PERSON_TOKEN_PREFIX",
+    "TOKEN_BYTES",
+    "TOKEN_PREFIX",
+    "TOKEN_SCOPE",
+    "AgentTokenVerifier",
+    "TokenBook",
+]
 
 TOKEN_BYTES = 32
 """Random bytes in a token (256 bits)."""
 TOKEN_PREFIX = "crt_"
-"""Every token starts with this, so a leaked one is recognisable."""
+"""Every agent token starts with this, so a leaked one is recognisable."""
+PERSON_TOKEN_PREFIX = "crp_"
+"""Every person token (web sign-in) starts with this."""
 TOKEN_SCOPE = "rooms"
 """The one scope a token grants."""
 BUSY_TIMEOUT_MS = 10_000
@@ -43,7 +55,22 @@ _MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    (
+        2,
+        "person tokens",
+        (
+            """CREATE TABLE person_tokens (
+                person_id TEXT PRIMARY KEY,
+                token_sha256 TEXT NOT NULL UNIQUE,
+                issued_at INTEGER NOT NULL
+            )""",
+        ),
+    ),
 )
+
+# (table, holder column, prefix) of each kind of token holder
+_AGENT_TOKENS = ("mcp_agent_tokens", "agent_id", TOKEN_PREFIX)
+_PERSON_TOKENS = ("person_tokens", "person_id", PERSON_TOKEN_PREFIX)
 
 
 def _digest(token: str) -> str:
@@ -91,21 +118,37 @@ class TokenBook:
 
     def issue(self, agent_id: str) -> str:
         """A new token for ``agent_id``, replacing any earlier one. Shown once."""
-        token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
-        self._db.execute(
-            "INSERT INTO mcp_agent_tokens (agent_id, token_sha256, issued_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (agent_id) DO UPDATE SET token_sha256 = excluded.token_sha256, "
-            "issued_at = excluded.issued_at",
-            (agent_id, _digest(token), int(time.time())),
-        )
-        return token
+        return self._issue(_AGENT_TOKENS, agent_id)
 
     def agent_for(self, token: str) -> str | None:
         """The agent a token was issued to, or None for an unknown or replaced token."""
-        if not token.startswith(TOKEN_PREFIX):
+        return self._holder(_AGENT_TOKENS, token)
+
+    def issue_person(self, person_id: str) -> str:
+        """A new web sign-in token for ``person_id``, replacing any earlier one."""
+        return self._issue(_PERSON_TOKENS, person_id)
+
+    def person_for(self, token: str) -> str | None:
+        """The person a sign-in token was issued to, or None."""
+        return self._holder(_PERSON_TOKENS, token)
+
+    def _issue(self, kind: tuple[str, str, str], holder: str) -> str:
+        table, column, prefix = kind
+        token = prefix + secrets.token_urlsafe(TOKEN_BYTES)
+        self._db.execute(
+            f"INSERT INTO {table} ({column}, token_sha256, issued_at) VALUES (?, ?, ?) "
+            f"ON CONFLICT ({column}) DO UPDATE SET token_sha256 = excluded.token_sha256, "
+            "issued_at = excluded.issued_at",
+            (holder, _digest(token), int(time.time())),
+        )
+        return token
+
+    def _holder(self, kind: tuple[str, str, str], token: str) -> str | None:
+        table, column, prefix = kind
+        if not token.startswith(prefix):
             return None
         row = self._db.execute(
-            "SELECT agent_id FROM mcp_agent_tokens WHERE token_sha256 = ?", (_digest(token),)
+            f"SELECT {column} FROM {table} WHERE token_sha256 = ?", (_digest(token),)
         ).fetchone()
         return str(row[0]) if row else None
 

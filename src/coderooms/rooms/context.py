@@ -62,6 +62,8 @@ class Pin:
     note: str | None
     excerpt: str | None
     posted_at: str | None = wire_omit_default(default=None)
+    node: str | None = wire_omit_default(default=None)
+    """A pinned code node's id; then ``sequence`` is the row that pinned it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +130,8 @@ def _thread_line(thread: ThreadLine) -> str:
 
 def _pin_line(pin: Pin) -> str:
     text = f"- [{pin.sequence}]"
+    if pin.node is not None:
+        text += f" @{pin.node}"
     if pin.label is not None:
         text += f" #{pin.label}"
     if pin.excerpt is not None:

@@ -6,6 +6,8 @@ ignored) and only outside code as :func:`~coderooms.rooms.masking.code_ranges` s
 
     !pin [^N] [#label] [note words…]     pin row N, or the carrying row itself
     !unpin ^N                            take row N off the board
+    !pin @path/mod.py::Name [#label] […]  pin a code node (a path, or a symbol in one)
+    !unpin @path/mod.py::Name            take the node off the board
 
 ``^N`` and ``#label`` are read only before the first note word; the rest of the line,
 with its whitespace collapsed, is the note. An ``!unpin`` with no target does nothing
@@ -28,6 +30,7 @@ from coderooms.rooms.masking import code_ranges, is_masked
 from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionAuthor
 from coderooms.rooms.search import cut_opening
 from coderooms.rooms.session import SessionLog, interior_pages, is_blank
+from coderooms.rooms.wire import wire_omit_default
 
 __all__ = [
     "PIN_EXCERPT_CHARS",
@@ -66,6 +69,27 @@ class PinDirective:
     action: PinAction
     label: str | None = None
     note: str | None = None
+    node: str | None = wire_omit_default(default=None)
+    """A code node the marker pins or unpins (``@path/mod.py::Class.method``); then
+    ``target`` is the carrying row."""
+
+
+NODE_REF_MAX_CHARS = 300
+"""The longest ``@node`` a marker reads as a code node; a longer word is a note word."""
+
+
+def _parse_node(word: str) -> str | None:
+    """``@path/mod.py::Name`` or ``@path/mod.py`` as a node id; None for a word that is
+    not one (``@alice`` is a mention, not code: a node names a path or a symbol in one)."""
+    ref = word[1:]
+    if not ref or len(ref) > NODE_REF_MAX_CHARS:
+        return None
+    path = ref.partition("::")[0]
+    if "::" not in ref and "/" not in path and "." not in path.lstrip("."):
+        return None
+    if not path or any(ch.isspace() or ch in "^#@" for ch in ref):
+        return None
+    return ref
 
 
 def _parse_target(word: str) -> Sequence | None:
@@ -84,12 +108,17 @@ def _parse_line(row: LogMessage, line: str) -> PinDirective | None:
         return None
     action: PinAction = "pin" if words[0] == "pin" else "unpin"
     target: Sequence | None = None
+    node: str | None = None
     label: str | None = None
     note_words: list[str] = []
     for index, word in enumerate(words[1:], start=1):
-        if target is None and word.startswith("^"):
+        if target is None and node is None and word.startswith("^"):
             target = _parse_target(word)
             if target is not None:
+                continue
+        elif target is None and node is None and word.startswith("@"):
+            node = _parse_node(word)
+            if node is not None:
                 continue
         elif label is None and word.startswith("#") and len(word) > 1:
             label = word[1:]
@@ -97,11 +126,11 @@ def _parse_line(row: LogMessage, line: str) -> PinDirective | None:
         note_words = words[index:]
         break
     if target is None:
-        if action == "unpin":
+        if action == "unpin" and node is None:
             return None  # an unpin must name what it removes
         target = row.sequence
     note = " ".join(note_words) or None
-    return PinDirective(row.sequence, target, row.author, action, label, note)
+    return PinDirective(row.sequence, target, row.author, action, label, note, node)
 
 
 def parse_pin_directives(row: LogMessage) -> list[PinDirective]:
@@ -155,7 +184,7 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
         raise InvalidBound("limit", limit)
     if limit == 0:
         return []
-    board: dict[Sequence, _BoardEntry] = {}
+    board: dict[Sequence | str, _BoardEntry] = {}  # a row by sequence, a code node by id
     contents: dict[Sequence, str] = {}
     times: dict[Sequence, str | None] = {}
     ordinal = 0
@@ -164,10 +193,11 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
         times[row.sequence] = row.posted_at
         for directive in parse_pin_directives(row):
             ordinal += 1
+            key: Sequence | str = directive.node if directive.node else directive.target
             if directive.action == "unpin":
-                board.pop(directive.target, None)
+                board.pop(key, None)
             else:
-                board[directive.target] = _BoardEntry(
+                board[key] = _BoardEntry(
                     directive.sequence, directive.author, directive.label, directive.note, ordinal
                 )
     ordered = sorted(board.items(), key=lambda item: item[1].ordinal, reverse=True)[:limit]
@@ -180,6 +210,17 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
             entry.note,
             _excerpt(contents.get(target)),
             times.get(target),
+        )
+        if isinstance(target, int)
+        else Pin(
+            entry.pinned_at,
+            entry.pinned_at,
+            entry.pinned_by,
+            entry.label,
+            entry.note,
+            None,
+            times.get(entry.pinned_at),
+            node=target,
         )
         for target, entry in ordered
     ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import TracebackType
 
 from coderooms.rooms.desks import Desk, DeskSet
@@ -36,6 +37,7 @@ __all__ = [
     "MESSAGE_BYTES_CAP",
     "READ_LIMIT_CAP",
     "AuthorRef",
+    "CodePinSnapshot",
     "Store",
     "author_filter",
     "parse_author_ref",
@@ -98,6 +100,16 @@ def author_filter(roster: Roster, author: str | None) -> str | None:
     raise UnknownAuthor(author)
 
 
+@dataclass(frozen=True, slots=True)
+class CodePinSnapshot:
+    """A code node as it was when row ``sequence`` pinned it."""
+
+    sequence: int
+    node: str
+    content_hash: str
+    signature: str
+
+
 class Store(ABC):
     """A durable room: an append-only log with host-assigned sequences, a roster and
     desks. Reads and writes are ``async``; :meth:`import_messages` and :meth:`close`
@@ -151,6 +163,15 @@ class Store(ABC):
         """
 
     # --- roster ---------------------------------------------------------------------------
+
+    @abstractmethod
+    async def record_code_pins(self, snapshots: Iterable[CodePinSnapshot]) -> None:
+        """Remember what each code node a row pins was at the time (replacing an older
+        snapshot of the same row and node)."""
+
+    @abstractmethod
+    async def code_pins(self, sequences: Iterable[Sequence]) -> list[CodePinSnapshot]:
+        """The snapshots recorded for the pinning rows ``sequences``, by sequence, node."""
 
     @abstractmethod
     async def roster(self) -> Roster:

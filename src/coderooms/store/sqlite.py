@@ -65,6 +65,7 @@ from coderooms.store.base import (
     MESSAGE_BYTES_CAP,
     READ_LIMIT_CAP,
     AuthorRef,
+    CodePinSnapshot,
     Store,
     parse_author_ref,
 )
@@ -283,10 +284,30 @@ MIGRATIONS: tuple[Migration, ...] = (
             "(chat_key, sequence, chat_id, parent, author, content, posted_at)",
         ),
     ),
+    Migration(
+        7,
+        "code pin snapshots",
+        (
+            # What a pinned code node was when a row pinned it (its content hash and
+            # signature), so the pinboard can say whether it changed since. The pin
+            # itself lives in the row; this only remembers the code it pointed at.
+            """CREATE TABLE code_pins (
+                sequence INTEGER NOT NULL,
+                node TEXT NOT NULL,
+                content_hash TEXT NOT NULL,
+                signature TEXT NOT NULL,
+                PRIMARY KEY (sequence, node)
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 """Every schema step, oldest first. Append new steps; never edit one that shipped."""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
+
+CODE_PIN_QUERY_BATCH = 500
+"""Sequences one code-pin lookup asks for at a time (SQLite bounds a statement's
+parameters)."""
 
 _COLUMNS = "sequence, chat_id, parent, author, content, posted_at"
 
@@ -979,6 +1000,40 @@ class SQLiteStore(Store):
                 _require_text(f"the content of imported message {sequence}", content)
             raise
         return len(batch)
+
+    # --- code pins ----------------------------------------------------------------------------
+
+    async def record_code_pins(self, snapshots: Iterable[CodePinSnapshot]) -> None:
+        rows = [(x.sequence, x.node, x.content_hash, x.signature) for x in snapshots]
+        if not rows:
+            return
+        if self.read_only:
+            raise ReadOnlyStore(self.path)
+
+        def record(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "INSERT OR REPLACE INTO code_pins (sequence, node, content_hash, signature) "
+                "VALUES (?, ?, ?, ?)",
+                rows,
+            )
+
+        await self._writing(record)
+
+    async def code_pins(self, sequences: Iterable[Sequence]) -> list[CodePinSnapshot]:
+        wanted = sorted(set(sequences))
+        found: list[CodePinSnapshot] = []
+        for start in range(0, len(wanted), CODE_PIN_QUERY_BATCH):
+            batch = wanted[start : start + CODE_PIN_QUERY_BATCH]
+            marks = ", ".join("?" * len(batch))
+            found.extend(
+                CodePinSnapshot(*row)
+                for row in self._query(
+                    "SELECT sequence, node, content_hash, signature FROM code_pins "
+                    f"WHERE sequence IN ({marks}) ORDER BY sequence, node",
+                    tuple(batch),
+                )
+            )
+        return found
 
     # --- roster -------------------------------------------------------------------------------
 

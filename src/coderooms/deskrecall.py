@@ -1,0 +1,466 @@
+"""Goal-conditioned recall of a desk's transcript, over a store (a host layer).
+
+:mod:`coderooms.focus.discussion` ranks messages; this module feeds it. It walks a desk's
+whole conversation (thread replies included) out of the store through the same bounded
+pages every reader uses, folds the pinboard to mark pinned rows, embeds each message
+once, and keeps the derived index in memory keyed by the desk's newest sequence, so a
+second goal on an unchanged desk costs only the ranking. The log stays the only source
+of truth: a new message only extends what was read (older rows are immutable), and the
+index is derived again from the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from coderooms.focus.discussion import (
+    DeskMessage,
+    DiscussionConfig,
+    DiscussionIndex,
+    GoalScores,
+    RankedMessage,
+    build_discussion_index,
+    rank_discussion,
+    score_goal,
+)
+from coderooms.focus.errors import InvalidBudget
+from coderooms.focus.graph import CodeGraph
+from coderooms.focus.runtime import MAX_BUDGET
+from coderooms.focus.text import is_code_like
+from coderooms.rooms.desks import Desk
+from coderooms.rooms.pins import PIN_LIMIT, fold_pins
+from coderooms.rooms.records import SESSION_WINDOW, Conversation, LogMessage, SessionAuthor
+from coderooms.rooms.wire import to_wire
+from coderooms.store.base import READ_LIMIT_CAP, Store
+
+__all__ = [
+    "DESK_RECALL_MAX_MESSAGES",
+    "DeskRecall",
+    "DeskRanking",
+    "embedding_text",
+]
+
+DESK_RECALL_MAX_MESSAGES = 200_000
+"""Newest messages of a desk that recall reads; older ones are left out (and counted)."""
+
+RANKED_MESSAGES = 64
+"""Messages one ranking returns at most: the candidates a focus sends or lists as left out."""
+
+GOAL_VECTORS_KEPT = 8
+"""Goal vectors a recall remembers, and goals whose scores a desk's index keeps (newest)."""
+TOKEN_COUNTS_KEPT = 100_000
+"""Per-row token counts a recall remembers before it forgets them all."""
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def embedding_text(message: DeskMessage) -> str:
+    """What a message's vector is made from: its author and its words."""
+    return f"{message.author}: {message.text}"
+
+
+@dataclass(frozen=True)
+class DeskRanking:
+    """A desk's messages ranked for a goal, with the rows they came from."""
+
+    desk: Desk
+    ranked: tuple[RankedMessage, ...]
+    rows: dict[int, LogMessage]
+    read: int
+    """Messages the ranking considered."""
+    left_unread: bool
+    """True when the desk held more than :data:`DESK_RECALL_MAX_MESSAGES`."""
+
+
+@dataclass
+class _Derived:
+    newest: int
+    rows: list[LogMessage]
+    messages: list[DeskMessage]
+    vectors: np.ndarray | None
+    index: DiscussionIndex
+    pins: frozenset[int]
+    truncated: bool
+    scores: dict[str, GoalScores] = field(default_factory=dict)
+    """The latest goals' scores over this index (a focus ranks twice per goal)."""
+
+
+class DeskRecall:
+    """Ranks desk messages for goals, keeping each desk's derived index between calls.
+
+    ``embed`` (texts → one row each) adds the meaning signal; without it ranking is
+    lexical and structural only."""
+
+    def __init__(self, embed: Embed | None = None, config: DiscussionConfig | None = None):
+        self._embed = embed
+        self._config = config or DiscussionConfig()
+        self._derived: dict[str, _Derived] = {}
+        self._goals: dict[str, np.ndarray] = {}
+        self._tokens: dict[int, int] = {}
+        self._symbols: tuple[CodeGraph, Callable[[str], Iterable[tuple[str, str]]]] | None = None
+
+    def forget_goals(self) -> None:
+        """Drop the remembered goal vectors and goal scores (a benchmark times the next
+        ranking as a new goal's)."""
+        self._goals.clear()
+        for derived in self._derived.values():
+            derived.scores.clear()
+
+    def _goal_vector(self, goal: str) -> np.ndarray | None:
+        """The goal's vector, remembered for the few latest goals (a focus over a desk
+        ranks twice with one goal)."""
+        if self._embed is None:
+            return None
+        vector = self._goals.pop(goal, None)
+        if vector is None:
+            vector = np.asarray(self._embed([goal])[0])
+        self._goals[goal] = vector
+        while len(self._goals) > GOAL_VECTORS_KEPT:
+            del self._goals[next(iter(self._goals))]
+        return vector
+
+    def tokens_of(self, row: LogMessage, count_tokens: Callable[[str], int]) -> int:
+        """Tokens of a row's content, counted once per row (rows never change)."""
+        cost = self._tokens.get(row.sequence)
+        if cost is None:
+            cost = self._tokens[row.sequence] = count_tokens(row.content)
+            if len(self._tokens) > TOKEN_COUNTS_KEPT:
+                self._tokens.clear()
+        return cost
+
+    def symbols_of(self, graph: CodeGraph) -> Callable[[str], Iterable[tuple[str, str]]]:
+        """:func:`symbols_by_file` of ``graph``, kept while the graph is the same object."""
+        if self._symbols is None or self._symbols[0] is not graph:
+            self._symbols = (graph, symbols_by_file(graph))
+        return self._symbols[1]
+
+    async def _newer_rows(
+        self, store: Store, desk: Desk, above: int | None, cap: int
+    ) -> tuple[list[LogMessage], bool]:
+        """The desk's rows above sequence ``above`` (all when None), oldest first, at most
+        ``cap`` of the newest; and whether older ones were left."""
+        log = store.conversation_log(Conversation(desk.id, desk.name))
+        rows: list[LogMessage] = []
+        before = None
+        while True:
+            page = await log.read_before(before, READ_LIMIT_CAP)
+            for row in page.messages:
+                if above is not None and row.sequence <= above:
+                    return rows[::-1], False
+                if len(rows) >= cap:
+                    return rows[::-1], True
+                rows.append(row)
+            if page.next_before is None or not page.messages:
+                return rows[::-1], False
+            before = page.next_before
+
+    async def _derive(self, store: Store, desk: Desk) -> _Derived:
+        key = f"{id(store)}:{desk.id}"
+        known = self._derived.get(key)
+        newest = await store.last_sequence()
+        if known is not None and newest is not None and known.newest == newest:
+            return known
+        if known is not None and not known.truncated:
+            fresh, _ = await self._newer_rows(
+                store, desk, known.newest, DESK_RECALL_MAX_MESSAGES - len(known.rows)
+            )
+            if not fresh:
+                known.newest = newest if newest is not None else known.newest
+                return known  # the same rows: its goal scores still hold
+            rows = known.rows + fresh
+            truncated = False
+        else:
+            rows, truncated = await self._newer_rows(store, desk, None, DESK_RECALL_MAX_MESSAGES)
+            known = None
+        pins = frozenset(pin.sequence for pin in fold_pins(rows, PIN_LIMIT))
+        messages = [
+            DeskMessage(
+                sequence=row.sequence,
+                author=row.author.label,
+                text=row.content,
+                parent=row.parent,
+                posted_at=row.posted_at,
+                pinned=row.sequence in pins,
+            )
+            for row in rows
+        ]
+        vectors = None
+        if self._embed is not None:
+            start = len(known.messages) if known is not None else 0
+            added = self._embed([embedding_text(m) for m in messages[start:]])
+            old = known.vectors if known is not None else None
+            vectors = added if old is None or not len(old) else np.concatenate([old, added])
+        derived = _Derived(
+            newest=newest if newest is not None else -1,
+            rows=rows,
+            messages=messages,
+            vectors=vectors,
+            index=build_discussion_index(messages, vectors),
+            pins=pins,
+            truncated=truncated,
+        )
+        self._derived[key] = derived
+        return derived
+
+    async def rank(
+        self,
+        store: Store,
+        desk: Desk,
+        goal: str,
+        *,
+        code_names: dict[str, str] | None = None,
+        exclude: frozenset[int] = frozenset(),
+        limit: int | None = None,
+    ) -> DeskRanking:
+        """``desk``'s messages ranked for ``goal``, best first, leaving out ``exclude``
+        (the caller's current window, say)."""
+        derived = await self._derive(store, desk)
+        scores = derived.scores.get(goal)
+        if scores is None:
+            scores = score_goal(
+                derived.index, goal, goal_vector=self._goal_vector(goal), config=self._config
+            )
+            derived.scores[goal] = scores
+            while len(derived.scores) > GOAL_VECTORS_KEPT:
+                del derived.scores[next(iter(derived.scores))]
+        ranked = rank_discussion(
+            derived.index,
+            goal,
+            code_names=code_names,
+            config=self._config,
+            exclude=exclude,
+            limit=RANKED_MESSAGES if limit is None else min(limit, RANKED_MESSAGES),
+            scores=scores,
+        )
+        by_sequence = {row.sequence: row for row in derived.rows}
+        return DeskRanking(
+            desk=desk,
+            ranked=tuple(ranked),
+            rows={r.sequence: by_sequence[r.sequence] for r in ranked},
+            read=len(derived.rows),
+            left_unread=derived.truncated,
+        )
+
+
+# --- one budget for code and discussion ------------------------------------------------
+
+DISCUSSION_SHARE = 0.25
+"""The most of a focus budget the desk's messages may take; code gets the rest."""
+DISCUSSION_MAX_MESSAGES = 10
+"""Messages one focus sends at most."""
+DISCUSSION_FLOOR = 0.4
+"""A message scoring below this share of the best message's score is not sent."""
+DISCUSSION_SCORE_DIGITS = 4
+
+
+@dataclass(frozen=True)
+class Discussion:
+    """The messages one focus sends, and the ranked ones it left out, with why."""
+
+    desk: Desk
+    sent: tuple[tuple[RankedMessage, LogMessage, int], ...]
+    """(ranking, row, tokens) of each message sent, best first."""
+    ignored: tuple[tuple[RankedMessage, str], ...]
+    read: int
+    left_unread: bool
+
+    @property
+    def tokens(self) -> int:
+        return sum(tokens for _, _, tokens in self.sent)
+
+
+def choose_messages(
+    ranking: DeskRanking, allowance: int, count_tokens: Callable[[LogMessage], int]
+) -> Discussion:
+    """The best messages of ``ranking`` that fit ``allowance`` tokens, each costing
+    ``count_tokens(row)``; the others listed with the reason they stayed out."""
+    sent: list[tuple[RankedMessage, LogMessage, int]] = []
+    ignored: list[tuple[RankedMessage, str]] = []
+    top = ranking.ranked[0].score if ranking.ranked else 0.0
+    used = 0
+    for ranked in ranking.ranked:
+        if ranked.score < DISCUSSION_FLOOR * top:
+            ignored.append((ranked, "below_floor"))
+            continue
+        if len(sent) >= DISCUSSION_MAX_MESSAGES:
+            ignored.append((ranked, "over_candidate_limit"))
+            continue
+        row = ranking.rows[ranked.sequence]
+        cost = count_tokens(row)
+        if used + cost > allowance:
+            ignored.append((ranked, "over_budget"))
+            continue
+        used += cost
+        sent.append((ranked, row, cost))
+    return Discussion(ranking.desk, tuple(sent), tuple(ignored), ranking.read, ranking.left_unread)
+
+
+def code_names_of(
+    focus_json: dict[str, Any], symbols_in: Callable[[str], Iterable[tuple[str, str]]] | None = None
+) -> dict[str, str]:
+    """The names a message may use for the code in a focus answer: each item's own name
+    (``resolve_redirects``) and qualified name (``Session.resolve_redirects``); for a
+    whole file, those of the symbols ``symbols_in(path)`` lists as (qualname, id)."""
+    names: dict[str, str] = {}
+
+    def add(qualified: str, node_id: str) -> None:
+        for key in (qualified, qualified.rpartition(".")[2]):
+            if len(key) >= MIN_CODE_NAME and key not in names and _code_shaped(key):
+                names[key] = node_id
+
+    for item in focus_json.get("focus_set", []):
+        node_id = str(item.get("id", ""))
+        if item.get("kind") in FILE_KINDS:
+            for qualified, symbol_id in symbols_in(str(item["path"])) if symbols_in else ():
+                add(qualified, symbol_id)
+        else:
+            add(node_id.rpartition("::")[2].partition("#")[0], node_id)
+    return names
+
+
+def symbols_by_file(graph: CodeGraph) -> Callable[[str], Iterable[tuple[str, str]]]:
+    """``symbols_in`` for :func:`code_names_of` over ``graph``: a file's symbols."""
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for node in graph.nodes:
+        if node.kind not in FILE_KINDS:
+            by_file.setdefault(node.path, []).append((node.qualname, node.id))
+    return lambda path: by_file.get(path, ())
+
+
+MIN_CODE_NAME = 4
+"""Shorter code names (``get``, ``run``) say too little to tie a message to code."""
+FILE_KINDS = frozenset({"file", "module"})
+"""Focus items whose name is a file's: a message naming ``pins`` is not about pins.py."""
+
+
+def _code_shaped(name: str) -> bool:
+    """A name no sentence writes by chance: dotted (``Session.send``) or spelled as code
+    (``fold_pins``, ``readPinboard``); a plain word (``pins``) is not."""
+    return "." in name or is_code_like(name)
+
+
+def discussion_json(discussion: Discussion) -> dict[str, Any]:
+    """The wire form of the messages a focus sends (under ``discussion`` in its answer)."""
+    return {
+        "desk": {"id": discussion.desk.id, "name": discussion.desk.name},
+        "considered": discussion.read,
+        "older_unread": discussion.left_unread,
+        "tokens": discussion.tokens,
+        "messages": [
+            {
+                "sequence": row.sequence,
+                "parent": row.parent,
+                "author": author_json(row.author),
+                "posted_at": row.posted_at,
+                "score": round(ranked.score, DISCUSSION_SCORE_DIGITS),
+                "tokens": tokens,
+                "why": "; ".join(ranked.reasons),
+                "content": row.content,
+            }
+            for ranked, row, tokens in discussion.sent
+        ],
+    }
+
+
+def author_json(author: SessionAuthor) -> dict[str, Any]:
+    """An author as the rooms' wire forms give it (type, id, label)."""
+    out: dict[str, Any] = to_wire(author)
+    return out
+
+
+def with_discussion(
+    focus_json: dict[str, Any], discussion: Discussion, budget: int
+) -> dict[str, Any]:
+    """A focus answer with the desk's messages beside its code, in one budget: the
+    budget counts both, the ignored tail lists the messages left out (``message #N``),
+    and the sufficiency says what the discussion added."""
+    out = dict(focus_json)
+    used = int(focus_json["budget"]["used"]) + discussion.tokens
+    out["budget"] = {"limit": budget, "used": used, "left": budget - used}
+    extra = [
+        {"what": f"message #{ranked.sequence}", "why": why, "salience": round(ranked.score, 4)}
+        for ranked, why in discussion.ignored
+    ]
+    out["ignored"] = list(focus_json.get("ignored", [])) + extra
+    if "ignored_total" in focus_json:
+        by_reason = dict(focus_json.get("ignored_by_reason", {}))
+        for _, why in discussion.ignored:
+            by_reason[why] = by_reason.get(why, 0) + 1
+        out["ignored_by_reason"] = dict(sorted(by_reason.items()))
+        out["ignored_total"] = int(focus_json["ignored_total"]) + len(discussion.ignored)
+    sufficiency = dict(focus_json["sufficiency"])
+    sent = len(discussion.sent)
+    sufficiency["why"] = (
+        f"{sufficiency['why']}; desk {discussion.desk.name}: {sent} of "
+        f"{discussion.read} messages sent"
+        + (f", {len(discussion.ignored)} more ranked but left out" if discussion.ignored else "")
+        + (" (older messages unread)" if discussion.left_unread else "")
+    )
+    out["sufficiency"] = sufficiency
+    out["discussion"] = discussion_json(discussion)
+    return out
+
+
+async def window_sequences(
+    store: Store, desk: Desk, window: int = SESSION_WINDOW
+) -> frozenset[int]:
+    """The sequences of a desk's newest ``window`` messages: what a turn already shows
+    (``room_read``'s default window), so recall does not send them again."""
+    log = store.conversation_log(Conversation(desk.id, desk.name))
+    page = await log.read_before(None, window)
+    return frozenset(row.sequence for row in page.messages)
+
+
+async def focus_over_desk(
+    store: Store,
+    desk: Desk,
+    recall: DeskRecall,
+    goal: str,
+    budget: int,
+    mode: str,
+    code_focus: Callable[[int], Awaitable[dict[str, Any]]],
+    count_tokens: Callable[[str], int] | None = None,
+    symbols_in: Callable[[str], Iterable[tuple[str, str]]] | None = None,
+) -> dict[str, Any]:
+    """One focus answer holding code and the desk's discussion of ``goal``, in one budget.
+
+    The desk's messages (outside the newest window) are ranked first and the best that
+    fit :data:`DISCUSSION_SHARE` of ``budget`` reserve their tokens; ``code_focus`` (the
+    workspace's focus, given a budget) packs the code into the rest; then the messages
+    are ranked again knowing which code is salient (a message naming a function in the
+    focus set gains) and chosen within the reserve. In check mode the messages are
+    listed without their content."""
+    checked_budget = _checked_budget(budget)
+    if count_tokens is None:
+        from coderooms.tokens import count_tokens as default_counter
+
+        count_tokens = default_counter
+    counter: Callable[[str], int] = count_tokens
+
+    def cost(row: LogMessage) -> int:
+        return recall.tokens_of(row, counter)
+
+    window = await window_sequences(store, desk)
+    first = await recall.rank(store, desk, goal, exclude=window)
+    reserve = choose_messages(first, int(checked_budget * DISCUSSION_SHARE), cost).tokens
+    code = await code_focus(max(1, checked_budget - reserve))
+    names = code_names_of(code, symbols_in)
+    ranking = (
+        await recall.rank(store, desk, goal, code_names=names, exclude=window) if names else first
+    )
+    discussion = choose_messages(ranking, reserve, cost)
+    out = with_discussion(code, discussion, checked_budget)
+    if mode == "check":
+        for message in out["discussion"]["messages"]:
+            message["content"] = None
+    return out
+
+
+def _checked_budget(budget: object) -> int:
+    if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= MAX_BUDGET:
+        raise InvalidBudget(budget, MAX_BUDGET)
+    return budget

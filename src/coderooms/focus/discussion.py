@@ -1,0 +1,441 @@
+"""Goal-conditioned recall over a desk's transcript: which messages a goal needs.
+
+The pure part of "focus over the room". A host hands in a desk's messages, oldest first,
+(and, if it has an embedder, one vector per message and one for the goal); this module
+ranks them for a goal and says why each ranked where it did. It keeps no state beside
+what it is given: the host derives the index from the log and may cache it, but the log
+stays the only source of truth.
+
+A message's score adds up a few signals, each with a named weight:
+
+* **terms**: BM25 of the goal over the message's words (stemmed prose, stopwords out) and
+  its author's label;
+* **meaning**: cosine similarity of the message and goal vectors, when vectors are given;
+* **speaker**: the goal names the message's author ("what did Caroline say about…");
+* **episode**: BM25 of the goal over the whole episode the message belongs to: a run of
+  messages with no pause longer than :data:`EPISODE_GAP_SECONDS` between them, replies
+  joining their root's episode (a conversation about the goal lifts each of its turns);
+* **pinned** and **recency** as mild priors;
+* **code**: the message names a code node the caller says is salient.
+
+Then **neighbours**: a message gains a share of the best score beside it (the message
+before or after it in its episode, its parent, its replies), so that a question brings
+its answer and an answer its question.
+
+The weights were chosen leave-one-conversation-out on the LoCoMo development set
+(``benchmarks/discussion.py``); pins, recency and code have no labelled data there and
+are kept small, as priors that break ties rather than decide.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import numpy as np
+import snowballstemmer
+
+from coderooms.focus.lexical import BM25
+
+__all__ = [
+    "DISCUSSION_STOPWORDS",
+    "EPISODE_GAP_SECONDS",
+    "DiscussionConfig",
+    "DiscussionIndex",
+    "DeskMessage",
+    "GoalScores",
+    "RankedMessage",
+    "build_discussion_index",
+    "prose_terms",
+    "rank_discussion",
+    "score_goal",
+]
+
+EPISODE_GAP_SECONDS = 30 * 60
+"""A pause longer than this between two top-level messages starts a new episode."""
+MIN_PROSE_TERM = 2
+"""Shorter words are not search terms."""
+PROSE_TERM_CACHE = 200_000
+"""Distinct words whose stems are remembered."""
+REASON_TERMS = 4
+"""Goal terms a reason names at most."""
+
+DISCUSSION_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been
+    before being below between both but by can cannot could did do does doing down during
+    each few for from further had has have having he her here hers herself him himself
+    his how i if in into is it its itself just let me more most my myself no nor not now
+    of off on once only or other ought our ours ourselves out over own same shall she
+    should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves also yeah oh
+    really im ive id ill youre dont didnt doesnt isnt wasnt cant wont""".split()
+)
+"""English function words that say nothing about what a message is about."""
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=PROSE_TERM_CACHE)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
+def prose_terms(text: str) -> list[str]:
+    """Search terms of prose: lower-cased words, apostrophes folded, stopwords out,
+    Porter2-stemmed (so "painted" meets "painting")."""
+    terms: list[str] = []
+    for raw in _WORD.findall(text.lower()):
+        word = raw.replace("'", "")
+        if len(word) >= MIN_PROSE_TERM and word not in DISCUSSION_STOPWORDS:
+            terms.append(_stem(word))
+    return terms
+
+
+@dataclass(frozen=True, slots=True)
+class DeskMessage:
+    """One transcript message as the ranking sees it (the host builds these from rows)."""
+
+    sequence: int
+    author: str
+    text: str
+    parent: int | None = None
+    posted_at: str | None = None
+    pinned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DiscussionConfig:
+    """Weights of the discussion signals (see the module docstring)."""
+
+    meaning: float = 1.0
+    speaker: float = 1.0
+    episode: float = 0.6
+    neighbours: float = 0.5
+    pinned: float = 0.1
+    recency: float = 0.05
+    code: float = 0.3
+
+    def scaled(self, **factors: float) -> DiscussionConfig:
+        """A copy with the named weights multiplied (for ablations and the benchmark)."""
+        return replace(self, **{name: getattr(self, name) * f for name, f in factors.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class RankedMessage:
+    """A message's place for a goal: its score and the signals that put it there."""
+
+    sequence: int
+    score: float
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DiscussionIndex:
+    """What the ranking needs of a desk, derived once from its messages."""
+
+    messages: tuple[DeskMessage, ...]
+    terms: BM25
+    episodes: BM25
+    episode_of: np.ndarray
+    near_from: np.ndarray
+    """With :attr:`near_to`: each (message, neighbour) pair, both ways round."""
+    near_to: np.ndarray
+    authors: tuple[str, ...]
+    """Distinct author labels; :attr:`author_of` holds each message's place in it."""
+    author_of: np.ndarray
+    pinned: np.ndarray
+    sequences: np.ndarray
+    vectors: np.ndarray | None = None
+    _position: dict[int, int] = field(default_factory=dict, repr=False)
+    _identifiers: dict[str, list[int]] | None = field(default=None, repr=False)
+
+    def position(self, sequence: int) -> int | None:
+        """Where the message with ``sequence`` sits in :attr:`messages`, if it does."""
+        return self._position.get(sequence)
+
+    def naming(self, name: str) -> list[int]:
+        """Positions of the messages that write the identifier ``name`` whole (or as a
+        dotted tail); the identifier map is built on the first question."""
+        if self._identifiers is None:
+            found: dict[str, list[int]] = {}
+            for i, message in enumerate(self.messages):
+                for word in _code_words(message.text):
+                    found.setdefault(word, []).append(i)
+            object.__setattr__(self, "_identifiers", found)
+        assert self._identifiers is not None
+        return self._identifiers.get(name, [])
+
+    def neighbours_of(self, i: int) -> list[int]:
+        """The messages beside message ``i`` (its neighbours in its episode, its parent
+        and its replies)."""
+        low, high = np.searchsorted(self.near_from, [i, i + 1])
+        return [int(j) for j in self.near_to[low:high]]
+
+
+_POSTED_AT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})")
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (no clock, no tz database)."""
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
+
+
+def _seconds(posted_at: str | None) -> float | None:
+    """Seconds of a UTC ``posted_at`` (``2026-12-01T10:19:52Z``) on one scale, or None."""
+    if posted_at is None:
+        return None
+    match = _POSTED_AT.match(posted_at)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second = map(int, match.groups())
+    days = _days_from_civil(year, month, day)
+    return float(((days * 24 + hour) * 60 + minute) * 60 + second)
+
+
+def _episodes(messages: Sequence[DeskMessage], position: Mapping[int, int]) -> list[int]:
+    episode: list[int] = []
+    current = -1
+    last_time: float | None = None
+    for i, message in enumerate(messages):
+        parent = position.get(message.parent) if message.parent is not None else None
+        if parent is not None and parent < i:
+            episode.append(episode[parent])
+            continue
+        moment = _seconds(message.posted_at)
+        if (
+            current < 0
+            or moment is None
+            or last_time is None
+            or moment - last_time > EPISODE_GAP_SECONDS
+        ):
+            current += 1
+        last_time = moment
+        episode.append(current)
+    return episode
+
+
+def _neighbours(
+    messages: Sequence[DeskMessage], position: Mapping[int, int], episode: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    pairs: set[tuple[int, int]] = set()
+    previous_in: dict[int, int] = {}
+    for i, message in enumerate(messages):
+        parent = position.get(message.parent) if message.parent is not None else None
+        if parent is not None and parent != i:
+            pairs.update(((i, parent), (parent, i)))
+        key = episode[i] if parent is None else -1 - parent
+        before = previous_in.get(key)
+        if before is not None:
+            pairs.update(((i, before), (before, i)))
+        previous_in[key] = i
+    ordered = sorted(pairs)
+    return (
+        np.fromiter((a for a, _ in ordered), dtype=np.int64, count=len(ordered)),
+        np.fromiter((b for _, b in ordered), dtype=np.int64, count=len(ordered)),
+    )
+
+
+def build_discussion_index(
+    messages: Iterable[DeskMessage], vectors: np.ndarray | None = None
+) -> DiscussionIndex:
+    """Derive the ranking's index from a desk's messages, oldest first.
+
+    ``vectors``, when given, holds one row per message (any scale: rows are normalised
+    here)."""
+    ordered = tuple(messages)
+    position = {m.sequence: i for i, m in enumerate(ordered)}
+    terms = [prose_terms(f"{m.text} {m.author}") for m in ordered]
+    episode = _episodes(ordered, position)
+    count = (max(episode) + 1) if episode else 0
+    episode_terms: list[list[str]] = [[] for _ in range(count)]
+    for i, words in enumerate(terms):
+        episode_terms[episode[i]].extend(words)
+    normalised: np.ndarray | None = None
+    if vectors is not None:
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.shape[0] != len(ordered):
+            raise ValueError(f"{matrix.shape[0]} vectors for {len(ordered)} messages")
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        normalised = matrix / np.where(norms > 0, norms, 1.0)
+    near_from, near_to = _neighbours(ordered, position, episode)
+    authors = sorted({m.author for m in ordered})
+    author_of = {label: n for n, label in enumerate(authors)}
+    return DiscussionIndex(
+        messages=ordered,
+        terms=BM25(terms),
+        episodes=BM25(episode_terms),
+        episode_of=np.asarray(episode, dtype=np.int64),
+        near_from=near_from,
+        near_to=near_to,
+        authors=tuple(authors),
+        author_of=np.fromiter(
+            (author_of[m.author] for m in ordered), dtype=np.int64, count=len(ordered)
+        ),
+        pinned=np.fromiter((m.pinned for m in ordered), dtype=bool, count=len(ordered)),
+        sequences=np.fromiter((m.sequence for m in ordered), dtype=np.int64, count=len(ordered)),
+        vectors=normalised,
+        _position=position,
+    )
+
+
+def _unit(scores: np.ndarray) -> np.ndarray:
+    top = float(scores.max()) if scores.size else 0.0
+    return scores / top if top > 0 else np.zeros_like(scores)
+
+
+_CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _code_words(text: str) -> frozenset[str]:
+    """The identifiers a message writes, whole and by dotted tails
+    (``a.Session.send`` gives itself, ``Session.send`` and ``send``)."""
+    words: set[str] = set()
+    for word in _CODE_WORD.findall(text):
+        parts = word.split(".")
+        words.update(".".join(parts[i:]) for i in range(len(parts)))
+    return frozenset(words)
+
+
+def _named(label: str, goal_words: frozenset[str]) -> bool:
+    words = _WORD.findall(label.lower())
+    return bool(words) and all(w in goal_words for w in words)
+
+
+@dataclass(frozen=True)
+class GoalScores:
+    """What a goal scores on each message before code names and neighbours: the part of
+    a ranking that a second ranking for the same goal (with code names) can reuse."""
+
+    goal_terms: tuple[str, ...]
+    lexical: np.ndarray
+    meaning: np.ndarray
+    spoken: np.ndarray
+    episode: np.ndarray
+    score: np.ndarray
+
+
+def score_goal(
+    index: DiscussionIndex,
+    goal: str,
+    *,
+    goal_vector: np.ndarray | None = None,
+    config: DiscussionConfig | None = None,
+) -> GoalScores:
+    """The goal's term, meaning, speaker, episode and pin scores over ``index``."""
+    weights = config or DiscussionConfig()
+    count = len(index.messages)
+    goal_terms = prose_terms(goal)
+    lexical = _unit(index.terms.scores(goal_terms)) if goal_terms and count else np.zeros(count)
+    score = lexical.astype(np.float64)
+    meaning = np.zeros(count)
+    if index.vectors is not None and goal_vector is not None and weights.meaning and count:
+        vector = np.asarray(goal_vector, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            meaning = _unit(np.clip(index.vectors @ (vector / norm), 0.0, None)).astype(np.float64)
+            score = score + weights.meaning * meaning
+    goal_words = frozenset(_WORD.findall(goal.lower()))
+    named_authors = [n for n, label in enumerate(index.authors) if _named(label, goal_words)]
+    spoken = np.isin(index.author_of, named_authors)
+    score = score + weights.speaker * spoken
+    episode = np.zeros(count)
+    if goal_terms and weights.episode and count:
+        episode = _unit(index.episodes.scores(goal_terms))[index.episode_of]
+        score = score + weights.episode * episode
+    score = score + weights.pinned * index.pinned * (score > 0)
+    return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score)
+
+
+def _top(
+    score: np.ndarray, sequences: np.ndarray, candidates: np.ndarray, limit: int | None
+) -> np.ndarray:
+    """``candidates`` best first (ties: the newer message first), at most ``limit``."""
+    if limit is not None and candidates.size > limit:
+        values = score[candidates]
+        kth = np.partition(-values, limit - 1)[limit - 1]
+        candidates = candidates[-values <= kth]  # every tie at the cut stays in the running
+    order = candidates[np.lexsort((-sequences[candidates], -score[candidates]))]
+    return order if limit is None else order[:limit]
+
+
+def rank_discussion(
+    index: DiscussionIndex,
+    goal: str,
+    *,
+    goal_vector: np.ndarray | None = None,
+    code_names: Mapping[str, str] | None = None,
+    config: DiscussionConfig | None = None,
+    exclude: Iterable[int] = (),
+    limit: int | None = None,
+    scores: GoalScores | None = None,
+) -> list[RankedMessage]:
+    """Rank ``index``'s messages for ``goal``, best first, at most ``limit`` of them;
+    messages with no signal, and the sequences in ``exclude``, are left out.
+    ``code_names`` maps a salient code name (``resolve_redirects``) to the node id it
+    stands for; a message naming it gains the ``code`` weight. ``scores``, from
+    :func:`score_goal` for the same goal and config, saves computing them again."""
+    weights = config or DiscussionConfig()
+    count = len(index.messages)
+    if count == 0:
+        return []
+    if scores is None:
+        scores = score_goal(index, goal, goal_vector=goal_vector, config=weights)
+    lexical, meaning, spoken, episode = (
+        scores.lexical,
+        scores.meaning,
+        scores.spoken,
+        scores.episode,
+    )
+    goal_terms = scores.goal_terms
+    score = scores.score.copy()
+    code_hits: dict[int, list[str]] = {}
+    if code_names and weights.code:
+        for name in sorted(code_names):
+            for i in index.naming(name):
+                code_hits.setdefault(i, []).append(name)
+        for i in code_hits:
+            score[i] += weights.code
+    own = score.copy()
+    beside = np.zeros(count)
+    if index.near_from.size:
+        np.maximum.at(beside, index.near_from, own[index.near_to])
+    score = score + weights.neighbours * beside
+    recency = np.arange(1, count + 1, dtype=np.float64) / count
+    score = score + weights.recency * recency * (score > 0)
+    signal = score > weights.recency * recency + 1e-12
+    candidates = np.flatnonzero(signal & ~np.isin(index.sequences, list(exclude)))
+    order = _top(score, index.sequences, candidates, limit)
+    ranked: list[RankedMessage] = []
+    goal_set = set(goal_terms)
+    for i in (int(i) for i in order):
+        message = index.messages[i]
+        reasons: list[str] = []
+        if lexical[i] > 0:
+            shared = sorted(goal_set & set(prose_terms(message.text)))[:REASON_TERMS]
+            reasons.append("matches the goal" + (f" ({', '.join(shared)})" if shared else ""))
+        if meaning[i] > 0.5:
+            reasons.append("close in meaning to the goal")
+        if spoken[i]:
+            reasons.append(f"by {message.author}, named in the goal")
+        if episode[i] > 0.5:
+            reasons.append("in an exchange about the goal")
+        if index.pinned[i]:
+            reasons.append("pinned")
+        if i in code_hits:
+            reasons.append("names salient code: " + ", ".join(code_hits[i][:REASON_TERMS]))
+        near = index.neighbours_of(i)
+        if near:
+            best = max(near, key=lambda j: (own[j], -j))
+            if own[best] > own[i]:
+                reasons.append(f"beside message {index.messages[best].sequence}")
+        ranked.append(RankedMessage(message.sequence, float(score[i]), tuple(reasons)))
+    return ranked

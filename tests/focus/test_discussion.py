@@ -1,0 +1,152 @@
+"""Goal-conditioned ranking of a desk's messages (the pure part of focus over the room)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coderooms.focus.discussion import (
+    EPISODE_GAP_SECONDS,
+    DeskMessage,
+    DiscussionConfig,
+    build_discussion_index,
+    prose_terms,
+    rank_discussion,
+)
+
+
+def at(seconds: int) -> str:
+    hours, rest = divmod(seconds, 3600)
+    return f"2026-11-{1 + hours // 24:02d}T{hours % 24:02d}:{rest // 60:02d}:{rest % 60:02d}Z"
+
+
+def talk(*lines: tuple[str, str], gap: int = 1, start: int = 0) -> list[DeskMessage]:
+    return [
+        DeskMessage(start + i + 1, who, text, posted_at=at(start * 10 + i * gap))
+        for i, (who, text) in enumerate(lines)
+    ]
+
+
+def test_prose_terms_stem_and_drop_function_words() -> None:
+    assert prose_terms("She painted the sunrise; I'm painting sunsets") == [
+        "paint",
+        "sunris",
+        "paint",
+        "sunset",
+    ]
+
+
+def test_the_message_that_matches_ranks_first_and_says_which_words_matched() -> None:
+    messages = talk(
+        ("Ann", "lunch was nice"),
+        ("Bo", "the retry backoff doubles on every timeout"),
+        ("Ann", "weather is grey"),
+    )
+    ranked = rank_discussion(build_discussion_index(messages), "why does the backoff double?")
+    assert ranked[0].sequence == 2
+    assert ranked[0].reasons[0].startswith("matches the goal (")
+    assert "backoff" in ranked[0].reasons[0]
+
+
+def test_a_question_brings_its_answer_along() -> None:
+    messages = [
+        DeskMessage(1, "Ann", "which timeout does the uploader use?", posted_at=at(0)),
+        DeskMessage(2, "Cy", "unrelated: the build is green", posted_at=at(1)),
+        DeskMessage(3, "Bo", "thirty seconds, set in config", parent=1, posted_at=at(2)),
+    ]
+    quiet = DiscussionConfig(episode=0.0)
+    ranked = rank_discussion(build_discussion_index(messages), "uploader timeout", config=quiet)
+    order = [r.sequence for r in ranked]
+    assert order[:2] == [1, 3]
+    assert any(reason == "beside message 1" for reason in ranked[1].reasons)
+    without = rank_discussion(
+        build_discussion_index(messages), "uploader timeout", config=quiet.scaled(neighbours=0)
+    )
+    assert [r.sequence for r in without] == [1]
+
+
+def test_a_goal_naming_a_speaker_lifts_what_they_said() -> None:
+    messages = talk(("Ann", "I moved the cache"), ("Bo", "I moved the cache too"))
+    ranked = rank_discussion(build_discussion_index(messages), "where did Ann move the cache?")
+    assert ranked[0].sequence == 1
+    assert "by Ann, named in the goal" in ranked[0].reasons
+
+
+def test_a_long_pause_starts_a_new_episode() -> None:
+    early = talk(("Ann", "the parser drops comments"), ("Bo", "yes, since the rewrite"))
+    late = [
+        DeskMessage(3, "Ann", "lunch?", posted_at=at(EPISODE_GAP_SECONDS + 100)),
+        DeskMessage(4, "Bo", "sure", posted_at=at(EPISODE_GAP_SECONDS + 101)),
+    ]
+    index = build_discussion_index(early + late)
+    assert list(index.episode_of) == [0, 0, 1, 1]
+    ranked = rank_discussion(index, "parser comments")
+    assert {r.sequence for r in ranked} == {1, 2}
+    assert "in an exchange about the goal" in ranked[1].reasons
+
+
+def test_salient_code_names_lift_the_messages_that_write_them_whole() -> None:
+    messages = talk(
+        ("Ann", "we should not touch resolve_redirects before the release"),
+        ("Bo", "redirects resolve fine for me"),
+        ("Cy", "resolve_redirects_later is another function"),
+    )
+    index = build_discussion_index(messages)
+    names = {"resolve_redirects": "requests/sessions.py::Session.resolve_redirects"}
+    ranked = rank_discussion(index, "redirect loop", code_names=names)
+    assert ranked[0].sequence == 1
+    assert "names salient code: resolve_redirects" in ranked[0].reasons
+    assert not any("salient code" in r for m in ranked[1:] for r in m.reasons)
+
+
+def test_meaning_counts_when_vectors_are_given() -> None:
+    messages = talk(("Ann", "alpha"), ("Bo", "beta"))
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
+    index = build_discussion_index(messages, vectors)
+    ranked = rank_discussion(index, "gamma", goal_vector=np.array([0.1, 1.0]))
+    assert ranked[0].sequence == 2
+    assert "close in meaning to the goal" in ranked[0].reasons
+    with pytest.raises(ValueError, match="1 vectors for 2 messages"):
+        build_discussion_index(messages, vectors[:1])
+
+
+def test_nothing_to_say_gives_nothing() -> None:
+    assert rank_discussion(build_discussion_index([]), "anything") == []
+    messages = talk(("Ann", "lunch"), ("Bo", "coffee"))
+    assert rank_discussion(build_discussion_index(messages), "compiler flags") == []
+
+
+words = st.sampled_from(["cache", "parser", "lunch", "retry", "token", "desk", "focus"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(words, min_size=1, max_size=6).map(" ".join), min_size=1, max_size=30),
+    st.lists(words, min_size=1, max_size=3).map(" ".join),
+)
+def test_ranking_is_deterministic_ordered_and_names_each_message_once(
+    texts: list[str], goal: str
+) -> None:
+    messages = [
+        DeskMessage(i + 1, "Ann" if i % 2 else "Bo", t, posted_at=at(i))
+        for i, t in enumerate(texts)
+    ]
+    first = rank_discussion(build_discussion_index(messages), goal)
+    again = rank_discussion(build_discussion_index(messages), goal)
+    assert first == again
+    scores = [r.score for r in first]
+    assert scores == sorted(scores, reverse=True)
+    assert len({r.sequence for r in first}) == len(first)
+    assert all(r.reasons for r in first)
+
+
+@given(st.datetimes(min_value=__import__("datetime").datetime(1900, 1, 1)))
+def test_post_times_are_read_without_a_clock_as_the_calendar_reads_them(moment) -> None:
+    from datetime import UTC
+
+    from coderooms.focus.discussion import _seconds
+
+    text = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert _seconds(text) == float(int(moment.replace(tzinfo=UTC, microsecond=0).timestamp()))

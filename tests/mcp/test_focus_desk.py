@@ -1,0 +1,196 @@
+"""Focus over the room: a desk's discussion rides beside the code, in one budget."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mcp_repo import write_fixture_repo
+
+from coderooms.deskrecall import (
+    DISCUSSION_SHARE,
+    DeskRecall,
+    choose_messages,
+    focus_over_desk,
+    window_sequences,
+)
+from coderooms.mcp.errors import NotADeskMember
+from coderooms.mcp.render import render_focus
+from coderooms.mcp.schemas import FocusOut
+from coderooms.mcp.server import _published
+from coderooms.mcp.service import RoomService
+from coderooms.rooms.records import SESSION_WINDOW
+from coderooms.store import open_store
+from coderooms.tokens import count_tokens
+from coderooms.workspace import Workspace
+
+GOAL = "checkout charges the wrong amount after a coupon discount"
+DECISION = "We agreed apply_discount must round to cents before checkout adds shipping."
+
+
+async def _desk(store, chatter: int = SESSION_WINDOW + 5):
+    await store.add_agent("alice")
+    await store.add_agent("bob")
+    await store.create_desk("eng")
+    await store.add_desk_member("eng", "alice")
+    decision = await store.post("agent:bob", DECISION, desk="eng")
+    await store.post("agent:alice", "ok, noted", desk="eng", parent=decision.sequence)
+    for i in range(chatter):
+        await store.post("agent:bob", f"standup note {i}: lunch menu and parking", desk="eng")
+    return decision.sequence
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory):
+    repo = write_fixture_repo(tmp_path_factory.mktemp("repo") / "repo")
+    ws = Workspace.open(repo)
+    ws.index()
+    yield ws
+    ws.close()
+
+
+def test_focus_with_a_desk_sends_the_decision_framed_within_one_budget(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            decision = await _desk(store)
+            service = RoomService(store, lambda: workspace, offload=False)
+            plain = await service.focus("alice", GOAL, "set", 2000)
+            out = await service.focus("alice", GOAL, "set", 2000, "eng")
+            check = await service.focus("alice", GOAL, "check", 2000, "eng")
+            with pytest.raises(NotADeskMember):
+                await service.focus("bob", GOAL, "set", 2000, "eng")
+        finally:
+            store.close()
+        sent = _published(FocusOut)(out)
+        assert FocusOut.model_validate(sent).model_dump(mode="json", exclude_unset=True) == sent
+        messages = out["discussion"]["messages"]
+        assert messages[0]["sequence"] == decision
+        assert messages[0]["content"] == DECISION
+        assert "names salient code: apply_discount" in messages[0]["why"]
+        assert decision + 1 in {m["sequence"] for m in messages}  # the reply comes along
+        code_tokens = sum(item["tokens"] for item in out["focus_set"])
+        assert out["budget"]["used"] == code_tokens + out["discussion"]["tokens"] <= 2000
+        assert out["budget"]["left"] == 2000 - out["budget"]["used"]
+        assert out["discussion"]["tokens"] <= 2000 * DISCUSSION_SHARE
+        assert out["ignored_total"] == sum(out["ignored_by_reason"].values())
+        assert plain.get("discussion") is None
+        assert "desk eng:" in out["sufficiency"]["why"]
+        text = render_focus(out)
+        assert '<room-data kind="discussion">' in text
+        assert f"[#{decision}] @bob" in text and "│ " + DECISION in text
+        assert all(m["content"] is None for m in check["discussion"]["messages"])
+
+    asyncio.run(scenario())
+
+
+def test_the_window_a_turn_already_shows_is_not_sent_again(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=3)  # the decision is inside the newest window
+            desk = (await store.desks()).resolve("eng")
+            window = await window_sequences(store, desk)
+            recall = DeskRecall()
+            ranking = await recall.rank(store, desk, "apply_discount rounding", exclude=window)
+            assert ranking.ranked == ()
+            assert len(window) == 5
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_desk_index_is_kept_and_extended_by_new_posts(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        calls: list[int] = []
+
+        def embed(texts):
+            calls.append(len(texts))
+            return [[1.0, float(len(t))] for t in texts]
+
+        try:
+            await _desk(store, chatter=2)
+            desk = (await store.desks()).resolve("eng")
+            recall = DeskRecall(lambda texts: __import__("numpy").array(embed(texts)))
+            first = await recall.rank(store, desk, "rounding cents")
+            again = await recall.rank(store, desk, "rounding cents")
+            await store.post("agent:alice", "rounding to cents is done now", desk="eng")
+            later = await recall.rank(store, desk, "rounding cents")
+        finally:
+            store.close()
+        assert first.ranked == again.ranked and first.read == 4
+        assert calls[:2] == [4, 1]  # the desk once and the goal once, remembered after
+        assert later.read == 5 and calls[2:] == [1]  # then only the one new row
+        assert later.ranked[0].sequence == 5
+
+    asyncio.run(scenario())
+
+
+def test_messages_that_do_not_fit_are_listed_with_why(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=0)
+            desk = (await store.desks()).resolve("eng")
+            ranking = await DeskRecall().rank(store, desk, "apply_discount cents")
+        finally:
+            store.close()
+        nothing = choose_messages(ranking, 0, lambda row: count_tokens(row.content))
+        assert nothing.sent == () and {why for _, why in nothing.ignored} == {"over_budget"}
+        room = choose_messages(ranking, 10_000, lambda row: count_tokens(row.content))
+        assert room.tokens == sum(count_tokens(row.content) for _, row, _ in room.sent)
+
+    asyncio.run(scenario())
+
+
+def test_a_bad_budget_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    from coderooms.focus.errors import InvalidBudget
+
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=0)
+            desk = (await store.desks()).resolve("eng")
+
+            async def never(_: int) -> dict:
+                raise AssertionError("code focus ran")
+
+            with pytest.raises(InvalidBudget):
+                await focus_over_desk(store, desk, DeskRecall(), GOAL, 0, "set", never)
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_cli_focus_takes_a_desk(tmp_path: Path, workspace: Workspace) -> None:
+    from coderooms.cli.app import main
+
+    db = tmp_path / "rooms.db"
+
+    async def seed() -> None:
+        store = open_store(f"sqlite:///{db}")
+        try:
+            await _desk(store)
+        finally:
+            store.close()
+
+    asyncio.run(seed())
+    runner = CliRunner()
+    args = ["--db", str(db), "focus", GOAL, "--repo", workspace.root, "--budget", "2000"]
+    result = runner.invoke(main, [*args, "--desk", "eng", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["discussion"]["messages"][0]["content"] == DECISION
+    text = runner.invoke(main, [*args, "--desk", "eng", "--no-context"])
+    assert text.exit_code == 0 and '<room-data kind="discussion">' in text.stdout
+    missing = runner.invoke(main, [*args, "--desk", "nowhere"])
+    assert missing.exit_code != 0 and "Traceback" not in missing.output
+    assert "nowhere" in missing.output
