@@ -154,9 +154,13 @@ class Workspace:
 
     # --- indexing ---------------------------------------------------------------------
 
-    def index(self, workers: int | None = None) -> IndexSummary:
-        """Bring the index up to date; only changed files are parsed again."""
+    def index(self, progress: bool = False, workers: int | None = None) -> IndexSummary:
+        """Bring the index up to date; only changed files are parsed again. Long work
+        is told to :attr:`report`; with ``progress`` and no report set, each phase is a
+        line on stderr."""
         report = self.report
+        if report is None and progress:
+            report = _phase_lines
         show = None if report is None else lambda done, total: report(INDEXING_PHASE, done, total)
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
@@ -400,6 +404,11 @@ class Workspace:
         if os.path.islink(full) or not os.path.isfile(full):
             raise UnknownNode(path)
         return full
+
+
+def _phase_lines(phase: str, done: int, total: int) -> None:
+    if done == min(1, total):
+        sys.stderr.write(f"{phase}: {total}\n")
 
 
 def _load_models() -> None:
