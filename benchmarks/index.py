@@ -34,6 +34,11 @@ MIRROR_DIR = Path(
 )
 PYTEST_MIRROR = MIRROR_DIR / "pytest-dev+pytest" / "repo"
 PYTEST_COMMIT = "df87db7b0462fb764ef73fa00561adf8ad047572"
+# Subjects cloned from the local mirrors at fixed commits: name -> (mirror, commit).
+MIRRORED = {
+    "pytest": (PYTEST_MIRROR, PYTEST_COMMIT),
+    "sympy": (MIRROR_DIR / "sympy+sympy" / "repo", "e950d313a932bc6cccbc95376b3821cd2f8b5af4"),
+}
 FALLBACK_PACKAGES = ("mypy", "hypothesis", "_pytest", "click")
 DEFAULT_RUNS = 7
 DEFAULT_SCALE_FILES = 2_000
@@ -93,17 +98,21 @@ def print_rows(rows: list[tuple[str, str]]) -> None:
         print(f"{k:<{width}}  {v}")
 
 
-def subject(scratch: Path, repo: str | None) -> tuple[Path, str]:
+def subject(scratch: Path, repo: str | None, mirrored: str = "pytest") -> tuple[Path, str]:
+    """A scratch copy of ``repo``, else of the ``mirrored`` subject (see MIRRORED)."""
     target = scratch / "subject"
     if repo:
         shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".coderooms"))
         return target, f"{repo} (copied)"
-    if PYTEST_MIRROR.is_dir():
+    mirror, commit = MIRRORED[mirrored]
+    if mirror.is_dir():
         subprocess.run(
-            ["git", "clone", "-q", "--no-checkout", str(PYTEST_MIRROR), str(target)], check=True
+            ["git", "clone", "-q", "--no-checkout", str(mirror), str(target)], check=True
         )
-        subprocess.run(["git", "-C", str(target), "checkout", "-q", PYTEST_COMMIT], check=True)
-        return target, f"pytest-dev/pytest @ {PYTEST_COMMIT[:12]} (git clone)"
+        subprocess.run(["git", "-C", str(target), "checkout", "-q", commit], check=True)
+        return target, f"{mirror.parent.name.replace('+', '/')} @ {commit[:12]} (git clone)"
+    if mirrored != "pytest":
+        raise SystemExit(f"no mirror of {mirrored} at {mirror}: give --repo PATH")
     for name in FALLBACK_PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec and spec.submodule_search_locations:

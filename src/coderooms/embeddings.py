@@ -42,6 +42,7 @@ __all__ = [
     "EmbeddingModelUnavailable",
     "embed",
     "load_model",
+    "model_tag",
 ]
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "data" / "model"
@@ -69,6 +70,17 @@ class EmbeddingModelUnavailable(HostError):
 def load_model(name_or_path: str | Path | None = None) -> StaticModel:
     """The model2vec model named by ``name_or_path``; ``None`` is the shipped default."""
     return _encoder(_resolve(name_or_path)).model
+
+
+def model_tag(model: str | Path | None = None) -> str:
+    """Names the model ``embed`` would use and the state of its files (path, size and
+    modification time of each): what embeddings kept on disk were made with."""
+    path = _resolve(model)
+    parts = [str(path)]
+    for name in REQUIRED_FILES:
+        st = (path / name).stat()
+        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts)
 
 
 def embed(texts: Sequence[str], model: str | Path | None = None) -> np.ndarray:

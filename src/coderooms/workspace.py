@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from coderooms.datadir import make_dirs
@@ -30,9 +30,10 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
+from coderooms.focus.salience import Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
-from coderooms.index import db, indexer
+from coderooms.index import db, focus_state, indexer
 from coderooms.index.discover import INDEX_DIR, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
@@ -48,7 +49,7 @@ from coderooms.index.summary import IndexSummary
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 1
-PROGRESS_BAR_WIDTH = 30
+INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
@@ -103,14 +104,6 @@ def _file_id(path: str) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def _terminal_progress(done: int, total: int) -> None:
-    filled = PROGRESS_BAR_WIDTH * done // max(total, 1)
-    bar = "#" * filled + "-" * (PROGRESS_BAR_WIDTH - filled)
-    end = "\n" if done >= total else ""
-    sys.stderr.write(f"\rindexing [{bar}] {done}/{total}{end}")
-    sys.stderr.flush()
-
-
 class Workspace:
     """One repository root and its index database."""
 
@@ -122,6 +115,8 @@ class Workspace:
         self._graph: tuple[str, CodeGraph] | None = None
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._stamp: _Stamp | None = None
+        # Told of long work (indexing, counting, embedding) by a surface that shows it.
+        self.report: Report | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
@@ -162,8 +157,13 @@ class Workspace:
     # --- indexing ---------------------------------------------------------------------
 
     def index(self, progress: bool = False, workers: int | None = None) -> IndexSummary:
-        """Bring the index up to date; only changed files are parsed again."""
-        show = _terminal_progress if progress and sys.stderr.isatty() else None
+        """Bring the index up to date; only changed files are parsed again. Long work
+        is told to :attr:`report`; with ``progress`` and no report set, each phase is a
+        line on stderr."""
+        report = self.report
+        if report is None and progress:
+            report = _phase_lines
+        show = None if report is None else lambda done, total: report(INDEXING_PHASE, done, total)
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
@@ -320,7 +320,12 @@ class Workspace:
     # --- focus (the runtime lives in coderooms.focus.runtime) ----------------------------
 
     def focus_engine(self) -> FocusEngine:
-        """The focus runtime over the current graph, built once per index generation."""
+        """The focus runtime over the current graph, built once per index generation.
+
+        It starts from the engine of the previous generation when this process has one,
+        else from the work kept in ``.coderooms/focus.npz`` (see
+        :mod:`coderooms.index.focus_state`), so only code that changed is tokenised and
+        embedded again; what it had to compute is kept there for the next process."""
         from coderooms import embeddings, tokens
 
         with self._lock:
@@ -328,15 +333,51 @@ class Workspace:
             if self._engine is not None and self._engine[0] is graph:
                 return self._engine[1]
             previous = self._engine[1] if self._engine is not None else None
+            # The first engine of a process also loads the embedding model and the token
+            # counter's tables: on the other core, while the index is read.
+            warming = threading.Thread(target=_load_models, name="coderooms-warm")
+            if previous is None:
+                warming.start()
+            state = self._state_path(focus_state.STATE_FILE)
+            tag = self._state_tag()
+            known = focus_state.load(state, tag) if previous is None else None
+            if known is not None:
+                counted = self._state_path(focus_state.TOKENS_FILE)
+                known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
             engine = FocusEngine.from_reader(
-                graph, self, tokens.count_tokens, embeddings.embed, previous=previous
+                graph,
+                self,
+                tokens.count_tokens,
+                embeddings.embed,
+                previous=previous,
+                known=known,
+                report=self.report,
             )
+            if engine.index.fresh_work:
+                focus_state.save(state, engine.index.known_work(), tag)
+            if warming.is_alive():
+                warming.join()
             self._engine = (graph, engine)
             return engine
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
         self.refresh()
-        return self.focus_engine().focus(self.relative(goal), budget=budget, mode=mode)
+        engine = self.focus_engine()
+        result = engine.focus(self.relative(goal), budget=budget, mode=mode)
+        if engine.counter.added:  # code counted for the first time: keep the counts
+            with self._lock:
+                path = self._state_path(focus_state.TOKENS_FILE)
+                focus_state.save_token_counts(path, engine.counter.counts, self._state_tag())
+                engine.counter.added = 0
+        return result
+
+    def _state_path(self, name: str) -> str:
+        return os.path.join(os.path.dirname(self.db_path), name)
+
+    def _state_tag(self) -> str:
+        from coderooms import embeddings, tokens
+
+        return focus_state.state_tag(embeddings.model_tag(), tokens.encoding_name())
 
     def focus_session(
         self, state: WorkingSet, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set"
@@ -373,6 +414,20 @@ class Workspace:
         if os.path.islink(full) or not os.path.isfile(full):
             raise UnknownNode(path)
         return full
+
+
+def _phase_lines(phase: str, done: int, total: int) -> None:
+    if done == min(1, total):
+        sys.stderr.write(f"{phase}: {total}\n")
+
+
+def _load_models() -> None:
+    """Load what a first focus needs besides the index: the embedding model and the token
+    counter (each loaded once per process and kept)."""
+    from coderooms import embeddings, tokens
+
+    embeddings.load_model()
+    tokens.count_tokens("")
 
 
 def _require_root(root: str) -> None:

@@ -72,7 +72,7 @@ def test_copied_libraries_and_examples_are_held_back_and_say_so() -> None:
     example = sal.scores[rows["docs/example_session.py::run_session_example"]]
     assert ours > copied and ours > example
     assert any("vendored" in w for w in sal.why[rows["lib/packages/urllib9/session.py"]])
-    assert any("documentation" in w for w in ENGINE.index.notes[rows["docs/example_session.py"]])
+    assert any("documentation" in w for w in ENGINE.index.notes_of(rows["docs/example_session.py"]))
 
 
 def test_the_title_outweighs_a_log_that_repeats_a_word() -> None:

@@ -40,7 +40,9 @@ def test_index_json_summary(make_repo: Callable[..., Path]) -> None:
 def test_index_text_summary(make_repo: Callable[..., Path]) -> None:
     result = CliRunner().invoke(cli(), ["index", str(make_repo(FILES))])
     assert result.exit_code == 0
-    assert result.output.startswith("indexed 3 files (3 parsed), 3 symbols")
+    assert result.stdout.startswith("indexed 3 files (3 parsed), 3 symbols")
+    # Off a terminal, each phase of the work is one line on stderr.
+    assert result.stderr.splitlines()[0] == "indexing files: 3"
 
 
 def test_index_bad_path_is_one_line_error(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from coderooms.cli.app import fail, json_option, run, store_of
+from coderooms.cli.progress import PhaseProgress
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
 from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT
@@ -41,8 +42,10 @@ def register(group: click.Group) -> None:
 
 
 def indexed_workspace(repo: str) -> Workspace:
-    """The workspace of ``repo``, its index brought up to date."""
+    """The workspace of ``repo``, its index brought up to date, showing long work on
+    stderr (a first index, or code to count and embed)."""
     ws = Workspace.open(repo)
+    ws.report = PhaseProgress()
     ws.index()
     return ws
 

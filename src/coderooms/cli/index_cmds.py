@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any
 
 import click
 
 from coderooms.cli.app import fail, json_option
+from coderooms.cli.progress import PhaseProgress
 from coderooms.errors import CoderoomsError
 from coderooms.focus.graph import CodeEdge, CodeNode
 from coderooms.index.errors import AmbiguousNode, UnknownNode
@@ -39,10 +39,15 @@ def index(path: str, as_json: bool) -> None:
     Parses every tracked source file (respecting .gitignore), resolves imports, calls,
     references, inheritance and tests into a graph, reads git history once, and stores
     it all in PATH/.coderooms/index.db. Re-running parses only files that changed.
+    Then prepares focus: the term counts and embeddings of new or changed code are kept
+    in PATH/.coderooms/focus.npz, so the next focus starts from them.
     """
     try:
         ws = Workspace.open(path)
-        summary = ws.index(progress=not as_json and sys.stderr.isatty())
+        if not as_json:
+            ws.report = PhaseProgress()
+        summary = ws.index()
+        ws.focus_engine()  # counts and embeds what changed, kept for the next focus
     except CoderoomsError as err:
         fail(err)
     if as_json:

@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from coderooms.cli.app import Terminated, arm_stop_watchdog, run, store_of
+from coderooms.cli.progress import PhaseProgress
 from coderooms.mcp.errors import NoAgentIdentity, PortInUse
 from coderooms.rooms.dispatch import HOP_LIMIT, MentionDispatchPolicy
 from coderooms.store import RetiredAuthor, Store, UnknownAuthor
@@ -83,13 +84,15 @@ def _workspace_factory(repo: Path | None, echo: bool) -> Any:
 
 def _index(workspace: Any, echo: bool) -> None:
     """Bring the workspace's index up to date; with ``echo``, progress and a summary on
-    stderr."""
+    stderr, and the focus engine built before the first call."""
     if echo:
         click.echo(f"indexing {workspace.root} ...", err=True)
-    summary = workspace.index(progress=echo)
+        workspace.report = PhaseProgress()
+    summary = workspace.index()
     if echo:
         for line in summary.lines():
             click.echo(f"  {line}", err=True)
+        workspace.focus_engine()  # the first focus then answers at once
 
 
 hops_option = click.option(

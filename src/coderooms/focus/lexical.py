@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
@@ -15,6 +16,31 @@ import scipy.sparse as sp
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentCounts:
+    """Term counts of many documents as flat arrays: document ``d`` holds the terms
+    ``terms[ids[k]]`` with counts ``counts[k]`` for ``ptr[d] <= k < ptr[d + 1]``, in the
+    order the terms first occur in it; ``keys[d]`` names what the document was made from
+    (a builder reuses a document whose key it knows)."""
+
+    keys: tuple[bytes, ...]
+    terms: tuple[str, ...]
+    ptr: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+    def positions(self) -> dict[bytes, int]:
+        """Document position by key (the first, should two documents share a key)."""
+        out: dict[bytes, int] = {}
+        for position, key in enumerate(self.keys):
+            out.setdefault(key, position)
+        return out
 
 
 class BM25:
@@ -27,6 +53,27 @@ class BM25:
         of its counts)."""
         index = cls.__new__(cls)
         index._build(documents)
+        return index
+
+    @classmethod
+    def from_documents(cls, documents: DocumentCounts) -> BM25:
+        """The index of documents given as arrays (see :class:`DocumentCounts`); equal,
+        bit for bit, to :meth:`from_counts` over the same counts in the same order."""
+        size = documents.size
+        ids = documents.ids
+        sizes = np.diff(documents.ptr)
+        # Columns in order of first appearance, as dict.fromkeys gives them below.
+        present, first = np.unique(ids, return_index=True)
+        order = present[np.argsort(first, kind="stable")]
+        column = np.zeros(len(documents.terms), dtype=np.int64)
+        column[order] = np.arange(len(order), dtype=np.int64)
+        terms = documents.terms
+        vocabulary = {terms[int(t)]: col for col, t in enumerate(order)}
+        rows = np.repeat(np.arange(size, dtype=np.int64), sizes)
+        counts = documents.counts.astype(np.float64)
+        lengths = np.bincount(rows, weights=counts, minlength=size).astype(np.float64)
+        index = cls.__new__(cls)
+        index._fit(vocabulary, rows, column[ids], counts, lengths)
         return index
 
     def _build(self, documents: Sequence[Mapping[str, int]]) -> None:
@@ -44,9 +91,20 @@ class BM25:
         lengths = np.fromiter(
             (sum(d.values()) for d in documents), dtype=np.float64, count=len(documents)
         )
+        self._fit(vocabulary, rows, cols, counts, lengths)
+
+    def _fit(
+        self,
+        vocabulary: dict[str, int],
+        rows: np.ndarray,
+        cols: np.ndarray,
+        counts: np.ndarray,
+        lengths: np.ndarray,
+    ) -> None:
+        size = len(lengths)
         self.vocabulary = vocabulary
-        self.size = len(documents)
-        shape = (len(documents), max(len(vocabulary), 1))
+        self.size = size
+        shape = (size, max(len(vocabulary), 1))
         tf = sp.csc_matrix((counts, (rows, cols)), shape=shape, dtype=np.float64)
         document_frequency = np.diff(tf.indptr).astype(np.float64)
         self.idf = np.log1p((self.size - document_frequency + 0.5) / (document_frequency + 0.5))

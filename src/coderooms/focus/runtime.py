@@ -28,12 +28,16 @@ from coderooms.focus.packing import (
 )
 from coderooms.focus.salience import (
     Embedder,
+    KnownWork,
+    LazyTexts,
+    Report,
     Salience,
     SalienceConfig,
     SalienceIndex,
     check_rank_time_only,
     file_scores,
     rank,
+    text_key,
 )
 from coderooms.focus.sufficiency import Sufficiency, judge, knee, unmatched
 from coderooms.focus.text import without_lone_surrogates
@@ -190,6 +194,25 @@ class SeekResult:
         }
 
 
+class CountMemo:
+    """A token counter that remembers the count of each text it has counted, by the
+    text's digest: counting large files is most of a first focus, and a count kept by
+    the host (``known``) spares a new process the same work."""
+
+    def __init__(self, count_tokens: TokenCounter, known: Mapping[bytes, int]) -> None:
+        self.count_tokens = count_tokens
+        self.counts: dict[bytes, int] = dict(known)
+        self.added = 0  # texts counted here, not known before
+
+    def __call__(self, text: str) -> int:
+        key = text_key(text)
+        count = self.counts.get(key)
+        if count is None:
+            count = self.counts[key] = self.count_tokens(text)
+            self.added += 1
+        return count
+
+
 class FocusEngine:
     def __init__(
         self,
@@ -199,13 +222,22 @@ class FocusEngine:
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
         previous: FocusEngine | None = None,
+        known: KnownWork | None = None,
+        report: Report | None = None,
     ) -> None:
-        """``previous``, the engine of an earlier graph of the same repository, lends the
-        work done for code that has not changed (see :class:`SalienceIndex`)."""
+        """``previous``, the engine of an earlier graph of the same repository, or
+        ``known``, the work of one kept by the host, lends the work done for code that has
+        not changed (see :class:`SalienceIndex`); ``report`` hears of the work done."""
         self.graph = graph
         self.count_tokens = count_tokens
+        counted: Mapping[bytes, int] = known.token_counts if known is not None else {}
+        if previous is not None and previous.count_tokens is count_tokens:
+            counted = previous.counter.counts
+        self.counter: CountMemo = CountMemo(count_tokens, counted)
         earlier = previous.index if previous is not None else None
-        self.index: SalienceIndex = SalienceIndex(graph, texts, embedder, config, earlier)
+        self.index: SalienceIndex = SalienceIndex(
+            graph, texts, embedder, config, earlier, known, report
+        )
         self._renders: RenderCache = {}
         self._last: tuple[str, Salience] | None = None
         self._weights: SalienceConfig | None = None
@@ -233,9 +265,13 @@ class FocusEngine:
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
         previous: FocusEngine | None = None,
+        known: KnownWork | None = None,
+        report: Report | None = None,
     ) -> FocusEngine:
-        texts = {n.path: reader.read_text(n.path) for n in graph.nodes if n.kind == "file"}
-        return cls(graph, texts, count_tokens, embedder, config, previous)
+        """An engine reading the files of ``graph`` through ``reader`` when it needs
+        them (code reused from ``previous`` or ``known`` is not read again)."""
+        texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
+        return cls(graph, texts, count_tokens, embedder, config, previous, known, report)
 
     # --- ranking -----------------------------------------------------------------------
 
@@ -267,7 +303,7 @@ class FocusEngine:
         budget = checked_budget(budget)
         chosen = checked_mode(mode)
         sal = self.salience(goal)
-        packing = pack_to_budget(self.index, sal, budget, self.count_tokens, self._renders)
+        packing = pack_to_budget(self.index, sal, budget, self.counter, self._renders)
         verdict = judge(packing, sal, self.index)
         covered: set[str] = set()
         for item in packing.loaded:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -27,12 +27,18 @@ import scipy.sparse as sp
 
 from coderooms.focus.errors import UnknownSignal
 from coderooms.focus.graph import CodeGraph, CodeNode
-from coderooms.focus.lexical import BM25
+from coderooms.focus.lexical import BM25, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
+Report = Callable[[str, int, int], None]
+"""Told of long work as it goes: (phase, done, total); a phase ends when done == total."""
+COUNTING_PHASE = "counting terms"
+EMBEDDING_PHASE = "embedding code"
+REPORT_EVERY = 500  # documents counted between two reports
+EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on batching)
 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
@@ -136,6 +142,51 @@ def _module_suffixes(path: str) -> list[str]:
     return [".".join(parts[i:]) for i in range(len(parts))]
 
 
+@dataclass(frozen=True, slots=True)
+class KnownWork:
+    """The costly goal-independent work of an index, as plain arrays: the term counts of
+    its file and symbol documents and its embedding rows, each under a key that names
+    what it was computed from. A later index of the same repository takes every document
+    and row whose key it finds instead of computing it again; a host may keep this on
+    disk so that a new process starts from it."""
+
+    file_documents: DocumentCounts
+    symbol_documents: DocumentCounts
+    embedding_keys: tuple[bytes, ...] = ()
+    embeddings: np.ndarray | None = None
+    token_counts: Mapping[bytes, int] = field(default_factory=dict)  # by text_key(text)
+
+    def without_embeddings(self) -> KnownWork:
+        return replace(self, embedding_keys=(), embeddings=None)
+
+
+class LazyTexts(Mapping[str, str]):
+    """The texts of ``paths``, each made by ``read`` when first asked for and kept (a
+    host may hand the index texts it reads from files only when they are needed)."""
+
+    def __init__(self, paths: Iterable[str], read: Callable[[str], str]) -> None:
+        self._paths = dict.fromkeys(paths)
+        self._read = read
+        self._texts: dict[str, str] = {}
+
+    def __getitem__(self, path: str) -> str:
+        text = self._texts.get(path)
+        if text is None:
+            if path not in self._paths:
+                raise KeyError(path)
+            text = self._texts[path] = self._read(path)
+        return text
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
 class SalienceIndex:
     """The goal-independent part of ranking, built once per code graph."""
 
@@ -146,16 +197,27 @@ class SalienceIndex:
         embedder: Embedder | None = None,
         config: SalienceConfig | None = None,
         previous: SalienceIndex | None = None,
+        known: KnownWork | None = None,
+        report: Report | None = None,
     ) -> None:
         """``previous``, an index of an earlier graph of the same repository, lends its
-        tokenised documents and embedding rows to every node whose text is unchanged:
-        re-indexing after an edit then costs about what the edit touched. The result
-        equals an index built from nothing."""
+        tokenised documents and embedding rows to every node whose code is unchanged:
+        re-indexing after an edit then costs about what the edit touched. ``known`` lends
+        the same from :meth:`known_work` of an index built elsewhere (its embedding rows
+        must come from ``embedder``). The result equals an index built from nothing.
+
+        A file node's ``content_hash``, when set, must fingerprint the text handed in for
+        it: documents and rows are known by it, so that a reused one needs no text.
+        ``report`` hears of the counting and embedding done here (none when all is known)."""
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: tuple[CodeNode, ...] = tuple(sorted(graph.nodes, key=lambda n: n.id))
         self.position = {n.id: i for i, n in enumerate(self.nodes)}
-        self.texts = {p: t[:FILE_TEXT_CAP_CHARS] for p, t in texts.items()}
+        self.texts: Mapping[str, str] = LazyTexts(
+            texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
+        )
+        self.embedder: Embedder | None = embedder
+        self._report = report
         self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
         self.symbol_rows = [
             i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
@@ -164,15 +226,27 @@ class SalienceIndex:
         self.file_row_of = np.asarray(
             [self.file_of_path.get(n.path, i) for i, n in enumerate(self.nodes)], dtype=np.int64
         )
-        self._lines = {p: t.splitlines() for p, t in self.texts.items()}
-        known_counts = previous._counts if previous is not None else {}
-        self._counts: dict[tuple[str | bytes, ...], Counter[str]] = {}
-        self.file_bm25 = BM25.from_counts(
-            [self._file_counts(self.nodes[i], known_counts) for i in self.file_rows]
+        self._lines: dict[str, list[str]] = {}
+        self._file_keys: dict[str, bytes] = {}
+        self._fresh_documents = 0  # documents counted here, not taken from known work
+        if previous is not None:
+            known = previous.known_work()
+            if previous.embedder is not embedder:
+                known = known.without_embeddings()
+        self.file_documents = self._documents(
+            self.file_rows,
+            tuple(self._file_key(self.nodes[i].path) for i in self.file_rows),
+            self._file_counts,
+            known.file_documents if known else None,
         )
-        self.symbol_bm25 = BM25.from_counts(
-            [self._symbol_counts(self.nodes[i], known_counts) for i in self.symbol_rows]
+        self.symbol_documents = self._documents(
+            self.symbol_rows,
+            tuple(self._symbol_key(self.nodes[i]) for i in self.symbol_rows),
+            self._symbol_counts,
+            known.symbol_documents if known else None,
         )
+        self.file_bm25 = BM25.from_documents(self.file_documents)
+        self.symbol_bm25 = BM25.from_documents(self.symbol_documents)
         self.definitions: dict[str, list[int]] = defaultdict(list)
         self.qualnames: dict[str, list[int]] = defaultdict(list)
         for i in self.symbol_rows:
@@ -204,22 +278,45 @@ class SalienceIndex:
         for kids in self._children.values():
             kids.sort(key=lambda c: (c.start_line, c.id))
         self.transition = self._transition()
+        self._spreading: tuple[sp.csr_matrix, np.ndarray] | None = None
         imported: set[str] = set()
         for edge in self.graph.edges:
             target = self.graph.node(edge.dst) if edge.kind == "imports" else None
             if target is not None:
                 imported.add(target.path)
         self._imported = frozenset(imported)
+        self._facts: dict[str, tuple[bool, bool]] = {}
         self._packaged = any(p.rsplit("/", 1)[-1] == "__init__.py" for p in self.file_of_path)
         self.prior = self._prior()
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
-        self.notes = [self.penalty_notes(i) for i in range(len(self.nodes))]
+        self._notes: dict[int, list[str]] = {}
         self.embeddings: np.ndarray | None = None
-        self.embedder = embedder
-        self._embedded: dict[bytes, int] = {}  # digest of an embedded text -> its row
+        self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
+        self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
-            self.embeddings = self._embed_all(embedder, previous)
+            self.embeddings = self._embed_all(embedder, known)
+
+    def known_work(self) -> KnownWork:
+        """What a later index may reuse (see :class:`KnownWork`)."""
+        return KnownWork(
+            _compacted(self.file_documents),
+            _compacted(self.symbol_documents),
+            self.embedding_keys,
+            self.embeddings,
+        )
+
+    @property
+    def fresh_work(self) -> int:
+        """Documents tokenised and rows embedded here rather than taken from known work."""
+        return self._fresh_documents + self.fresh_embeddings
+
+    def notes_of(self, row: int) -> list[str]:
+        """The penalty notes of a row (see :meth:`penalty_notes`), worked out once."""
+        notes = self._notes.get(row)
+        if notes is None:
+            notes = self._notes[row] = self.penalty_notes(row)
+        return notes
 
     def children_of(self, node_id: str) -> list[CodeNode]:
         """Direct children in source order (top-level symbols for a file)."""
@@ -228,10 +325,13 @@ class SalienceIndex:
     # --- documents ---------------------------------------------------------------------
 
     def lines(self, path: str) -> list[str]:
-        return self._lines.get(path, [])
+        lines = self._lines.get(path)
+        if lines is None:
+            lines = self._lines[path] = self.texts.get(path, "").splitlines()
+        return lines
 
     def body(self, node: CodeNode) -> str:
-        lines = self._lines.get(node.path, [])
+        lines = self.lines(node.path)
         if node.kind == "file":
             return "\n".join(lines)
         start = max(node.start_line - 1, 0)
@@ -240,54 +340,129 @@ class SalienceIndex:
     def _path_terms(self, path: str) -> list[str]:
         return tokenize(path.replace("/", " ").replace(".", " "))
 
-    def _file_counts(
-        self, node: CodeNode, known: Mapping[tuple[str | bytes, ...], Counter[str]]
-    ) -> Counter[str]:
-        """Term counts of a file: its path and its text (reused from ``known`` when the
-        file is unchanged)."""
-        text = self.texts.get(node.path, "")
-        key = (node.path, text)
-        counts = known.get(key)
-        if counts is None:
-            counts = Counter(self._path_terms(node.path) + tokenize(text))
-        self._counts[key] = counts
-        return counts
+    def _file_key(self, path: str) -> bytes:
+        """Names a file's text: by the index's hash of it when the graph has one."""
+        key = self._file_keys.get(path)
+        if key is None:
+            row = self.file_of_path.get(path)
+            content_hash = self.nodes[row].content_hash if row is not None else ""
+            if content_hash:
+                key = _digest(f"file\0{path}\0{content_hash}")
+            else:
+                key = _digest(f"text\0{path}\0{self.texts.get(path, '')}")
+            self._file_keys[path] = key
+        return key
 
-    def _symbol_counts(
-        self, node: CodeNode, known: Mapping[tuple[str | bytes, ...], Counter[str]]
-    ) -> Counter[str]:
+    def _symbol_key(self, node: CodeNode) -> bytes:
+        head = f"{node.qualname}\0{node.path}\0{node.start_line}\0{node.end_line}"
+        return _digest(head, self._file_key(node.path))
+
+    def _file_counts(self, node: CodeNode) -> Counter[str]:
+        """Term counts of a file: its path and its text."""
+        return Counter(self._path_terms(node.path) + tokenize(self.texts.get(node.path, "")))
+
+    def _symbol_counts(self, node: CodeNode) -> Counter[str]:
         """Term counts of a symbol: its name (twice), its path and its body."""
         body = self.body(node)[:SYMBOL_TEXT_CAP_CHARS]
-        key = (node.qualname, node.path, _digest(body))
-        counts = known.get(key)
-        if counts is None:
-            counts = Counter(
-                tokenize(node.qualname) * 2 + self._path_terms(node.path) + tokenize(body)
-            )
-        self._counts[key] = counts
-        return counts
+        return Counter(tokenize(node.qualname) * 2 + self._path_terms(node.path) + tokenize(body))
 
-    def _embed_all(self, embedder: Embedder, previous: SalienceIndex | None) -> np.ndarray:
-        """Unit rows, one per node; a text ``previous`` embedded keeps its row."""
-        texts = [self._embed_text(n) for n in self.nodes]
-        keys = [_digest(text) for text in texts]
-        rows: dict[bytes, np.ndarray] = {}
-        if (
-            previous is not None
-            and previous.embedder is embedder
-            and previous.embeddings is not None
-        ):
-            rows = {key: previous.embeddings[i] for key, i in previous._embedded.items()}
-        fresh = sorted(
-            {text: key for text, key in zip(texts, keys, strict=True) if key not in rows}.items()
+    def _documents(
+        self,
+        rows: Sequence[int],
+        keys: tuple[bytes, ...],
+        counts_of: Callable[[CodeNode], Counter[str]],
+        known: DocumentCounts | None,
+    ) -> DocumentCounts:
+        """The documents of ``rows``, named by ``keys``: those ``known`` holds under the
+        same key are taken from it, the others counted."""
+        nodes = self.nodes
+        if known is not None and keys == known.keys:
+            return known
+        at = known.positions() if known is not None else {}
+        todo = sum(1 for key in keys if key not in at)
+        counted_here = 0
+        term_ids: dict[str, int] = {t: i for i, t in enumerate(known.terms)} if known else {}
+        ids: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        for row, key in zip(rows, keys, strict=True):
+            found = at.get(key)
+            if known is not None and found is not None:
+                start, end = int(known.ptr[found]), int(known.ptr[found + 1])
+                ids.append(known.ids[start:end])
+                counts.append(known.counts[start:end])
+                continue
+            counted = counts_of(nodes[row])
+            self._fresh_documents += 1
+            counted_here += 1
+            if self._report is not None and (
+                counted_here % REPORT_EVERY == 0 or counted_here == todo
+            ):
+                self._report(COUNTING_PHASE, counted_here, todo)
+            new = [term_ids.setdefault(term, len(term_ids)) for term in counted]
+            ids.append(np.asarray(new, dtype=np.int64))
+            counts.append(np.fromiter(counted.values(), dtype=np.int64, count=len(counted)))
+        ptr = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum([len(part) for part in ids], out=ptr[1:])
+        return DocumentCounts(
+            keys,
+            tuple(term_ids),
+            ptr,
+            np.concatenate(ids).astype(np.int64) if ids else np.zeros(0, dtype=np.int64),
+            np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, dtype=np.int64),
         )
+
+    def _embed_key(self, node: CodeNode) -> bytes:
+        """Names a node's embedding text; for a symbol whose text takes in its body, by
+        its place in its file's text (the body itself is then not needed)."""
+        if node.kind == "file":
+            return _digest(self._embed_text(node))
+        head = self._embed_head(node)
+        if len(head) >= EMBED_TEXT_CAP_CHARS:
+            return _digest(head[:EMBED_TEXT_CAP_CHARS])
+        place = f"{head}\0{node.start_line}\0{node.end_line}"
+        return _digest(place, b"body" + self._file_key(node.path))
+
+    def _embed_all(self, embedder: Embedder, known: KnownWork | None) -> np.ndarray:
+        """Unit rows, one per node; a row ``known`` holds under the same key is kept."""
+        keys = tuple(self._embed_key(n) for n in self.nodes)
+        self.embedding_keys = keys
+        if known is not None and known.embeddings is not None and keys == known.embedding_keys:
+            return known.embeddings
+        at: dict[bytes, int] = {}
+        if known is not None and known.embeddings is not None:
+            at = {key: i for i, key in reversed(list(enumerate(known.embedding_keys)))}
+        missing = {key: i for i, key in enumerate(keys) if key not in at}
+        texts = {key: self._embed_text(self.nodes[i]) for key, i in missing.items()}
+        fresh = sorted(set(texts.values()))
+        self.fresh_embeddings = len(fresh)
+        parts: list[np.ndarray] = []
         if fresh:
-            vectors = np.asarray(embedder([text for text, _ in fresh]))
+            batches = []
+            for start in range(0, len(fresh), EMBED_BATCH):
+                batches.append(np.asarray(embedder(fresh[start : start + EMBED_BATCH])))
+                if self._report is not None:
+                    done = min(start + EMBED_BATCH, len(fresh))
+                    self._report(EMBEDDING_PHASE, done, len(fresh))
+            vectors = np.concatenate(batches)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            unit = vectors / np.maximum(norms, 1e-12)
-            rows.update(zip([key for _, key in fresh], unit, strict=True))
-        self._embedded = {key: i for i, key in enumerate(keys)}
-        return np.stack([rows[key] for key in keys])
+            parts.append(vectors / np.maximum(norms, 1e-12))
+        if at and known is not None and known.embeddings is not None:
+            parts.append(np.asarray(known.embeddings))
+        dtype = np.result_type(*parts)
+        width = parts[0].shape[1]
+        out = np.empty((len(keys), width), dtype=dtype)
+        reused = [i for i, key in enumerate(keys) if key in at]
+        if reused and known is not None and known.embeddings is not None:
+            out[reused] = known.embeddings[[at[keys[i]] for i in reused]]
+        if fresh:
+            text_row = {text: j for j, text in enumerate(fresh)}
+            unit = parts[0]
+            rows = [i for i, key in enumerate(keys) if key in missing]
+            out[rows] = unit[[text_row[texts[keys[i]]] for i in rows]]
+        return out
+
+    def _embed_head(self, node: CodeNode) -> str:
+        return f"{node.path} {node.qualname}\n{node.signature}\n{node.docstring}"
 
     def _embed_text(self, node: CodeNode) -> str:
         if node.kind == "file":
@@ -295,7 +470,7 @@ class SalienceIndex:
             names = " ".join(c.name for c in self.children_of(node.id))
             text = f"{node.path}\n{node.docstring}\n{names}"
         else:
-            text = f"{node.path} {node.qualname}\n{node.signature}\n{node.docstring}"
+            text = self._embed_head(node)
             if len(text) < EMBED_TEXT_CAP_CHARS:
                 text += "\n" + self.body(node)
         return text[:EMBED_TEXT_CAP_CHARS]
@@ -304,19 +479,25 @@ class SalienceIndex:
 
     def _transition(self) -> sp.csr_matrix:
         n = len(self.nodes)
-        rows: list[int] = []
-        cols: list[int] = []
-        data: list[float] = []
         weights = self.config.edge_weights
-        for edge in self.graph.edges:
-            a = self.position.get(edge.src)
-            b = self.position.get(edge.dst)
-            w = weights.get(edge.kind, 0.0) * edge.weight
-            if a is None or b is None or a == b or w <= 0:
-                continue
-            rows += [a, b]
-            cols += [b, a]
-            data += [w, w * self.config.backward]
+        edges = self.graph.edges
+        position = self.position.get
+        src = np.fromiter((position(e.src, -1) for e in edges), np.int64, len(edges))
+        dst = np.fromiter((position(e.dst, -1) for e in edges), np.int64, len(edges))
+        strength = np.fromiter(
+            (weights.get(e.kind, 0.0) * e.weight for e in edges), np.float64, len(edges)
+        )
+        kept = (src >= 0) & (dst >= 0) & (src != dst) & (strength > 0)
+        a, b, w = src[kept], dst[kept], strength[kept]
+        # Each edge both ways, forward first: the order duplicates are summed in.
+        pairs = np.empty(2 * len(a), dtype=np.int64)
+        pairs[0::2], pairs[1::2] = a, b
+        rows: list[int] = pairs.tolist()
+        pairs[0::2], pairs[1::2] = b, a
+        cols: list[int] = pairs.tolist()
+        both = np.empty(2 * len(w), dtype=np.float64)
+        both[0::2], both[1::2] = w, w * self.config.backward
+        data: list[float] = both.tolist()
         for path_a, path_b, together in self.graph.co_changes:
             a = self.file_of_path.get(path_a)
             b = self.file_of_path.get(path_b)
@@ -330,6 +511,15 @@ class SalienceIndex:
         out = np.asarray(matrix.sum(axis=1)).ravel()
         inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         return sp.csr_matrix(sp.diags(inverse) @ matrix)
+
+    def spreading(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The transition matrix transposed (how rank flows into each node) and which
+        nodes have an edge out: what every PageRank walk reads, worked out once."""
+        if self._spreading is None:
+            transposed = sp.csr_matrix(self.transition.T.tocsr())
+            has_out = np.asarray(self.transition.sum(axis=1)).ravel() > 0
+            self._spreading = (transposed, has_out)
+        return self._spreading
 
     def _prior(self) -> np.ndarray:
         """Per-node multiplier from penalties and git signals (goal-independent)."""
@@ -362,19 +552,26 @@ class SalienceIndex:
     def _is_vendored(self, node: CodeNode) -> bool:
         """Marked by the index, or inside a ``packages``-like directory nested in a Python
         package (``requests/packages/urllib3``: a copy of someone else's library)."""
-        if node.is_vendored:
-            return True
-        parts = node.path.split("/")[:-1]
-        for depth, part in enumerate(parts):
-            if part in self.config.nested_vendor_dirs and depth > 0:
-                parent = "/".join(parts[:depth]) + "/__init__.py"
-                if parent in self.file_of_path:
-                    return True
-        return False
+        return node.is_vendored or self._path_facts(node.path)[0]
+
+    def _path_facts(self, path: str) -> tuple[bool, bool]:
+        """(in a nested vendor directory, among docs and examples) for a path, once."""
+        facts = self._facts.get(path)
+        if facts is None:
+            parts = path.split("/")[:-1]
+            vendored = False
+            for depth, part in enumerate(parts):
+                if part in self.config.nested_vendor_dirs and depth > 0:
+                    parent = "/".join(parts[:depth]) + "/__init__.py"
+                    if parent in self.file_of_path:
+                        vendored = True
+                        break
+            auxiliary = any(part in self.config.auxiliary_dirs for part in parts)
+            facts = self._facts[path] = (vendored, auxiliary)
+        return facts
 
     def is_auxiliary(self, node: CodeNode) -> bool:
-        dirs = self.config.auxiliary_dirs
-        return any(part in dirs for part in node.path.split("/")[:-1])
+        return self._path_facts(node.path)[1]
 
     def is_standalone_script(self, node: CodeNode) -> bool:
         """A Python file outside every package of a packaged repository that no file
@@ -405,9 +602,27 @@ class SalienceIndex:
         return notes
 
 
-def _digest(text: str) -> bytes:
-    """A short fingerprint of a text, to recognise it in the next index."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def _digest(text: str, tail: bytes = b"") -> bytes:
+    """A short fingerprint of a text (and ``tail``), to recognise it in the next index."""
+    data = text.encode("utf-8", "surrogatepass") + b"\0" + tail
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def text_key(text: str) -> bytes:
+    """The key a text is known by in :class:`KnownWork` (its digest)."""
+    return _digest(text)
+
+
+def _compacted(documents: DocumentCounts) -> DocumentCounts:
+    """The same documents with only the terms they hold (an index built on earlier ones
+    carries the terms of documents that have gone)."""
+    used = np.unique(documents.ids)
+    if len(used) == len(documents.terms):
+        return documents
+    renumber = np.zeros(len(documents.terms), dtype=np.int64)
+    renumber[used] = np.arange(len(used), dtype=np.int64)
+    terms = tuple(documents.terms[int(t)] for t in used)
+    return replace(documents, terms=terms, ids=renumber[documents.ids])
 
 
 NAMED_FILE_NOTE = "named in the goal: no penalty for prose, configuration or docs"
@@ -468,8 +683,7 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
     restart = index.config.restart
     p = seeds / seeds.sum()
     r = p.copy()
-    transition_t = index.transition.T.tocsr()
-    has_out = np.asarray(index.transition.sum(axis=1)).ravel() > 0
+    transition_t, has_out = index.spreading()
     for _ in range(PAGERANK_ITERATIONS):
         spread = transition_t @ r
         dangling = float(r[~has_out].sum())
@@ -565,7 +779,7 @@ def rank(index: SalienceIndex, goal: str, config: SalienceConfig | None = None) 
         reasons = list(fusion.why.get(row, []))
         if not reasons:
             reasons = ["linked in the code graph to what the goal names"]
-        notes = index.notes[row]
+        notes = index.notes_of(row)
         if prior[row] != index.prior[row]:
             lifted = ("not code", "documentation/example", "standalone script")
             notes = [NAMED_FILE_NOTE] + [n for n in notes if not n.startswith(lifted)]

@@ -1,0 +1,175 @@
+"""The focus engine's goal-independent work, kept beside the index.
+
+Tokenising every file and symbol and embedding every node is most of what building a
+focus engine costs (seconds on a repository of thousands of files), and none of it
+depends on the goal. :func:`save` writes an index's :class:`KnownWork` to
+``.coderooms/focus.npz`` (flat numpy arrays, no pickle); :func:`load` reads it back in a
+new process, which then counts and embeds only the code whose key it does not find: a
+file edited since, or nothing.
+
+The file is a cache and never decides an answer: it is written whole under a temporary
+name and renamed into place, it names the code and the embedding model it was made
+with, and anything that does not match (another format, another model, a damaged file)
+reads as no known work at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from coderooms.focus import lexical, salience, text
+from coderooms.focus.lexical import DocumentCounts
+from coderooms.focus.salience import KnownWork
+
+__all__ = [
+    "STATE_FILE",
+    "TOKENS_FILE",
+    "load",
+    "load_token_counts",
+    "save",
+    "save_token_counts",
+    "state_tag",
+]
+
+STATE_FILE = "focus.npz"
+TOKENS_FILE = "focus-tokens.npz"  # token counts of rendered code, written after a focus
+MAX_KEPT_TOKEN_COUNTS = 200_000  # the newest are kept
+STATE_FORMAT = 1
+KEY_BYTES = 16  # the size of the salience index's keys (blake2b digests)
+# The modules whose code decides what a document or an embedding row holds: a change to
+# any of them makes earlier files unusable.
+DERIVING_MODULES = (lexical, salience, text)
+_DOCUMENTS = ("file", "symbol")
+
+
+def state_tag(embedder: str, counter: str) -> str:
+    """What a kept state must have been made with: this format, the code that derives
+    documents and rows, the embedding model named by ``embedder`` and the token counter
+    named by ``counter``."""
+    digest = hashlib.sha256(f"{STATE_FORMAT}\0{embedder}\0{counter}".encode())
+    for module in DERIVING_MODULES:
+        digest.update(Path(str(module.__file__)).read_bytes())
+    return digest.hexdigest()
+
+
+def load(path: str, tag: str) -> KnownWork | None:
+    """The work kept at ``path`` under ``tag``, or None when there is none that fits."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _text(data["tag"]) != tag:
+                return None
+            documents = [_documents(data, name) for name in _DOCUMENTS]
+            keys = _keys(data["embedding_keys"])
+            rows = np.asarray(data["embeddings"])
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, json.JSONDecodeError):
+        return None
+    if rows.ndim != 2 or len(rows) != len(keys):
+        return None
+    return KnownWork(documents[0], documents[1], keys, rows if len(keys) else None)
+
+
+def load_token_counts(path: str, tag: str) -> dict[bytes, int]:
+    """Token counts kept at ``path`` under ``tag`` (by text key), or none."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _text(data["tag"]) != tag:
+                return {}
+            keys = _keys(data["keys"])
+            counts = np.asarray(data["counts"], dtype=np.int64)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return {}
+    if len(counts) != len(keys) or (len(counts) and int(counts.min()) < 0):
+        return {}
+    return dict(zip(keys, counts.tolist(), strict=True))
+
+
+def save_token_counts(path: str, counts: dict[bytes, int], tag: str) -> None:
+    """Keep the newest :data:`MAX_KEPT_TOKEN_COUNTS` of ``counts`` at ``path``."""
+    kept = list(counts.items())[-MAX_KEPT_TOKEN_COUNTS:]
+    _write(
+        path,
+        {
+            "tag": _bytes(tag),
+            "keys": _key_array(tuple(key for key, _ in kept)),
+            "counts": np.asarray([count for _, count in kept], dtype=np.int64),
+        },
+    )
+
+
+def save(path: str, work: KnownWork, tag: str) -> None:
+    """Keep ``work`` at ``path`` (replacing what was there in one step). A failure to
+    write leaves the old file or none: the next engine then counts everything again."""
+    arrays: dict[str, np.ndarray] = {"tag": _bytes(tag)}
+    for name, documents in zip(
+        _DOCUMENTS, (work.file_documents, work.symbol_documents), strict=True
+    ):
+        arrays[f"{name}_keys"] = _key_array(documents.keys)
+        arrays[f"{name}_terms"] = _bytes(json.dumps(documents.terms))
+        arrays[f"{name}_ptr"] = np.asarray(documents.ptr, dtype=np.int64)
+        arrays[f"{name}_ids"] = np.asarray(documents.ids, dtype=np.int32)
+        arrays[f"{name}_counts"] = np.asarray(documents.counts, dtype=np.int32)
+    embedded = work.embeddings is not None
+    arrays["embedding_keys"] = _key_array(work.embedding_keys if embedded else ())
+    arrays["embeddings"] = (
+        np.asarray(work.embeddings) if work.embeddings is not None else np.zeros((0, 0))
+    )
+    _write(path, arrays)
+
+
+def _write(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` to ``path`` in one step (a temporary file renamed into place)."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _documents(data: np.lib.npyio.NpzFile, name: str) -> DocumentCounts:
+    keys = _keys(data[f"{name}_keys"])
+    terms = json.loads(_text(data[f"{name}_terms"]))
+    ptr = np.asarray(data[f"{name}_ptr"], dtype=np.int64)
+    ids = np.asarray(data[f"{name}_ids"], dtype=np.int64)
+    counts = np.asarray(data[f"{name}_counts"], dtype=np.int64)
+    if (
+        not isinstance(terms, list)
+        or len(ptr) != len(keys) + 1
+        or len(ids) != len(counts)
+        or int(ptr[0]) != 0
+        or int(ptr[-1]) != len(ids)
+        or bool(np.any(np.diff(ptr) < 0))
+        or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(terms)))
+    ):
+        raise ValueError(f"inconsistent {name} documents")
+    return DocumentCounts(keys, tuple(str(t) for t in terms), ptr, ids, counts)
+
+
+def _key_array(keys: tuple[bytes, ...]) -> np.ndarray:
+    # Not an "S16" array: numpy would drop a digest's trailing zero bytes.
+    return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
+
+
+def _keys(array: np.ndarray) -> tuple[bytes, ...]:
+    if array.ndim != 2 or array.shape[1] != KEY_BYTES:
+        raise ValueError("keys of the wrong shape")
+    flat = array.astype(np.uint8).tobytes()
+    return tuple(flat[i : i + KEY_BYTES] for i in range(0, len(flat), KEY_BYTES))
+
+
+def _bytes(value: str) -> np.ndarray:
+    return np.frombuffer(value.encode("utf-8"), dtype=np.uint8)
+
+
+def _text(array: np.ndarray) -> str:
+    return bytes(array.astype(np.uint8)).decode("utf-8")

@@ -1,0 +1,173 @@
+"""The focus engine's goal-independent work kept in .coderooms/focus.npz: a new process
+starts from it and answers exactly as an engine built from nothing, also after an edit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from coderooms import embeddings, tokens
+from coderooms.focus.runtime import FocusEngine
+from coderooms.index import focus_state
+from coderooms.workspace import Workspace
+
+SHOP = {
+    "shop/__init__.py": "",
+    "shop/cart.py": (
+        '"""A cart of items."""\n\n\nclass Cart:\n    def __init__(self):\n'
+        "        self.items = []\n\n    def add_item(self, sku, quantity):\n"
+        "        if quantity <= 0:\n            raise ValueError('quantity must be positive')\n"
+        "        self.items.append((sku, quantity))\n"
+    ),
+    "shop/pricing.py": (
+        "from shop.cart import Cart\n\n\ndef price_of(cart, discount=0):\n"
+        "    return sum(q for _, q in cart.items) * (1 - discount)\n"
+    ),
+    "shop/shipping.py": "def route_parcel(weight):\n    return 'heavy' if weight > 10 else 'light'\n",
+    "tests/test_cart.py": (
+        "from shop.cart import Cart\n\n\ndef test_add_item():\n    Cart().add_item('a', 1)\n"
+    ),
+    "README.md": "# Shop\n\nCarts, prices and parcels.\n",
+}
+GOALS = (
+    "Cart.add_item with quantity 0 raises ValueError",
+    "price_of gives wrong results after a discount",
+    "route parcels by weight",
+)
+
+
+def _answers(engine: FocusEngine) -> list[str]:
+    return [
+        json.dumps([engine.focus(g, budget=400).to_json(), engine.seek(g).to_json()]) for g in GOALS
+    ]
+
+
+def _from_nothing(ws: Workspace) -> FocusEngine:
+    return FocusEngine.from_reader(ws.graph(), ws, tokens.count_tokens, embeddings.embed)
+
+
+def _state(root: Path) -> Path:
+    return root / ".coderooms" / focus_state.STATE_FILE
+
+
+def _same_index(mine: FocusEngine, theirs: FocusEngine) -> None:
+    assert mine.index.embeddings is not None and theirs.index.embeddings is not None
+    assert mine.index.embeddings.dtype == theirs.index.embeddings.dtype
+    assert np.array_equal(mine.index.embeddings, theirs.index.embeddings)
+    for a, b in (
+        (mine.index.file_bm25, theirs.index.file_bm25),
+        (mine.index.symbol_bm25, theirs.index.symbol_bm25),
+    ):
+        assert list(a.vocabulary) == list(b.vocabulary)
+        assert (a.weights != b.weights).nnz == 0
+        assert np.array_equal(a.idf, b.idf)
+
+
+def _indexed(make_repo: Callable[..., Path]) -> tuple[Path, Workspace]:
+    root = make_repo(SHOP)
+    ws = Workspace.open(root)
+    ws.index()
+    return root, ws
+
+
+def test_a_new_workspace_starts_from_the_kept_work_and_answers_as_one_from_nothing(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    assert ws.focus_engine().index.fresh_work > 0
+    assert _state(root).is_file()
+    again = Workspace.open(root).focus_engine()
+    assert again.index.fresh_work == 0  # nothing tokenised or embedded again
+    fresh = _from_nothing(ws)
+    _same_index(again, fresh)
+    assert _answers(again) == _answers(fresh)
+
+
+def test_after_an_edit_only_the_edited_file_is_counted_and_embedded_again(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    first = ws.focus_engine().index.fresh_work
+    with (root / "shop/shipping.py").open("a") as fh:
+        fh.write("\n\ndef track_parcel(code):\n    return code.upper()\n")
+    (root / "shop/returns.py").write_text("def refund(order):\n    return order.total\n")
+    os.remove(root / "shop/pricing.py")
+    later = Workspace.open(root)
+    later.index()
+    engine = later.focus_engine()
+    assert 0 < engine.index.fresh_work < first
+    fresh = _from_nothing(later)
+    _same_index(engine, fresh)
+    assert _answers(engine) == _answers(fresh)
+    # ... and what it computed is kept: the next process computes nothing.
+    assert Workspace.open(root).focus_engine().index.fresh_work == 0
+
+
+def test_a_damaged_state_file_is_read_as_none_and_replaced(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    ws.focus_engine()
+    _state(root).write_bytes(b"PK\x03\x04 not really a zip file")
+    engine = Workspace.open(root).focus_engine()
+    assert engine.index.fresh_work > 0
+    assert _answers(engine) == _answers(_from_nothing(ws))
+    assert Workspace.open(root).focus_engine().index.fresh_work == 0
+
+
+def test_a_state_made_with_another_model_or_code_is_not_used(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    ws.focus_engine()
+    tag = ws._state_tag()
+    assert focus_state.load(str(_state(root)), tag) is not None
+    assert (
+        focus_state.load(
+            str(_state(root)), focus_state.state_tag("another model", tokens.encoding_name())
+        )
+        is None
+    )
+    assert focus_state.load(str(root / "missing.npz"), tag) is None
+
+
+def test_token_counts_of_rendered_code_are_kept_for_the_next_process(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    first = ws.focus(GOALS[0], budget=400)
+    assert (root / ".coderooms" / focus_state.TOKENS_FILE).is_file()
+    engine = Workspace.open(root).focus_engine()
+    assert engine.counter.counts  # read from disk, before any focus here
+    again = engine.focus(GOALS[0], budget=400)
+    assert engine.counter.added == 0  # every count came from there
+    assert json.dumps(again.to_json()) == json.dumps(first.to_json())
+
+
+def test_kept_keys_survive_trailing_zero_bytes(tmp_path: Path) -> None:
+    keys = (b"\x01" * 15 + b"\x00", b"\x00" * 16)
+    assert focus_state._keys(focus_state._key_array(keys)) == keys
+
+
+def test_focus_in_a_fresh_process_prints_what_a_warm_workspace_answers(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    ws.focus_engine()
+    warm = ws.focus(GOALS[0], budget=400)
+    cli = [str(Path(sys.executable).parent / "coderooms"), "focus", GOALS[0], "--json"]
+    printed = subprocess.run(
+        [*cli, "--budget", "400", "--repo", str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+    )
+    assert json.loads(printed.stdout) == json.loads(json.dumps(warm.to_json()))
+    assert printed.stderr == ""
