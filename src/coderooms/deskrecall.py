@@ -32,11 +32,13 @@ from coderooms.focus.errors import InvalidBudget
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.runtime import MAX_BUDGET
 from coderooms.focus.text import is_code_like
+from coderooms.focus.workingset import heat
 from coderooms.rooms.desks import Desk
 from coderooms.rooms.pins import PIN_LIMIT, fold_pins
 from coderooms.rooms.records import SESSION_WINDOW, Conversation, LogMessage, SessionAuthor
 from coderooms.rooms.wire import to_wire
 from coderooms.store.base import READ_LIMIT_CAP, Store
+from coderooms.store.worksets import WorkingSets
 
 __all__ = [
     "DESK_RECALL_MAX_MESSAGES",
@@ -479,3 +481,49 @@ def _checked_budget(budget: object) -> int:
     if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= MAX_BUDGET:
         raise InvalidBudget(budget, MAX_BUDGET)
     return budget
+
+
+# --- a desk's shared working set ------------------------------------------------------
+
+TEAM_RESIDENTS_LISTED = 20
+"""Teammates' resident nodes a focus lists at most, hottest first (all are counted)."""
+
+
+async def team_residents(
+    sets: WorkingSets | None, teammates: Iterable[str]
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """What the desk's other members hold in their focus sessions: who, which node, how
+    hot, hottest first (``team`` in a focus answer), so two agents do not explore the
+    same code twice; and, for every node held, who holds it."""
+    entries: list[dict[str, Any]] = []
+    for ws in await sets.of_agents(teammates) if sets is not None else []:
+        for resident in ws.resident:
+            entries.append(
+                {
+                    "agent": ws.agent,
+                    "session": ws.session,
+                    "id": resident.id,
+                    "heat": heat(resident, ws.calls),
+                    "tokens": resident.tokens,
+                    "goal": resident.goal,
+                }
+            )
+    entries.sort(key=lambda e: (-e["heat"], e["agent"], e["session"], e["id"]))
+    holders: dict[str, set[str]] = {}
+    for entry in entries:
+        holders.setdefault(entry["id"], set()).add(entry["agent"])
+    view = {
+        "members": sorted(set(teammates)),
+        "resident_total": len(entries),
+        "resident": entries[:TEAM_RESIDENTS_LISTED],
+    }
+    return view, {node: sorted(agents) for node, agents in holders.items()}
+
+
+def mark_team_held(focus_json: dict[str, Any], holders: dict[str, list[str]]) -> None:
+    """Name, on each focus set item and resident a teammate also holds, who holds it
+    (``held_by``)."""
+    for key in ("focus_set", "resident"):
+        for item in focus_json.get(key) or []:
+            if item.get("id") in holders:
+                item["held_by"] = holders[item["id"]]

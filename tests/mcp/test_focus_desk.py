@@ -12,6 +12,7 @@ from mcp_repo import write_fixture_repo
 
 from coderooms.deskrecall import (
     DISCUSSION_SHARE,
+    DeskNeedsGoal,
     DeskRecall,
     choose_messages,
     focus_over_desk,
@@ -194,3 +195,34 @@ def test_cli_focus_takes_a_desk(tmp_path: Path, workspace: Workspace) -> None:
     missing = runner.invoke(main, [*args, "--desk", "nowhere"])
     assert missing.exit_code != 0 and "Traceback" not in missing.output
     assert "nowhere" in missing.output
+
+
+def test_a_desk_shows_what_teammates_hold_and_marks_code_they_hold(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=0)
+            await store.add_desk_member("eng", "bob")
+            service = RoomService(store, lambda: workspace, offload=False)
+            loaded = await service.focus("bob", GOAL, "set", 2000, session="b1")
+            mine = await service.focus("alice", GOAL, "set", 2000, session="a1", desk="eng")
+            status = await service.focus("alice", None, "status", session="a1", desk="eng")
+            with pytest.raises(DeskNeedsGoal):
+                await service.focus("alice", None, "reset", session="a1", desk="eng")
+        finally:
+            store.close()
+        held = {item["id"] for item in loaded["focus_set"]}
+        team = status["team"]
+        assert team["members"] == ["bob"] and team["resident_total"] == len(held)
+        assert {e["id"] for e in team["resident"]} == held
+        assert all(e["agent"] == "bob" and e["session"] == "b1" for e in team["resident"])
+        heats = [e["heat"] for e in team["resident"]]
+        assert heats == sorted(heats, reverse=True)
+        assert all(item["held_by"] == ["bob"] for item in mine["focus_set"] if item["id"] in held)
+        assert "Held by teammates (@bob)" in render_focus(mine)
+        sent = _published(FocusOut)(mine)
+        assert FocusOut.model_validate(sent).model_dump(mode="json", exclude_unset=True) == sent
+
+    asyncio.run(scenario())

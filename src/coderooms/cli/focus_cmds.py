@@ -20,6 +20,7 @@ from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
 from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
+from coderooms.mcp.render import team_lines
 from coderooms.sessions import MODES, focus_call, session_lines, working_set_lines
 from coderooms.workspace import Workspace
 
@@ -79,6 +80,8 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
         f"(captured {verdict['captured_salience_mass']:.0%}): {verdict['why']}"
     )
     for line in session_lines(data):
+        click.echo(line)
+    for line in team_lines(data):
         click.echo(line)
     if data.get("discussion") is not None:
         from coderooms.mcp.render import render_discussion
@@ -194,7 +197,9 @@ def focus(
         if desk_ref is None:
             data = run(code(budget))
         else:
-            data = run(_focus_with_desk(ctx, in_workspace, code, goal, budget, mode, desk_ref))
+            data = run(
+                _focus_with_desk(ctx, in_workspace, code, goal, budget, mode, desk_ref, agent_id)
+            )
     except CoderoomsError as err:
         fail(err)
     if as_json:
@@ -202,7 +207,7 @@ def focus(
     elif mode in ("set", "check"):
         _print_focus(data, show_context and mode == "set")
     else:
-        for line in working_set_lines(data):
+        for line in [*working_set_lines(data), *team_lines(data)]:
             click.echo(line)
 
 
@@ -214,15 +219,27 @@ async def _focus_with_desk(
     budget: int,
     mode: str,
     desk_ref: str,
+    agent_id: str,
 ) -> dict[str, Any]:
     from coderooms import embeddings
-    from coderooms.deskrecall import DeskRecall, focus_over_desk
+    from coderooms.deskrecall import DeskRecall, focus_over_desk, mark_team_held, team_residents
 
     store = store_of(ctx, existing=True, read_only=True)
-    desk = (await store.desks()).resolve(desk_ref)
-    recall = DeskRecall(embeddings.embed)
-    symbols = await in_workspace(lambda ws: recall.symbols_of(ws.graph()))
-    return await focus_over_desk(store, desk, recall, goal, budget, mode, code, symbols_in=symbols)
+    roster, desks = await store.roster(), await store.desks()
+    desk = desks.resolve(desk_ref)
+    teammates = [a for a in desks.active_order(desk.id, roster) if a != agent_id]
+    team, holders = await team_residents(store.working_sets(), teammates)
+    if mode == "status":
+        out = await code(budget)
+    else:
+        recall = DeskRecall(embeddings.embed)
+        symbols = await in_workspace(lambda ws: recall.symbols_of(ws.graph()))
+        out = await focus_over_desk(
+            store, desk, recall, goal, budget, mode, code, symbols_in=symbols
+        )
+    mark_team_held(out, holders)
+    out["team"] = team
+    return out
 
 
 @click.command()

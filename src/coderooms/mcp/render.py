@@ -244,7 +244,7 @@ def _clip(text: str) -> str:
 def render_focus(out: dict[str, Any]) -> str:
     """The readable text of a focus answer (its wire form: the FocusOut schema)."""
     if out.get("budget") is None:  # status, pin, unpin, drop, reset
-        return "\n".join([f"Focus ({out['mode']})", *working_set_lines(out)])
+        return "\n".join([f"Focus ({out['mode']})", *working_set_lines(out), *team_lines(out)])
     budget, sufficiency = out["budget"], out["sufficiency"]
     lines = [
         f"Focus ({out['mode']}) for goal: {_clip(out['goal'])}",
@@ -261,12 +261,30 @@ def render_focus(out: dict[str, Any]) -> str:
     ] or ["- none"]
     lines += _ignored_lines(out)
     lines += session_lines(out)
+    lines += team_lines(out)
     if out.get("context"):
         lines += ["", "Context:", out["context"]]
     text = "\n".join(lines)
     if out.get("discussion") is not None:
         text += "\n\n" + render_discussion(out["discussion"])
     return text
+
+
+def team_lines(out: dict[str, Any]) -> list[str]:
+    """Readable lines of a desk's shared working set (``team``), when an answer has one."""
+    team = out.get("team")
+    if team is None:
+        return []
+    members = ", ".join(f"@{escape_text(m)}" for m in team["members"]) or "nobody else"
+    lines = [f"Held by teammates ({members}): {team['resident_total']} resident nodes"]
+    lines += [
+        f"- @{escape_text(e['agent'])} {escape_text(e['id'])} (heat {e['heat']}, "
+        f"{e['tokens']} tokens, session {escape_text(e['session'])})"
+        for e in team["resident"]
+    ]
+    if team["resident_total"] > len(team["resident"]):
+        lines.append(f"- … and {team['resident_total'] - len(team['resident'])} more")
+    return lines
 
 
 def render_discussion(discussion: dict[str, Any]) -> str:

@@ -257,6 +257,23 @@ class DiscussedOut(BaseModel):
     content: str | None = Field(default=None, description=TRANSCRIPT + " Left out in check mode.")
 
 
+class TeamResidentOut(BaseModel):
+    agent: str
+    session: str
+    id: str
+    heat: float
+    tokens: int
+    goal: str = Field(description="The goal of the call that loaded it. " + TRANSCRIPT)
+
+
+class TeamOut(BaseModel):
+    """A desk's shared working set: its other members' resident nodes, hottest first."""
+
+    members: list[str]
+    resident_total: int
+    resident: list[TeamResidentOut]
+
+
 class DiscussionOut(BaseModel):
     """What a desk said about the goal: the messages sent, best first."""
 
@@ -378,6 +395,11 @@ class FocusOut(_Open):
     discussion: DiscussionOut | None = Field(
         default=None,
         description="With a desk: the messages about the goal, in the same budget as the code.",
+    )
+    team: TeamOut | None = Field(
+        default=None,
+        description="With a desk: what its other members' focus sessions hold, so two "
+        "agents do not explore the same code twice (items they hold carry held_by).",
     )
 
 

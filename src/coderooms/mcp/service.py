@@ -24,7 +24,7 @@ from coderooms.codepins import (
     node_states,
     snapshot_node_pins,
 )
-from coderooms.deskrecall import DeskRecall, focus_over_desk
+from coderooms.deskrecall import DeskRecall, focus_over_desk, mark_team_held, team_residents
 from coderooms.errors import UnknownDesk
 from coderooms.focus.envelope import enveloped_impact, enveloped_seek
 from coderooms.focus.runtime import ignored_view
@@ -770,11 +770,18 @@ class RoomService:
         if desk is None:
             return {**_FOCUS_FIELDS, **await code(budget)}
         target = self._member_desk(agent_id, desk, snap)
-        recall = self._desk_recall()
-        symbols = await self._in_workspace(lambda ws: recall.symbols_of(ws.graph()))
-        out = await focus_over_desk(
-            self.store, target, recall, goal, budget, mode, code, symbols_in=symbols
-        )
+        teammates = [a for a in snap.desks.active_order(target.id, snap.roster) if a != agent_id]
+        team, holders = await team_residents(self._working_sets(), teammates)
+        if mode == "status":
+            out = await code(budget)
+        else:
+            recall = self._desk_recall()
+            symbols = await self._in_workspace(lambda ws: recall.symbols_of(ws.graph()))
+            out = await focus_over_desk(
+                self.store, target, recall, goal, budget, mode, code, symbols_in=symbols
+            )
+        mark_team_held(out, holders)
+        out["team"] = team
         return {**_FOCUS_FIELDS, **out}  # every mode's answer carries every field
 
     def _working_sets(self) -> WorkingSets | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from coderooms.focus.workingset import Resident, WorkingSet
@@ -76,6 +77,10 @@ class WorkingSets(ABC):
     @abstractmethod
     async def delete(self, agent: str, session: str) -> bool:
         """Forget the session; whether there was one."""
+
+    @abstractmethod
+    async def of_agents(self, agents: Iterable[str]) -> list[WorkingSet]:
+        """Every session working set of the ``agents``, by agent and session id."""
 
 
 def _texts(value: Any, path: str, what: str) -> tuple[str, ...]:
@@ -183,6 +188,19 @@ class SQLiteWorkingSets(WorkingSets):
             (agent, session),
         )
         return rows_to_working_set(agent, session, head[0], residents, store.path)
+
+    async def of_agents(self, agents: Iterable[str]) -> list[WorkingSet]:
+        wanted = sorted(set(agents))
+        if not wanted:
+            return []
+        marks = ", ".join("?" * len(wanted))
+        keys = self._store._query(
+            f"SELECT agent_id, session_id FROM focus_sessions WHERE agent_id IN ({marks}) "
+            "ORDER BY agent_id, session_id",
+            tuple(wanted),
+        )
+        found = [await self.load(agent, session) for agent, session in keys]
+        return [ws for ws in found if ws is not None]
 
     async def save(self, ws: WorkingSet) -> None:
         head, residents = working_set_rows(ws)
