@@ -99,8 +99,13 @@ async def focus_call(
     node: str | None = None,
     session_budget: int | None = None,
     ignored_limit: int | None = None,
+    desk_pins: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """One ``focus`` call in ``mode`` for ``agent`` (see the module docstring)."""
+    """One ``focus`` call in ``mode`` for ``agent`` (see the module docstring).
+
+    ``desk_pins`` are code nodes pinned on the desk the call is about (``!pin @node``):
+    in a session they count as pinned for the call (never paged out) without becoming
+    the session's own pins, so unpinning them on the desk lets them go."""
     if mode not in MODES:
         raise InvalidMode(mode)
     if session_budget is not None:
@@ -126,12 +131,14 @@ async def focus_call(
             state = WorkingSet(agent, session, session_budget or DEFAULT_SESSION_BUDGET)
         elif session_budget is not None:
             state = replace(state, budget=session_budget)
-        current, text = state, goal
+        borrowed = [n for n in dict.fromkeys(desk_pins) if n not in state.pinned_nodes]
+        current, text = (with_pins(state, nodes=borrowed) if borrowed else state), goal
         answer = await in_workspace(
             lambda ws: ws.focus_session(current, text, budget=budget, mode=mode)
         )
         if mode == "set":
-            await sets.save(answer.state)
+            kept = without_pins(answer.state, nodes=borrowed) if borrowed else answer.state
+            await sets.save(kept)
         out: dict[str, Any] = answer.to_json(ignored_limit)
         return out
     if mode == "reset":

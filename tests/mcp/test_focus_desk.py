@@ -226,3 +226,30 @@ def test_a_desk_shows_what_teammates_hold_and_marks_code_they_hold(
         assert FocusOut.model_validate(sent).model_dump(mode="json", exclude_unset=True) == sent
 
     asyncio.run(scenario())
+
+
+def test_code_pinned_on_the_desk_is_pinned_in_each_members_session(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    node = "shop/cart.py::apply_discount"
+
+    async def scenario() -> tuple[dict, dict, dict]:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=0)
+            service = RoomService(store, lambda: workspace, offload=False)
+            await service.post("alice", f"!pin @{node} #money", "eng")
+            args = {"session": "a1", "session_budget": 400, "desk": "eng"}
+            first = await service.focus("alice", GOAL, "set", 400, **args)
+            later = await service.focus("alice", "shipping cost by weight", "set", 400, **args)
+            status = await service.focus("alice", None, "status", session="a1", desk="eng")
+        finally:
+            store.close()
+        return first, later, status
+
+    first, later, status = asyncio.run(scenario())
+    assert node in {item["id"] for item in first["focus_set"]}
+    assert node not in {entry["id"] for entry in later["page_out"] or []}
+    assert node in {r["id"] for r in status["working_set"]["resident"]}
+    assert status["team"]["code_pins"] == [node]
+    assert node not in status["working_set"]["pins"]["nodes"]  # the desk's pin, not the session's

@@ -180,7 +180,7 @@ def focus(
 
         sets = store_of(ctx).working_sets() if session is not None else None
 
-        async def code(code_budget: int) -> dict[str, Any]:
+        async def code(code_budget: int, desk_pins: tuple[str, ...] = ()) -> dict[str, Any]:
             out: dict[str, Any] = await focus_call(
                 sets,
                 in_workspace,
@@ -191,6 +191,7 @@ def focus(
                 budget=code_budget,
                 node=node,
                 session_budget=session_budget,
+                desk_pins=desk_pins,
             )
             return out
 
@@ -223,22 +224,32 @@ async def _focus_with_desk(
 ) -> dict[str, Any]:
     from coderooms import embeddings
     from coderooms.deskrecall import DeskRecall, focus_over_desk, mark_team_held, team_residents
+    from coderooms.rooms.pins import read_pinboard
+    from coderooms.rooms.records import Conversation
 
     store = store_of(ctx, existing=True, read_only=True)
     roster, desks = await store.roster(), await store.desks()
     desk = desks.resolve(desk_ref)
     teammates = [a for a in desks.active_order(desk.id, roster) if a != agent_id]
     team, holders = await team_residents(store.working_sets(), teammates)
+    conversation = Conversation(desk.id, desk.name)
+    board = await read_pinboard(store.conversation_log(conversation), conversation)
+    pinned_code = tuple(p.node for p in board if p.node is not None)
+
+    async def with_pins(code_budget: int) -> dict[str, Any]:
+        out: dict[str, Any] = await code(code_budget, pinned_code)
+        return out
+
     if mode == "status":
-        out = await code(budget)
+        out = await with_pins(budget)
     else:
         recall = DeskRecall(embeddings.embed)
         symbols = await in_workspace(lambda ws: recall.symbols_of(ws.graph()))
         out = await focus_over_desk(
-            store, desk, recall, goal, budget, mode, code, symbols_in=symbols
+            store, desk, recall, goal, budget, mode, with_pins, symbols_in=symbols
         )
     mark_team_held(out, holders)
-    out["team"] = team
+    out["team"] = {**team, "code_pins": list(pinned_code)}
     return out
 
 

@@ -272,6 +272,10 @@ class TeamOut(BaseModel):
     members: list[str]
     resident_total: int
     resident: list[TeamResidentOut]
+    code_pins: list[str] = Field(
+        default_factory=list,
+        description="Code nodes pinned on the desk: pinned in every member's session.",
+    )
 
 
 class DiscussionOut(BaseModel):

@@ -751,6 +751,11 @@ class RoomService:
         session, the working set kept in this server's store; with a desk (modes set and
         check), the desk's discussion of the goal beside the code, in the same budget."""
         snap = await self._caller(agent_id)
+        pinned_code: tuple[str, ...] = ()
+        if desk is not None:
+            _, conversation = await self._conversation(agent_id, desk, None, snap)
+            board = await read_pinboard(await self._log(conversation), conversation)
+            pinned_code = tuple(p.node for p in board if p.node is not None)
 
         async def code(code_budget: int) -> dict[str, Any]:
             out: dict[str, Any] = await focus_call(
@@ -764,6 +769,7 @@ class RoomService:
                 node=node,
                 session_budget=session_budget,
                 ignored_limit=IGNORED_LISTED,
+                desk_pins=pinned_code,
             )
             return out
 
@@ -781,7 +787,7 @@ class RoomService:
                 self.store, target, recall, goal, budget, mode, code, symbols_in=symbols
             )
         mark_team_held(out, holders)
-        out["team"] = team
+        out["team"] = {**team, "code_pins": list(pinned_code)}
         return {**_FOCUS_FIELDS, **out}  # every mode's answer carries every field
 
     def _working_sets(self) -> WorkingSets | None:
