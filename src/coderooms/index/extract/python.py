@@ -56,6 +56,28 @@ _QUERY = """
 """
 
 
+# What a name is bound to, as evidence of its type: a constructor call, an annotation, a
+# literal of a builtin type, or (at module level) another name. Matched pattern by
+# pattern, so each match pairs the variable with what it is bound to.
+_TYPES_QUERY = """
+(assignment left: [(identifier) (attribute)] @var right: (call function: [(identifier) (attribute)] @call))
+(assignment left: [(identifier) (attribute)] @var type: (type) @annotation)
+(assignment left: (identifier) @var right: [(list) (list_comprehension)] @list)
+(assignment left: (identifier) @var right: [(dictionary) (dictionary_comprehension)] @dict)
+(assignment left: (identifier) @var right: [(set) (set_comprehension)] @set)
+(assignment left: (identifier) @var right: [(string) (concatenated_string)] @str)
+(typed_parameter . (identifier) @var type: (type) @annotation)
+(typed_default_parameter name: (identifier) @var type: (type) @annotation)
+(module (expression_statement (assignment left: (identifier) @var right: [(identifier) (attribute)] @alias)))
+"""
+_LITERAL_TYPES = ("list", "dict", "set", "str")
+
+
+@cache
+def types_query() -> Query:
+    return Query(language(), _TYPES_QUERY)
+
+
 @cache
 def language() -> Language:
     return Language(tree_sitter_python.language())
@@ -180,6 +202,7 @@ def _imports(node: Node, source: bytes) -> ImportFact | list[ImportFact]:
 _NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
 _DOTTED_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 RECEIVER_SCAN_BYTES = 256  # how far back a receiver's dotted name is looked for
+TYPE_TEXT_MAX_CHARS = 200  # longest annotation kept as type evidence
 
 
 def receiver_before(source: bytes, dot: int) -> str:
@@ -356,3 +379,30 @@ def extract(facts: FileFacts, source: bytes) -> None:
             continue
         refs[owner, receiver, attr] = None
     facts.refs = list(refs)
+    facts.types = _types(root, source, owner_at)
+
+
+def _types(root: Node, source: bytes, owner_at: Callable[[int], str]) -> list[tuple[str, str, str]]:
+    """``(owner, variable, evidence)`` for each name bound where its type shows: the
+    evidence is ``T()`` for a call of ``T``, ``T`` for an annotation or a literal of the
+    builtin type ``T``, ``=T`` for a module-level ``X = T``. Variables are plain names
+    and attributes of ``self`` or ``cls``."""
+    found: dict[tuple[str, str, str], None] = {}
+    for _, caps in QueryCursor(types_query()).matches(root):
+        var = caps["var"][0]
+        name = node_text(source, var)
+        if "." in name:
+            head, _, attr = name.partition(".")
+            if head not in IGNORED_REFERENCES or "." in attr:
+                continue
+        if "call" in caps:
+            evidence = node_text(source, caps["call"][0]) + "()"
+        elif "annotation" in caps:
+            evidence = one_line(node_text(source, caps["annotation"][0]), TYPE_TEXT_MAX_CHARS)
+        elif "alias" in caps:
+            evidence = "=" + node_text(source, caps["alias"][0])
+        else:
+            evidence = next(t for t in _LITERAL_TYPES if t in caps)
+        # A parameter belongs to its function: its start lies inside the definition.
+        found[owner_at(var.start_byte), name, evidence] = None
+    return sorted(found)
