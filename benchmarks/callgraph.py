@@ -144,7 +144,29 @@ class Symbols:
             for n in self.by_path.get(path, ())
             if n.name == name and n.start_line <= line <= n.end_line
         ]
-        return max(around, key=lambda n: n.start_line).id if around else None
+        if around:
+            return max(around, key=lambda n: n.start_line).id
+        # An installed copy of the file (another version): the one symbol of that name.
+        named = [n.id for n in self.by_path.get(path, ()) if n.name == name]
+        return named[0] if len(named) == 1 else None
+
+
+def _in_checkout(module: Path, root: Path) -> str | None:
+    """The checkout's path of a module jedi found, or None when it is outside. An
+    installed copy of the project itself (pytest's own venv holds ``_pytest``) counts as
+    the checkout's file of the same name: the reference is wrong there, not the index."""
+    try:
+        return module.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        pass
+    parts = module.parts
+    if "site-packages" not in parts:
+        return None
+    tail = Path(*parts[parts.index("site-packages") + 1 :])
+    for base in (root / "src", root):
+        if (base / tail).is_file():
+            return (base / tail).relative_to(root).as_posix()
+    return None
 
 
 def reference(script: Any, site: Site, root: Path, symbols: Symbols) -> tuple[str, list[str]]:
@@ -167,9 +189,8 @@ def reference(script: Any, site: Site, root: Path, symbols: Symbols) -> tuple[st
                 if d.in_builtin_module():
                     outside = True
                 continue
-            try:
-                rel = Path(module).resolve().relative_to(root.resolve()).as_posix()
-            except ValueError:
+            rel = _in_checkout(Path(module), root)
+            if rel is None:
                 outside = True
                 continue
             sid = symbols.defined(rel, d.line, d.name)

@@ -267,3 +267,30 @@ def test_go_receiver_and_typescript_constructor_bind(make_repo: Callable[..., Pa
     assert calls_from(graph, "web/a.ts::f") == {"web/a.ts::P", "web/a.ts::P.go", "web/a.ts::Q.go"}
     assert calls_from(graph, "web/a.ts::g") == set()  # unknown receiver: name matches only
     assert calls_from(graph, "web/a.ts::g", "name_match") == {"web/a.ts::P.go", "web/a.ts::Q.go"}
+
+
+def test_return_annotations_and_attribute_chains_bind(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "tool.py": (
+                "class Matcher:\n    def fnmatch_lines(self, lines):\n        pass\n"
+                "class Other:\n    def fnmatch_lines(self, lines):\n        pass\n"
+                "class Result:\n    def __init__(self):\n        self.stdout = Matcher()\n"
+                "class Runner:\n"
+                "    def run(self) -> 'Result':\n        return Result()\n"
+                "    def again(self) -> Self:\n        return self\n"
+            ),
+            "test_tool.py": (
+                "from tool import Runner\n\n"
+                "def test_it(runner: Runner):\n"
+                "    result = runner.run()\n    result.stdout.fnmatch_lines([])\n"
+                "    same = runner.again()\n    same.run()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert calls_from(graph, "test_tool.py::test_it") == {
+        "tool.py::Runner.run",
+        "tool.py::Runner.again",
+        "tool.py::Matcher.fnmatch_lines",
+    }

@@ -268,6 +268,9 @@ class Resolver:
         self._types: dict[str, dict[tuple[str, str], list[str]]] = {}  # path -> evidence
         self._module_values: dict[tuple[str, str], Target | None] = {}
         self._attributes: dict[tuple[str, str], Target | None] = {}
+        self._returns: dict[str, Target | None] = {}
+        self._signatures: dict[str, dict[str, str]] = {}  # path -> symbol id -> signature
+        self._typing: set[tuple[str, str, str]] = set()  # (path, owner, name) being typed
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -789,7 +792,10 @@ class Resolver:
         for part in parts[1:]:
             if cur is None or cur[0] == "ext":
                 return cur
-            cur = self._member(cur, part, 0)
+            found = self._member(cur, part, 0)
+            if found is None and python and cur[0] == "sym" and self.t.sym[cur[1]].kind == "class":
+                found = self._attribute(cur[1], part)  # x.attr: what the class assigns
+            cur = found
         return cur
 
     # --- type evidence (Python) ---------------------------------------------------
@@ -814,9 +820,40 @@ class Resolver:
         while cur is not None:
             found = evidence.get((cur.id, name))
             if found and (fields or cur.kind != "class"):
-                return self._typed(facts, cur.id, found)
+                key = (facts.path, cur.id, name)
+                if key in self._typing:
+                    return None  # x = x.copy(): the evidence leads back to itself
+                self._typing.add(key)
+                try:
+                    return self._typed(facts, cur.id, found)
+                finally:
+                    self._typing.discard(key)
             cur = self.t.sym.get(cur.parent) if cur.parent else None
         return None
+
+    def _returned(self, function_id: str) -> Target | None:
+        """The class a function's return annotation names (``-> Config``, ``-> Self``)."""
+        if function_id in self._returns:
+            return self._returns[function_id]
+        self._returns[function_id] = None
+        row = self.t.sym[function_id]
+        facts = self.facts(row.path)
+        value: Target | None = None
+        if facts is not None:
+            signatures = self._signatures.get(row.path)
+            if signatures is None:
+                signatures = self._signatures[row.path] = {s.id: s.signature for s in facts.symbols}
+            signature = signatures.get(function_id, "").rstrip(":{ ").strip()
+            arrow = signature.rfind("->")
+            text = signature[arrow + 2 :].strip() if arrow >= 0 else ""
+            if text and not text.endswith("…"):
+                if text in ("Self", "typing.Self", "typing_extensions.Self"):
+                    cls = self._enclosing_class(row.parent) if row.parent else None
+                    value = ("sym", cls) if cls else None
+                else:
+                    value = self._type_of(facts, function_id, text)
+        self._returns[function_id] = value
+        return value
 
     def _module_value(self, path: str, name: str) -> Target | None:
         """What a module-level ``name = …`` of ``path`` holds: the class or function an
@@ -879,9 +916,11 @@ class Resolver:
             if python and (callee in BUILTIN_RESULT_CALLS or callee in PYTHON_BUILTIN_TYPES):
                 if self._scoped(facts, owner, callee) is None:
                     return BUILTIN_TARGET
-            got = self._dotted(facts, owner, callee)
+            got = self._receiver(facts, owner, callee) if python else None
+            if got is None:
+                got = self._dotted(facts, owner, callee)
             if got is not None and got[0] == "sym" and self.t.sym[got[1]].kind != "class":
-                return None  # a factory function: its result is not known
+                return self._returned(got[1])  # a function: what its annotation says
             return got
         text = _annotation_class(evidence) if python else evidence
         if text is None:
