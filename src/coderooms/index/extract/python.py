@@ -53,29 +53,22 @@ _QUERY = """
 (conditional_expression (identifier) @ref)
 (lambda body: (identifier) @ref)
 (class_definition superclasses: (argument_list (identifier) @nofree))
+(assignment) @typed
+(typed_parameter) @typed
+(typed_default_parameter) @typed
 """
 
 
-# What a name is bound to, as evidence of its type: a constructor call, an annotation, a
-# literal of a builtin type, or (at module level) another name. Matched pattern by
-# pattern, so each match pairs the variable with what it is bound to.
-_TYPES_QUERY = """
-(assignment left: [(identifier) (attribute)] @var right: (call function: [(identifier) (attribute)] @call))
-(assignment left: [(identifier) (attribute)] @var type: (type) @annotation)
-(assignment left: (identifier) @var right: [(list) (list_comprehension)] @list)
-(assignment left: (identifier) @var right: [(dictionary) (dictionary_comprehension)] @dict)
-(assignment left: (identifier) @var right: [(set) (set_comprehension)] @set)
-(assignment left: (identifier) @var right: [(string) (concatenated_string)] @str)
-(typed_parameter . (identifier) @var type: (type) @annotation)
-(typed_default_parameter name: (identifier) @var type: (type) @annotation)
-(module (expression_statement (assignment left: (identifier) @var right: [(identifier) (attribute)] @alias)))
-"""
-_LITERAL_TYPES = ("list", "dict", "set", "str")
-
-
-@cache
-def types_query() -> Query:
-    return Query(language(), _TYPES_QUERY)
+_LITERAL_TYPES = {
+    "list": "list",
+    "list_comprehension": "list",
+    "dictionary": "dict",
+    "dictionary_comprehension": "dict",
+    "set": "set",
+    "set_comprehension": "set",
+    "string": "str",
+    "concatenated_string": "str",
+}
 
 
 @cache
@@ -379,30 +372,51 @@ def extract(facts: FileFacts, source: bytes) -> None:
             continue
         refs[owner, receiver, attr] = None
     facts.refs = list(refs)
-    facts.types = _types(root, source, owner_at)
+    facts.types = _types(caps.get("typed", ()), source, owner_at)
 
 
-def _types(root: Node, source: bytes, owner_at: Callable[[int], str]) -> list[tuple[str, str, str]]:
+def _types(
+    nodes: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+) -> list[tuple[str, str, str]]:
     """``(owner, variable, evidence)`` for each name bound where its type shows: the
     evidence is ``T()`` for a call of ``T``, ``T`` for an annotation or a literal of the
     builtin type ``T``, ``=T`` for a module-level ``X = T``. Variables are plain names
-    and attributes of ``self`` or ``cls``."""
+    and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed)."""
     found: dict[tuple[str, str, str], None] = {}
-    for _, caps in QueryCursor(types_query()).matches(root):
-        var = caps["var"][0]
+    for bound in nodes:
+        if bound.type == "assignment":
+            var = bound.child_by_field_name("left")
+            if var is None or var.type not in ("identifier", "attribute"):
+                continue
+        else:
+            var = bound.child_by_field_name("name") or bound.named_child(0)
+            if var is None or var.type != "identifier":
+                continue
         name = node_text(source, var)
         if "." in name:
             head, _, attr = name.partition(".")
             if head not in IGNORED_REFERENCES or "." in attr:
                 continue
-        if "call" in caps:
-            evidence = node_text(source, caps["call"][0]) + "()"
-        elif "annotation" in caps:
-            evidence = one_line(node_text(source, caps["annotation"][0]), TYPE_TEXT_MAX_CHARS)
-        elif "alias" in caps:
-            evidence = "=" + node_text(source, caps["alias"][0])
+        annotation = bound.child_by_field_name("type")
+        right = bound.child_by_field_name("right") if bound.type == "assignment" else None
+        if annotation is not None:
+            evidence = one_line(node_text(source, annotation), TYPE_TEXT_MAX_CHARS)
+        elif right is None:
+            continue
+        elif right.type == "call":
+            function = right.child_by_field_name("function")
+            if function is None or function.type not in ("identifier", "attribute"):
+                continue
+            evidence = node_text(source, function) + "()"
+        elif right.type in ("identifier", "attribute"):
+            statement = bound.parent
+            if statement is None or statement.parent is None or statement.parent.type != "module":
+                continue  # an alias only at module level
+            evidence = "=" + node_text(source, right)
+        elif right.type in _LITERAL_TYPES:
+            evidence = _LITERAL_TYPES[right.type]
         else:
-            evidence = next(t for t in _LITERAL_TYPES if t in caps)
+            continue
         # A parameter belongs to its function: its start lies inside the definition.
         found[owner_at(var.start_byte), name, evidence] = None
     return sorted(found)
