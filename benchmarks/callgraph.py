@@ -15,7 +15,8 @@ A site the reference ties to a function, method or class of the repository is a
 installed packages) is an *external* site; one it says nothing about (dynamic dispatch
 it cannot see, or a timeout) is *silent* and kept out of the score, listed. For a site in
 ``owner`` calling ``name``, our prediction is the set of ``calls`` edges out of
-``owner`` to symbols called ``name`` (and, separately, the ``name_match`` edges):
+``owner`` to symbols called ``name``, or when there are none, to symbols named like no
+call of ``owner`` (reached through an alias); and, separately, the ``name_match`` edges:
 
 - precision: predictions that contain a reference target / all sites with a prediction
   and a reference (a prediction at an external site is wrong);
@@ -201,6 +202,15 @@ def reference(script: Any, site: Site, root: Path, symbols: Symbols) -> tuple[st
     return ("external" if outside else "silent"), []
 
 
+def _attributed(targets: set[str], name: str, called: set[str], symbols: Symbols) -> list[str]:
+    """The targets of an owner's edges that a call of ``name`` may have made: those
+    carrying the name, else those named like no call of the owner (an alias's)."""
+    named = sorted(t for t in targets if symbols.name_of[t] == name)
+    if named:
+        return named
+    return sorted(t for t in targets if symbols.name_of[t] not in called)
+
+
 def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str, Any]:
     import jedi
 
@@ -225,6 +235,14 @@ def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str
         everything = list(call_sites(root, paths))
         sample = random.Random(seed).sample(everything, min(sites_wanted, len(everything)))
         sample.sort(key=lambda s: (s.path, s.line, s.column))
+        # Names each owner of the sample calls: a target named like none of them was
+        # reached through an alias (Matrix = MutableDenseMatrix), and counts for each
+        # of the owner's sites whose name no target carries.
+        sampled_files = {s.path for s in sample}
+        called: dict[str, set[str]] = defaultdict(set)
+        for other in everything:
+            if other.path in sampled_files:
+                called[symbols.owner(other.path, other.line)].add(other.name)
         # The checkout before anything installed: an installed copy of the same package
         # (requests is one) would otherwise take its imports.
         roots = [str(root / "src")] if (root / "src").is_dir() else []
@@ -235,10 +253,10 @@ def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str
         try:
             for i, site in enumerate(sample, 1):
                 site.owner = symbols.owner(site.path, site.line)
-                named = {d for d in resolved.get(site.owner, ()) if symbols.name_of[d] == site.name}
-                site.ours = sorted(named)
-                site.by_name = sorted(
-                    d for d in by_name.get(site.owner, ()) if symbols.name_of[d] == site.name
+                names = called[site.owner]
+                site.ours = _attributed(resolved.get(site.owner, set()), site.name, names, symbols)
+                site.by_name = _attributed(
+                    by_name.get(site.owner, set()), site.name, names, symbols
                 )
                 unique = symbols.by_name.get(site.name, [])
                 site.baseline = list(unique) if len(unique) == 1 else []

@@ -387,3 +387,17 @@ def test_patched_symbol_table_equals_a_fresh_one(repo: Path) -> None:
     )
     fresh = SymbolTable(files, (SymbolRow(*r) for r in rows))
     assert _table_state(patched) == _table_state(fresh)
+
+
+def test_an_index_from_before_type_evidence_extracts_every_file_again(repo: Path) -> None:
+    import sqlite3
+
+    run(repo)
+    db = repo / ".coderooms" / "index.db"
+    conn = sqlite3.connect(db)
+    # As an index written before migration 3: facts without type evidence.
+    conn.execute("DELETE FROM schema_migrations WHERE version = 3")
+    conn.commit()
+    conn.close()
+    assert run(repo)["parsed"] == len(BASE)
+    assert run(repo)["parsed"] == 0
