@@ -15,8 +15,10 @@ A site the reference ties to a function, method or class of the repository is a
 installed packages) is an *external* site; one it says nothing about (dynamic dispatch
 it cannot see, or a timeout) is *silent* and kept out of the score, listed. For a site in
 ``owner`` calling ``name``, our prediction is the set of ``calls`` edges out of
-``owner`` to symbols called ``name``, or when there are none, to symbols named like no
-call of ``owner`` (reached through an alias); and, separately, the ``name_match`` edges:
+``owner`` to symbols called ``name``, or when there are none, to the reference's target
+when it is named like no call of ``owner`` (reached through an alias; an alias binding
+the reference does not confirm is not counted either way); and, separately, the
+``name_match`` edges:
 
 - precision: predictions that contain a reference target / all sites with a prediction
   and a reference (a prediction at an external site is wrong);
@@ -202,13 +204,19 @@ def reference(script: Any, site: Site, root: Path, symbols: Symbols) -> tuple[st
     return ("external" if outside else "silent"), []
 
 
-def _attributed(targets: set[str], name: str, called: set[str], symbols: Symbols) -> list[str]:
-    """The targets of an owner's edges that a call of ``name`` may have made: those
-    carrying the name, else those named like no call of the owner (an alias's)."""
+def _attributed(
+    targets: set[str], name: str, called: set[str], symbols: Symbols, reference: list[str]
+) -> list[str]:
+    """The targets of an owner's edges that a call of ``name`` made: those carrying the
+    name; else a target named like no call of the owner (reached through an alias) that
+    the reference names. An alias target the reference does not name is not attributed
+    (the site cannot tell which of the owner's calls made it): such a binding, if wrong,
+    goes uncounted."""
     named = sorted(t for t in targets if symbols.name_of[t] == name)
     if named:
         return named
-    return sorted(t for t in targets if symbols.name_of[t] not in called)
+    aliased = {_symbol(r) for r in reference}
+    return sorted(t for t in targets if symbols.name_of[t] not in called and _symbol(t) in aliased)
 
 
 def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str, Any]:
@@ -253,11 +261,6 @@ def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str
         try:
             for i, site in enumerate(sample, 1):
                 site.owner = symbols.owner(site.path, site.line)
-                names = called[site.owner]
-                site.ours = _attributed(resolved.get(site.owner, set()), site.name, names, symbols)
-                site.by_name = _attributed(
-                    by_name.get(site.owner, set()), site.name, names, symbols
-                )
                 unique = symbols.by_name.get(site.name, [])
                 site.baseline = list(unique) if len(unique) == 1 else []
                 clock = time.perf_counter()
@@ -275,6 +278,11 @@ def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str
                 finally:
                     signal.alarm(0)
                 site.jedi_seconds = time.perf_counter() - clock
+                names = called[site.owner]
+                for key, edges in (("ours", resolved), ("by_name", by_name)):
+                    targets = edges.get(site.owner, set())
+                    chosen = _attributed(targets, site.name, names, symbols, site.reference)
+                    setattr(site, key, chosen)
                 if i % 25 == 0 or i == len(sample):
                     print(f"  {repo}: {i}/{len(sample)} sites asked", file=sys.stderr, flush=True)
         finally:
