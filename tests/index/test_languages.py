@@ -181,7 +181,7 @@ def test_javascript(make_repo: Callable[..., Path]) -> None:
         ("calls", "web/app.js::App.run", "web/util.js::add"),
         ("calls", "web/app.js::App.run", "web/util.js::double"),  # imported under an alias
         ("calls", "web/app.test.js", "web/app.js::App"),
-        ("calls", "web/app.test.js", "web/app.js::App.run"),  # the only run() in the repository
+        ("calls", "web/app.test.js", "web/app.js::App.run"),  # new App().run()
         ("inherits", "web/app.js::App", "web/app.js::Base"),
         ("tests", "web/app.test.js", "web/app.js"),
         ("tests", "web/app.test.js", "web/app.js::App"),
@@ -221,6 +221,7 @@ def test_typescript_and_tsx(make_repo: Callable[..., Path]) -> None:
         ("calls", "web/shapes.ts::Square.area", "web/shapes.ts::square"),
         ("calls", "web/shapes.ts::Geometry.unit", "web/shapes.ts::Square"),
         ("calls", "web/view.tsx::View", "web/shapes.ts::Square"),
+        ("calls", "web/view.tsx::View", "web/shapes.ts::Square.area"),  # s = new Square(2)
         ("inherits", "web/shapes.ts::Square", "web/shapes.ts::Shape"),
     }
 

@@ -221,8 +221,8 @@ def test_resolution_order_prefers_scope_then_file_then_imports(
                 "    def work():\n        pass\n"
                 "    work()\n"  # same scope: the nested one
                 "    work_local()\n"  # same file
-                "    sibling()\n"  # same directory
-                "    far_away()\n"  # unique in the repository
+                "    sibling()\n"  # same directory, never imported: a name match
+                "    far_away()\n"  # unique in the repository: a name match
                 "    nowhere()\n"  # unknown
                 "\n"
                 "def uses_import():\n    work()\n"  # imported name
@@ -234,9 +234,11 @@ def test_resolution_order_prefers_scope_then_file_then_imports(
     assert calls == {
         ("calls", "a/main.py::outer", "a/main.py::outer.work"),
         ("calls", "a/main.py::outer", "a/main.py::work_local"),
-        ("calls", "a/main.py::outer", "a/other.py::sibling"),
-        ("calls", "a/main.py::outer", "b/unique.py::far_away"),
         ("calls", "a/main.py::uses_import", "a/lib.py::work"),
+    }
+    assert edge_set(graph, "name_match") == {
+        ("name_match", "a/main.py::outer", "a/other.py::sibling"),
+        ("name_match", "a/main.py::outer", "b/unique.py::far_away"),
     }
     assert ws.summary().unresolved["unknown"] == 1
 

@@ -306,9 +306,13 @@ def impact(target: str, repo: str, depth: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    click.echo(f"impact of {data['target']} (depth {depth}): {len(data['impacted'])} dependents")
+    by_name = sum(1 for item in data["impacted"] if item["edge"] == "name_match")
+    click.echo(
+        f"impact of {data['target']} (depth {depth}): {len(data['impacted'])} dependents"
+        f" ({len(data['impacted']) - by_name} resolved, {by_name} by name only)"
+    )
     for item in data["impacted"]:
-        click.echo(f"  {item['distance']}  {item['id']}  ({item['why']})")
+        click.echo(f"  {item['distance']}  {item['id']}  ({item['why']}, {item['edge']})")
     if data["ignored"]:
         click.echo(f"ignored: {len(data['ignored'])}")
         for entry in data["ignored"][:IGNORED_SHOWN]:

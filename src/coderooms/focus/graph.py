@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 NodeKind = Literal["file", "module", "class", "function", "method"]
-EdgeKind = Literal["contains", "imports", "calls", "references", "inherits", "tests", "co_change"]
+EdgeKind = Literal[
+    "contains", "imports", "calls", "name_match", "references", "inherits", "tests", "co_change"
+]
+"""``name_match``: a call only its name ties to a candidate (its receiver's type is not
+known); every other dependency kind is resolved through evidence."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,8 @@ MAX_TARGET_CHARS = 1_000
 """Longest target resolved; a path, qualified name or node id is far shorter."""
 TARGET_SHOWN_CHARS = 60
 """How much of an over-long target its error quotes."""
-DEPENDENCY_KINDS = ("calls", "references", "inherits", "imports", "tests")
+DEPENDENCY_KINDS = ("calls", "name_match", "references", "inherits", "imports", "tests")
+NAME_MATCH_KIND = "name_match"  # the one dependency kind not resolved through evidence
 
 PYTHON_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
@@ -49,6 +50,12 @@ class Impacted:
     distance: int
     via: str  # edge kind that reached it
     reached_from: str  # id of the node it depends on
+
+    @property
+    def edge(self) -> str:
+        """``resolved`` when evidence ties it to what it depends on, ``name_match`` when
+        only a name does (a call on a receiver of unknown type)."""
+        return NAME_MATCH_KIND if self.via == NAME_MATCH_KIND else "resolved"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +79,7 @@ class ImpactResult:
                     "end_line": i.node.end_line,
                     "distance": i.distance,
                     "why": f"{i.via} {i.reached_from}",
+                    "edge": i.edge,
                 }
                 for i in self.impacted
             ],

@@ -60,6 +60,7 @@ def _default_edge_weights() -> dict[str, float]:
     return {
         "contains": 1.0,
         "calls": 0.6,
+        "name_match": 0.3,  # a call tied by its name only (see index.resolve)
         "references": 0.4,
         "inherits": 0.6,
         "imports": 0.25,

@@ -121,6 +121,19 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        3,
+        "type evidence in the facts: every file is extracted again",
+        """
+        DELETE FROM files;
+        DELETE FROM symbols;
+        DELETE FROM edges;
+        DELETE FROM unresolved;
+        DELETE FROM exports;
+        DELETE FROM skipped;
+        DELETE FROM meta WHERE key = 'generation';
+        """,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -207,6 +220,7 @@ def decode_facts(row: tuple[Any, ...], symbols: list[SymbolFact]) -> FileFacts:
         calls = [(o, r, n, c) for o, r, n, c in data["c"]]
         refs = [(o, r, n) for o, r, n in data["r"]]
         bases = [(o, b) for o, b in data["b"]]
+        types = [(o, v, e) for o, v, e in data.get("t", ())]
     except (ValueError, TypeError, KeyError) as exc:
         raise UnreadableFacts(str(path)) from exc
     facts = FileFacts(
@@ -226,6 +240,7 @@ def decode_facts(row: tuple[Any, ...], symbols: list[SymbolFact]) -> FileFacts:
     facts.calls = calls
     facts.refs = refs
     facts.bases = bases
+    facts.types = types
     return facts
 
 

@@ -90,6 +90,8 @@ class FileFacts:
     refs: list[tuple[str, str, str]] = field(default_factory=list)
     # (class id, base expression text)
     bases: list[tuple[str, str]] = field(default_factory=list)
+    # (owner id, variable, evidence of its type): see extract.python._types.
+    types: list[tuple[str, str, str]] = field(default_factory=list)
     # Filled by the worker so the main process only stores them: the JSON form of
     # imports/calls/refs/bases, and the names whose definitions affect this file.
     encoded: str = ""
@@ -121,5 +123,6 @@ def encode_facts(facts: FileFacts) -> str:
             "c": facts.calls,
             "r": facts.refs,
             "b": facts.bases,
+            "t": facts.types,
         }
     ).decode("utf-8")

@@ -1,9 +1,17 @@
 """Cross-file resolution: turn per-file facts into edges of the code graph.
 
-Calls and references are resolved from the enclosing symbol, in this order: the same
-scope, the same file, imported names, the same directory, a name unique across the
-repository. Whatever does not resolve is counted by why (builtin, external,
-ambiguous, unknown) and never guessed.
+Calls and references are resolved from the enclosing symbol through evidence only: the
+same scope, the same file, imported names (re-exports, star imports and module-level
+aliases followed), the enclosing class and its bases for ``self``/``cls``/``super()``,
+and the type a variable shows where it is bound (an annotation, a constructor call, a
+literal). Go and Java also see their package (the same directory) without an import.
+
+A call whose receiver no evidence names is never bound to an arbitrary method that
+happens to share its name: when few symbols carry the name, each becomes a
+``name_match`` edge weighted by how plausible it is (its file imported, or in the same
+directory); a receiver of a builtin or external type, or a method name that builtin
+types carry (``append``, ``get``, ``push``), binds to nothing. Whatever does not
+resolve is counted by why (builtin, external, ambiguous, unknown).
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import posixpath
+import re
 from bisect import insort
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -20,6 +29,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from coderooms.index.facts import FileFacts, ImportFact
+from coderooms.index.protocols import BUILTIN_RESULT_CALLS, PROTOCOL_METHODS, PYTHON_BUILTIN_TYPES
 
 MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
 MAX_BASE_DEPTH = 6  # how many inheritance levels a method lookup climbs
@@ -30,7 +40,25 @@ JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", "
 SELF_RECEIVERS = frozenset({"self", "cls", "this", "Self"})
 CLASS_SCOPE_LANGUAGES = frozenset({"java", "javascript", "typescript", "tsx"})
 UNRESOLVED_REASONS = ("builtin", "external", "ambiguous", "unknown")
+NAME_MATCH = "name_match"  # the edge kind of a call only its name ties to its target
+MAX_NAME_CANDIDATES = 3  # a name carried by more symbols than this gets no edge at all
+# How much more plausible a candidate is when its file is imported (or is this file),
+# or sits in the same directory, than one elsewhere in the repository.
+IMPORTED_PLAUSIBILITY = 4.0
+SAME_DIR_PLAUSIBILITY = 2.0
+PACKAGE_SCOPE_LANGUAGES = frozenset({"go", "java"})  # a directory's names need no import
+BUILTIN_TARGET: tuple[str, str] = ("ext", "builtins")
 _EMPTY: frozenset[str] = frozenset()
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class CallBinding(NamedTuple):
+    """What one call resolved to: a target, or why not and the candidates its name
+    matches (each with its share of the call's weight)."""
+
+    target: str | None
+    why: str
+    candidates: tuple[tuple[str, float], ...] = ()
 
 
 class SymbolRow(NamedTuple):
@@ -198,7 +226,8 @@ def python_module_names(path: str, files: dict[str, str]) -> list[str]:
     and from the top of its package chain (which covers ``src/`` layouts)."""
     base = path.rsplit(".", 1)[0]
     parts = base.split("/")
-    if parts[-1] == "__init__":
+    package = parts[-1] == "__init__"
+    if package:
         parts = parts[:-1]
     if not parts or not all(p.isidentifier() for p in parts):
         return []
@@ -207,7 +236,9 @@ def python_module_names(path: str, files: dict[str, str]) -> list[str]:
     i = len(parts) - 1
     while i > 0 and _is_package("/".join(parts[:i]), files):
         i -= 1
-    if 0 < i < len(parts) - 1:
+    # A module outside any package has no dotted name of its own (see _python_local_name);
+    # a top-level package (src/pkg/__init__.py) is importable as pkg.
+    if 0 < i and (i < len(parts) - 1 or package):
         names.append(".".join(parts[i:]))
     return names
 
@@ -234,6 +265,12 @@ class Resolver:
         self._classes: dict[str, str | None] = {}
         self._file_scope: dict[tuple[str, str], Target | None] = {}  # steps 2-3, per file
         self._of_kinds: dict[tuple[str, frozenset[str]], list[str]] = {}
+        self._types: dict[str, dict[tuple[str, str], list[str]]] = {}  # path -> evidence
+        self._module_values: dict[tuple[str, str], Target | None] = {}
+        self._attributes: dict[tuple[str, str], Target | None] = {}
+        self._returns: dict[str, Target | None] = {}
+        self._signatures: dict[str, dict[str, str]] = {}  # path -> symbol id -> signature
+        self._typing: set[tuple[str, str, str]] = set()  # (path, owner, name) being typed
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -566,7 +603,10 @@ class Resolver:
             f = t.py_modules.get(dotted)
             if f:
                 return ("file", f[0])
-            return ("pkg", dotted) if dotted in t.py_packages else None
+            if dotted in t.py_packages:
+                return ("pkg", dotted)
+            init = t.py_modules.get(cur[1])  # what the package's __init__ defines or imports
+            return self._member(("file", init[0]), part, depth + 1) if init else None
         if kind == "file":
             path = cur[1]
             lang = t.files.get(path)
@@ -585,6 +625,9 @@ class Resolver:
             b = self.bindings(path).get(part)
             if b is not None:
                 return self._follow(b, depth + 1)
+            value = self._module_value(path, part) if lang == "python" else None
+            if value is not None:
+                return value
             for star in self._stars.get(path, ()):  # re-exported wholesale
                 found = self._member(star, part, depth + 1)
                 if found is not None and found[0] != "ext":
@@ -691,6 +734,9 @@ class Resolver:
         b = self.bindings(path).get(name)
         if b is not None:
             return self._follow(b, 0) or (b if b[0] == "from" else None)
+        value = self._module_value(path, name) if self.t.files.get(path) == "python" else None
+        if value is not None:
+            return value
         for star in self._stars.get(path, ()):
             found = self._member(star, name, 1)
             if found is not None and found[0] != "ext":
@@ -709,22 +755,6 @@ class Resolver:
             ]
         return got
 
-    def _wide(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> tuple[str | None, str]:
-        """Steps 4-5: the same directory, then a unique name across the repository."""
-        t = self.t
-        here = _folder(facts.path)
-        same_dir = [i for i in t.dir_top.get(here, {}).get(name, ()) if t.sym[i].kind in kinds]
-        if len(same_dir) == 1:
-            return same_dir[0], ""
-        everywhere = self._named(name, kinds)
-        if len(everywhere) == 1:
-            return everywhere[0], ""
-        if len(everywhere) > 1 or len(same_dir) > 1:
-            return None, "ambiguous"
-        if facts.language == "python" and name in PYTHON_BUILTINS:
-            return None, "builtin"
-        return None, "unknown"
-
     def resolve_base(self, facts: FileFacts, owner: str, text: str) -> str | None:
         parts = text.split(".")
         if len(parts) == 1:
@@ -732,8 +762,7 @@ class Resolver:
             if got is not None and got[0] == "sym":
                 return got[1]
             if got is None:
-                sid, _ = self._wide(facts, text, CLASS_KINDS)
-                return sid
+                return self._by_name(facts, text, CLASS_KINDS).target
             return None
         got = self._receiver(facts, owner, ".".join(parts[:-1]))
         if got is None or got[0] == "ext":
@@ -745,68 +774,273 @@ class Resolver:
         sep = "::" if "::" in text else "."
         parts = text.removesuffix("::").split(sep)
         head = parts[0]
+        python = facts.language == "python"
         if head in SELF_RECEIVERS:
             cls = self._enclosing_class(owner)
             cur: Target | None = ("sym", cls) if cls else None
+            if cls is not None and python and len(parts) > 1:
+                # self.x: a member of the class, else what its methods assign to self.x
+                cur = self._member(("sym", cls), parts[1], 0) or self._attribute(cls, parts[1])
+                parts = parts[1:]
+        elif head.endswith("()") and len(parts) == 1:  # (new T()).m(): an instance of T
+            cur = self._type_of(facts, owner, head)
         else:
-            cur = self._scoped(facts, owner, head)
+            local = self._local_type(facts, owner, head)
+            cur = local or self._scoped(facts, owner, head)
             if cur is not None and cur[0] == "from":
                 cur = self._follow(cur, 0)
+        for part in parts[1:]:
+            if cur is None or cur[0] == "ext":
+                return cur
+            found = self._member(cur, part, 0)
+            if found is None and python and cur[0] == "sym" and self.t.sym[cur[1]].kind == "class":
+                found = self._attribute(cur[1], part)  # x.attr: what the class assigns
+            cur = found
+        return cur
+
+    # --- type evidence (Python) ---------------------------------------------------
+
+    def _evidence(self, path: str) -> dict[tuple[str, str], list[str]]:
+        """``(owner, variable) -> evidence`` of the file's bindings (see FileFacts.types)."""
+        got = self._types.get(path)
+        if got is None:
+            got = self._types[path] = defaultdict(list)
+            facts = self.facts(path)
+            for owner, var, evidence in facts.types if facts is not None else ():
+                got[owner, var].append(evidence)
+        return got
+
+    def _local_type(self, facts: FileFacts, owner: str, name: str) -> Target | None:
+        """What ``name`` holds where a function (or one around it) binds it."""
+        evidence = self._evidence(facts.path)
+        if not evidence:
+            return None
+        fields = facts.language in CLASS_SCOPE_LANGUAGES  # a class's fields are in scope
+        cur = self.t.sym.get(owner)
+        while cur is not None:
+            found = evidence.get((cur.id, name))
+            if found and (fields or cur.kind != "class"):
+                key = (facts.path, cur.id, name)
+                if key in self._typing:
+                    return None  # x = x.copy(): the evidence leads back to itself
+                self._typing.add(key)
+                try:
+                    return self._typed(facts, cur.id, found)
+                finally:
+                    self._typing.discard(key)
+            cur = self.t.sym.get(cur.parent) if cur.parent else None
+        return None
+
+    def _returned(self, function_id: str) -> Target | None:
+        """The class a function's return annotation names (``-> Config``, ``-> Self``)."""
+        if function_id in self._returns:
+            return self._returns[function_id]
+        self._returns[function_id] = None
+        row = self.t.sym[function_id]
+        facts = self.facts(row.path)
+        value: Target | None = None
+        if facts is not None:
+            signatures = self._signatures.get(row.path)
+            if signatures is None:
+                signatures = self._signatures[row.path] = {s.id: s.signature for s in facts.symbols}
+            signature = signatures.get(function_id, "").rstrip(":{ ").strip()
+            arrow = signature.rfind("->")
+            text = signature[arrow + 2 :].strip() if arrow >= 0 else ""
+            if text and not text.endswith("…"):
+                if text in ("Self", "typing.Self", "typing_extensions.Self"):
+                    cls = self._enclosing_class(row.parent) if row.parent else None
+                    value = ("sym", cls) if cls else None
+                else:
+                    value = self._type_of(facts, function_id, text)
+        self._returns[function_id] = value
+        return value
+
+    def _module_value(self, path: str, name: str) -> Target | None:
+        """What a module-level ``name = …`` of ``path`` holds: the class or function an
+        alias names, or the class an instance was made from."""
+        key = (path, name)
+        if key in self._module_values:
+            return self._module_values[key]
+        self._module_values[key] = None  # guards against alias cycles
+        facts = self.facts(path)
+        found = self._evidence(path).get((path, name)) if facts is not None else None
+        value = self._typed(facts, path, found) if facts is not None and found else None
+        self._module_values[key] = value
+        return value
+
+    def _attribute(self, class_id: str, attr: str) -> Target | None:
+        """The type of ``self.attr``: what the class (or a base) annotates or assigns."""
+        key = (class_id, attr)
+        if key in self._attributes:
+            return self._attributes[key]
+        self._attributes[key] = None
+        row = self.t.sym.get(class_id)
+        facts = self.facts(row.path) if row is not None else None
+        value: Target | None = None
+        if facts is not None:
+            evidence = self._evidence(facts.path)
+            found = list(evidence.get((class_id, attr), ()))
+            owners = [class_id]
+            for method in self.t.children.get(class_id, {}).values():
+                for mid in method:
+                    got = evidence.get((mid, f"self.{attr}"))
+                    if got:
+                        found.extend(got)
+                        owners.append(mid)
+            if found:
+                value = self._typed(facts, owners[-1], found)
+        if value is None:
+            for base in self.class_bases(class_id):
+                value = self._attribute(base, attr)
+                if value is not None:
+                    break
+        self._attributes[class_id, attr] = value
+        return value
+
+    def _typed(self, facts: FileFacts, owner: str, evidence: list[str]) -> Target | None:
+        """The one target all of a variable's evidence agrees on, annotations first;
+        None when it disagrees or names nothing known."""
+        annotated = [e for e in evidence if not e.endswith("()") and not e.startswith("=")]
+        chosen = annotated or evidence
+        targets = {self._type_of(facts, owner, e) for e in chosen}
+        if len(targets) != 1:
+            return None
+        return targets.pop()
+
+    def _type_of(self, facts: FileFacts, owner: str, evidence: str) -> Target | None:
+        if evidence.startswith("="):  # X = Y: X is whatever Y is
+            return self._dotted(facts, owner, evidence[1:])
+        python = facts.language == "python"
+        if evidence.endswith("()"):  # x = T(…): an instance of the class T
+            callee = evidence[:-2]
+            if python and (callee in BUILTIN_RESULT_CALLS or callee in PYTHON_BUILTIN_TYPES):
+                if self._scoped(facts, owner, callee) is None:
+                    return BUILTIN_TARGET
+            got = self._receiver(facts, owner, callee) if python else None
+            if got is None:
+                got = self._dotted(facts, owner, callee)
+            if got is not None and got[0] == "sym" and self.t.sym[got[1]].kind != "class":
+                return self._returned(got[1])  # a function: what its annotation says
+            return got
+        text = _annotation_class(evidence) if python else evidence
+        if text is None:
+            return None
+        if python and text in PYTHON_BUILTIN_TYPES and self._scoped(facts, owner, text) is None:
+            return BUILTIN_TARGET
+        got = self._dotted(facts, owner, text)
+        if got is not None and got[0] == "sym" and self.t.sym[got[1]].kind != "class":
+            return None
+        return got
+
+    def _dotted(self, facts: FileFacts, owner: str, text: str) -> Target | None:
+        """A dotted name as written in the file, through its scopes and imports."""
+        parts = text.split(".")
+        if not all(p.isidentifier() for p in parts):
+            return None
+        cur = self._scoped(facts, owner, parts[0])
+        if cur is not None and cur[0] == "from":
+            cur = self._follow(cur, 0)
+        if cur is None and len(parts) == 1:  # Go and Java: a type of the same package
+            found = self._by_name(facts, parts[0], CLASS_KINDS).target
+            cur = ("sym", found) if found is not None else None
         for part in parts[1:]:
             if cur is None or cur[0] == "ext":
                 return cur
             cur = self._member(cur, part, 0)
         return cur
 
-    def resolve_call(
-        self, facts: FileFacts, owner: str, receiver: str, name: str
-    ) -> tuple[str | None, str]:
+    def _candidates(
+        self, facts: FileFacts, name: str, kinds: frozenset[str]
+    ) -> tuple[tuple[str, float], ...]:
+        """The symbols a call could mean by its name alone, each with its share of the
+        call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name."""
+        t = self.t
+        found = [
+            i
+            for i in self._named(name, kinds)
+            if _same_family(t.files.get(t.sym[i].path), facts.language)
+        ]
+        if not found or len(found) > MAX_NAME_CANDIDATES:
+            return ()
+        imported = set(self.imported_files(facts.path))
+        imported.add(facts.path)
+        here = _folder(facts.path)
+
+        def plausibility(sid: str) -> float:
+            path = t.sym[sid].path
+            if path in imported:
+                return IMPORTED_PLAUSIBILITY
+            return SAME_DIR_PLAUSIBILITY if _folder(path) == here else 1.0
+
+        scores = [plausibility(i) for i in found]
+        total = sum(scores)
+        return tuple((i, score / total) for i, score in zip(found, scores, strict=True))
+
+    def resolve_call(self, facts: FileFacts, owner: str, receiver: str, name: str) -> CallBinding:
+        python = facts.language == "python"
         if receiver == "":
             if name not in self.t.by_name and name not in self.bindings(facts.path):
                 # No symbol anywhere has this name and no import renames one to it.
-                builtin = facts.language == "python" and name in PYTHON_BUILTINS
-                return None, "builtin" if builtin else "unknown"
+                builtin = python and name in PYTHON_BUILTINS
+                return CallBinding(None, "builtin" if builtin else "unknown")
             got = self._scoped(facts, owner, name)
             if got is not None:
                 if got[0] == "sym":
-                    return got[1], ""
+                    return CallBinding(got[1], "")
                 if got[0] == "ext":
-                    return None, "external"
-                return None, "unknown"
-            return self._wide(facts, name, CALLABLE_KINDS)
+                    return CallBinding(None, "builtin" if got == BUILTIN_TARGET else "external")
+                return CallBinding(None, "unknown")
+            if python and name in PYTHON_BUILTINS:
+                return CallBinding(None, "builtin")  # not shadowed here: the builtin
+            return self._by_name(facts, name, BARE_CALLABLE_KINDS)
         if receiver == "super()":
             cls = self._enclosing_class(owner)
             for base in self.class_bases(cls) if cls else ():
                 inherited = self._class_member(base, name)
                 if inherited:
-                    return inherited, ""
-            return None, "unknown"
+                    return CallBinding(inherited, "")
+            return CallBinding(None, "unknown")
         if name not in self.t.by_name:
             # No symbol carries the name: only say whether the receiver is outside the repo.
             head = receiver.replace("::", ".").split(".", 1)[0]
             bound = self.bindings(facts.path).get(head) if receiver != "?" else None
-            return None, "external" if bound is not None and bound[0] == "ext" else "unknown"
+            external = bound is not None and bound[0] == "ext"
+            return CallBinding(None, "external" if external else "unknown")
         if receiver != "?":
             got = self._receiver(facts, owner, receiver)
             if got is None and receiver.endswith("::"):
-                return None, "unknown"  # a path (type or module) outside the repository
+                return CallBinding(None, "unknown")  # a path outside the repository
             if got is not None:
                 if got[0] == "ext":
-                    return None, "external"
+                    return CallBinding(None, "builtin" if got == BUILTIN_TARGET else "external")
                 found = self._member(got, name, 0)
                 if found is not None and found[0] == "sym":
-                    return found[1], ""
+                    return CallBinding(found[1], "")
                 if found is not None and found[0] == "ext":
-                    return None, "external"
+                    return CallBinding(None, "external")
                 if got[0] != "sym" or self.t.sym[got[1]].kind != "class":
-                    return None, "unknown"
-        # An object the resolver cannot name: only a repository-unique method will do.
-        everywhere = self._named(name, CALLABLE_KINDS)
-        if len(everywhere) == 1:
-            return everywhere[0], ""
-        if len(everywhere) > 1:
-            return None, "ambiguous"
-        return None, "unknown"
+                    return CallBinding(None, "unknown")
+        # An object no evidence names: its name alone ties it to candidates, if any.
+        if name in PROTOCOL_METHODS.get(facts.language, _EMPTY):
+            return CallBinding(None, "builtin")
+        return self._by_name(facts, name, CALLABLE_KINDS)
+
+    def _by_name(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> CallBinding:
+        """A call nothing but its name ties to code: Go and Java see their own package
+        (a unique name in the same directory is resolved); otherwise the few symbols
+        carrying the name are candidates."""
+        if facts.language in PACKAGE_SCOPE_LANGUAGES:
+            t = self.t
+            tops = t.dir_top.get(_folder(facts.path), {}).get(name, ())
+            same_dir = [i for i in tops if t.sym[i].kind in kinds]
+            if len(same_dir) == 1:
+                return CallBinding(same_dir[0], "")
+        candidates = self._candidates(facts, name, kinds)
+        if candidates:
+            return CallBinding(None, "ambiguous", candidates)
+        if self._named(name, kinds):
+            return CallBinding(None, "ambiguous")
+        return CallBinding(None, "unknown")
 
     def resolve_ref(self, facts: FileFacts, owner: str, receiver: str, name: str) -> str | None:
         if receiver == "":
@@ -845,8 +1079,11 @@ class Resolver:
         # same from any owner: those are resolved once per file (a pair is in a memo
         # only when it is owner-free, so a hit is always valid).
         nested = None if facts.language in CLASS_SCOPE_LANGUAGES else t.nested_names(path)
+        if nested is not None and facts.types:
+            # A variable typed in some function resolves differently from owner to owner.
+            nested = nested | {var for owner, var, _ in facts.types if owner != path}
         unresolved = res.unresolved
-        call_memo: dict[tuple[str, str], tuple[str | None, str]] = {}
+        call_memo: dict[tuple[str, str], CallBinding] = {}
         call_targets: dict[str, set[str]] = defaultdict(set)
         for owner, receiver, name, count in facts.calls:
             key = (receiver, name)
@@ -855,9 +1092,12 @@ class Resolver:
                 got = self.resolve_call(facts, owner, receiver, name)
                 if nested is not None and _owner_free(receiver, name, nested):
                     call_memo[key] = got
-            target, why = got
+            target, why, candidates = got
             if target is None:
                 unresolved[why] += count
+                for candidate, share in candidates:
+                    if candidate != owner:
+                        res.add(owner, candidate, NAME_MATCH, count * share)
                 continue
             if target == owner:
                 continue
@@ -919,6 +1159,8 @@ def names_used(facts: FileFacts) -> set[str]:
         names.update(n for n, _ in imp.names)
     for _, text in facts.bases:
         names.update(text.split("."))
+    for _, _, evidence in facts.types:
+        names.update(_IDENTIFIER.findall(evidence))
     if facts.is_test:
         names.add(_tested_stem(facts.path))
     names.discard("")
@@ -926,6 +1168,7 @@ def names_used(facts: FileFacts) -> set[str]:
 
 
 CALLABLE_KINDS = frozenset({"function", "method", "class"})
+BARE_CALLABLE_KINDS = frozenset({"function", "class"})  # what a call without receiver names
 CLASS_KINDS = frozenset({"class"})
 
 
@@ -941,6 +1184,21 @@ def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> 
         return False
     head = receiver.split("::" if "::" in receiver else ".", 1)[0]
     return head not in SELF_RECEIVERS and head not in nested
+
+
+def _annotation_class(text: str) -> str | None:
+    """The class an annotation names: ``Foo``, ``"Foo"``, ``mod.Foo``, ``Optional[Foo]``,
+    ``Foo | None`` and ``Foo[int]`` all name ``Foo``; unions of several do not."""
+    text = text.strip().strip("'\"").strip()
+    for wrapper in ("Optional[", "typing.Optional[", "ClassVar[", "Final[", "Type["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            text = text[len(wrapper) : -1].strip()
+            break
+    kept = [part.strip() for part in text.split("|") if part.strip() not in ("None", "")]
+    if len(kept) != 1:
+        return None
+    head = kept[0].split("[", 1)[0].strip().strip("'\"")
+    return head or None
 
 
 def _is_ancestor(t: SymbolTable, candidate: str, owner: str) -> bool:

@@ -351,7 +351,7 @@ def render_impact(out: dict[str, Any]) -> str:
     lines = [f"Impact of {out['target']} (depth {out['depth']}):"]
     lines += [
         f"- {item['id']} {item['path']}:{item['start_line']}-{item['end_line']} at distance "
-        f"{item['distance']} ({item['why']})"
+        f"{item['distance']} ({item['why']}{', by name only' if item['edge'] == 'name_match' else ''})"
         for item in out["impacted"]
     ] or ["- nothing depends on it"]
     lines += _ignored_lines(out)

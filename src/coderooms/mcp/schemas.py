@@ -430,6 +430,9 @@ class SeekOut(_Open):
 class ImpactedOut(_NodeOut):
     distance: int
     why: str
+    edge: str = Field(
+        description="resolved (evidence ties the dependency) or name_match (only a name does)"
+    )
 
 
 class ImpactOut(_Open):

@@ -137,6 +137,73 @@ GRAMMARS: dict[str, Grammar] = {
 }
 
 
+# What a variable is bound to, as evidence of its type (see FileFacts.types): a
+# constructor (``new T(…)``, ``&T{…}``, ``T::new()``) or a declared type.
+_JS_TYPES = """
+(variable_declarator name: (identifier) @var value: (new_expression constructor: [(identifier) (member_expression)] @call))
+"""
+_TS_TYPES = (
+    _JS_TYPES
+    + """
+(required_parameter pattern: (identifier) @var type: (type_annotation [(type_identifier) (nested_type_identifier)] @annotation))
+(optional_parameter pattern: (identifier) @var type: (type_annotation [(type_identifier) (nested_type_identifier)] @annotation))
+(variable_declarator name: (identifier) @var type: (type_annotation [(type_identifier) (nested_type_identifier)] @annotation))
+"""
+)
+_GO_TYPES = """
+(parameter_declaration name: (identifier) @var type: [(type_identifier) (pointer_type (type_identifier)) (qualified_type) (pointer_type (qualified_type))] @annotation)
+(short_var_declaration left: (expression_list . (identifier) @var .) right: (expression_list . [(composite_literal type: [(type_identifier) (qualified_type)] @call) (unary_expression operand: (composite_literal type: [(type_identifier) (qualified_type)] @call))] .))
+(var_spec name: (identifier) @var type: [(type_identifier) (pointer_type (type_identifier)) (qualified_type)] @annotation)
+"""
+_JAVA_TYPES = """
+(local_variable_declaration type: [(type_identifier) (scoped_type_identifier) (generic_type)] @annotation declarator: (variable_declarator name: (identifier) @var))
+(formal_parameter type: [(type_identifier) (scoped_type_identifier) (generic_type)] @annotation name: (identifier) @var)
+(field_declaration type: [(type_identifier) (scoped_type_identifier) (generic_type)] @annotation declarator: (variable_declarator name: (identifier) @var))
+"""
+_RUST_TYPES = """
+(let_declaration pattern: (identifier) @var type: [(type_identifier) (generic_type)] @annotation)
+(let_declaration pattern: (identifier) @var value: (call_expression function: (scoped_identifier path: (identifier) @call name: (identifier) @ctor)))
+(let_declaration pattern: (identifier) @var value: (struct_expression name: (type_identifier) @call))
+(parameter pattern: (identifier) @var type: [(type_identifier) (reference_type type: (type_identifier))] @annotation)
+"""
+TYPE_QUERIES = {
+    "javascript": _JS_TYPES,
+    "typescript": _TS_TYPES,
+    "tsx": _TS_TYPES,
+    "go": _GO_TYPES,
+    "java": _JAVA_TYPES,
+    "rust": _RUST_TYPES,
+}
+RUST_CONSTRUCTORS = frozenset({"new", "default"})  # T::new() is taken to make a T
+
+
+@cache
+def _types_query(language: str) -> Query:
+    return Query(Language(GRAMMARS[language].load()), TYPE_QUERIES[language])
+
+
+def _types(
+    language: str, root: Node, source: bytes, owner_at: Callable[[int], str]
+) -> list[tuple[str, str, str]]:
+    """``(owner, variable, evidence)``: ``T()`` for a value constructed as a ``T``, ``T``
+    for a declared type (pointers, references and type arguments dropped)."""
+    found: dict[tuple[str, str, str], None] = {}
+    for _, caps in QueryCursor(_types_query(language)).matches(root):
+        var = caps["var"][0]
+        ctor = caps.get("ctor")
+        if ctor and node_text(source, ctor[0]) not in RUST_CONSTRUCTORS:
+            continue
+        if "call" in caps:
+            evidence = node_text(source, caps["call"][0]) + "()"
+        else:
+            text = node_text(source, caps["annotation"][0])
+            evidence = _strip_generic(text.lstrip("*&").removeprefix("mut ").strip())
+        if "\n" in evidence:
+            continue
+        found[owner_at(var.start_byte), node_text(source, var), evidence] = None
+    return sorted(found)
+
+
 @cache
 def _compiled(language: str) -> tuple[Parser, Query]:
     grammar = GRAMMARS[language]
@@ -186,6 +253,12 @@ def _receiver_text(source: bytes, node: Node | None) -> str:
         return "?"
     if node.type in ("this", "self", "super"):
         return node.type
+    if node.type in ("new_expression", "object_creation_expression"):
+        # (new T(…)).m(): the receiver is a T, written as its constructor call
+        ctor = node.child_by_field_name("constructor") or node.child_by_field_name("type")
+        if ctor is not None and ctor.type in ("identifier", "type_identifier"):
+            return node_text(source, ctor) + "()"
+        return "?"
     if node.type in (
         "identifier",
         "member_expression",
@@ -571,6 +644,7 @@ def extract(facts: FileFacts, source: bytes) -> None:
                 )
     imports.sort(key=lambda f: f.line)
     facts.imports = imports
+    facts.types = _types(language, root, source, owner_at)
 
 
 def _start(node: Node) -> int:

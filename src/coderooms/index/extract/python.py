@@ -53,7 +53,22 @@ _QUERY = """
 (conditional_expression (identifier) @ref)
 (lambda body: (identifier) @ref)
 (class_definition superclasses: (argument_list (identifier) @nofree))
+(assignment) @typed
+(typed_parameter) @typed
+(typed_default_parameter) @typed
 """
+
+
+_LITERAL_TYPES = {
+    "list": "list",
+    "list_comprehension": "list",
+    "dictionary": "dict",
+    "dictionary_comprehension": "dict",
+    "set": "set",
+    "set_comprehension": "set",
+    "string": "str",
+    "concatenated_string": "str",
+}
 
 
 @cache
@@ -180,6 +195,7 @@ def _imports(node: Node, source: bytes) -> ImportFact | list[ImportFact]:
 _NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
 _DOTTED_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 RECEIVER_SCAN_BYTES = 256  # how far back a receiver's dotted name is looked for
+TYPE_TEXT_MAX_CHARS = 200  # longest annotation kept as type evidence
 
 
 def receiver_before(source: bytes, dot: int) -> str:
@@ -356,3 +372,51 @@ def extract(facts: FileFacts, source: bytes) -> None:
             continue
         refs[owner, receiver, attr] = None
     facts.refs = list(refs)
+    facts.types = _types(caps.get("typed", ()), source, owner_at)
+
+
+def _types(
+    nodes: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+) -> list[tuple[str, str, str]]:
+    """``(owner, variable, evidence)`` for each name bound where its type shows: the
+    evidence is ``T()`` for a call of ``T``, ``T`` for an annotation or a literal of the
+    builtin type ``T``, ``=T`` for a module-level ``X = T``. Variables are plain names
+    and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed)."""
+    found: dict[tuple[str, str, str], None] = {}
+    for bound in nodes:
+        if bound.type == "assignment":
+            var = bound.child_by_field_name("left")
+            if var is None or var.type not in ("identifier", "attribute"):
+                continue
+        else:
+            var = bound.child_by_field_name("name") or bound.named_child(0)
+            if var is None or var.type != "identifier":
+                continue
+        name = node_text(source, var)
+        if "." in name:
+            head, _, attr = name.partition(".")
+            if head not in IGNORED_REFERENCES or "." in attr:
+                continue
+        annotation = bound.child_by_field_name("type")
+        right = bound.child_by_field_name("right") if bound.type == "assignment" else None
+        if annotation is not None:
+            evidence = one_line(node_text(source, annotation), TYPE_TEXT_MAX_CHARS)
+        elif right is None:
+            continue
+        elif right.type == "call":
+            function = right.child_by_field_name("function")
+            if function is None or function.type not in ("identifier", "attribute"):
+                continue
+            evidence = node_text(source, function) + "()"
+        elif right.type in ("identifier", "attribute"):
+            statement = bound.parent
+            if statement is None or statement.parent is None or statement.parent.type != "module":
+                continue  # an alias only at module level
+            evidence = "=" + node_text(source, right)
+        elif right.type in _LITERAL_TYPES:
+            evidence = _LITERAL_TYPES[right.type]
+        else:
+            continue
+        # A parameter belongs to its function: its start lies inside the definition.
+        found[owner_at(var.start_byte), name, evidence] = None
+    return sorted(found)

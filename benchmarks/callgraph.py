@@ -1,0 +1,424 @@
+"""Call edges of the code index against a type-aware reference (jedi), on real code.
+
+    .venv/bin/pip install -e '.[bench]'
+    .venv/bin/python benchmarks/callgraph.py [--mirrors DIR] [--repo OWNER/NAME ...]
+        [--sites N] [--seed S] [--out FILE]
+
+For each repository (default psf/requests, pytest-dev/pytest, sympy/sympy, cloned from
+the local mirrors ``../.mirror/<owner>+<name>/repo`` beside the project or under
+``$CODEROOMS_MIRROR_DIR``, at the mirror's HEAD): index a fresh checkout, then draw a
+seeded sample of call sites (``f(…)`` and ``x.f(…)`` in every Python file, read with
+``ast``) and ask jedi where each callee is defined (``goto``, then ``infer``).
+
+A site the reference ties to a function, method or class of the repository is a
+*project* site; one it ties only to code outside (builtins, the standard library,
+installed packages) is an *external* site; one it says nothing about (dynamic dispatch
+it cannot see, or a timeout) is *silent* and kept out of the score, listed. For a site in
+``owner`` calling ``name``, our prediction is the set of ``calls`` edges out of
+``owner`` to symbols called ``name``, or when there are none, to the reference's target
+when it is named like no call of ``owner`` (reached through an alias; an alias binding
+the reference does not confirm is not counted either way); and, separately, the
+``name_match`` edges:
+
+- precision: predictions that contain a reference target / all sites with a prediction
+  and a reference (a prediction at an external site is wrong);
+- recall: project sites whose reference target is predicted / all project sites.
+
+Beside ours, in the same run, the baseline every name resolver starts from: bind a call
+to the one symbol of the repository with its name, when exactly one has it. Prints the
+figures per repository and overall, medians of the jedi time per site and of index
+time, and the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+MIRROR_DIR = Path(os.environ.get("CODEROOMS_MIRROR_DIR", PROJECT_ROOT.parent / ".mirror"))
+DEFAULT_REPOS = ("psf/requests", "pytest-dev/pytest", "sympy/sympy")
+DEFAULT_SITES = 300
+DEFAULT_SEED = 15
+JEDI_SITE_TIMEOUT_SECONDS = 20  # a site jedi takes longer on is silent
+SILENT_SHOWN = 15  # silent sites listed per repository
+WRONG_SHOWN = 10  # wrong predictions listed per repository
+TARGET_PRECISION = 0.95
+TARGET_RECALL = 0.85
+SYMBOL_KINDS = frozenset({"class", "function", "method"})
+
+
+@dataclass(slots=True)
+class Site:
+    path: str
+    line: int
+    column: int  # of the called name, 0-based
+    name: str
+    owner: str = ""
+    reference: list[str] = field(default_factory=list)  # project symbol ids
+    verdict: str = ""  # project | external | silent
+    ours: list[str] = field(default_factory=list)
+    by_name: list[str] = field(default_factory=list)
+    baseline: list[str] = field(default_factory=list)
+    jedi_seconds: float = 0.0
+
+
+class JediTimeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise JediTimeout
+
+
+def clone(mirrors: Path, repo: str, into: Path) -> tuple[Path, str]:
+    mirror = mirrors / repo.replace("/", "+") / "repo"
+    if not mirror.exists():
+        raise SystemExit(f"no local clone of {repo} at {mirror}; bring it with fetch first")
+    target = into / repo.replace("/", "+")
+    subprocess.run(["git", "clone", "--quiet", "--shared", str(mirror), str(target)], check=True)
+    head = subprocess.run(
+        ["git", "-C", str(target), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return target, head
+
+
+def call_sites(root: Path, paths: Sequence[str]) -> Iterator[Site]:
+    """Every ``f(…)`` and ``x.f(…)`` of the files, where the called name starts."""
+    for path in paths:
+        try:
+            source = (root / path).read_text(encoding="utf-8")
+            tree = ast.parse(source)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        lines = source.splitlines()
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func
+            if isinstance(fn, ast.Name):
+                yield Site(path, fn.lineno, fn.col_offset, fn.id)
+            elif isinstance(fn, ast.Attribute) and fn.end_lineno is not None:
+                line = lines[fn.end_lineno - 1]
+                # ast columns count UTF-8 bytes: the name ends where the attribute does.
+                end = len(line.encode("utf-8")[: fn.end_col_offset].decode("utf-8", "replace"))
+                yield Site(path, fn.end_lineno, end - len(fn.attr), fn.attr)
+
+
+class Symbols:
+    """The index's symbols by file, for owners (innermost around a line) and for the
+    definitions jedi names (the symbol starting at, or innermost around, a line)."""
+
+    def __init__(self, graph: Any) -> None:
+        self.by_path: dict[str, list[Any]] = defaultdict(list)
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        for node in graph.nodes:
+            if node.kind in SYMBOL_KINDS:
+                self.by_path[node.path].append(node)
+                self.by_name[node.name].append(node.id)
+        self.name_of = {n.id: n.name for n in graph.nodes}
+
+    def innermost(self, path: str, line: int) -> Any | None:
+        around = [n for n in self.by_path.get(path, ()) if n.start_line <= line <= n.end_line]
+        return max(around, key=lambda n: (n.start_line, -n.end_line)) if around else None
+
+    def owner(self, path: str, line: int) -> str:
+        found = self.innermost(path, line)
+        return found.id if found is not None else path
+
+    def defined(self, path: str, line: int, name: str) -> str | None:
+        around = [
+            n
+            for n in self.by_path.get(path, ())
+            if n.name == name and n.start_line <= line <= n.end_line
+        ]
+        if around:
+            return max(around, key=lambda n: n.start_line).id
+        # An installed copy of the file (another version): the one symbol of that name.
+        named = [n.id for n in self.by_path.get(path, ()) if n.name == name]
+        return named[0] if len(named) == 1 else None
+
+
+def _in_checkout(module: Path, root: Path) -> str | None:
+    """The checkout's path of a module jedi found, or None when it is outside. An
+    installed copy of the project itself (pytest's own venv holds ``_pytest``) counts as
+    the checkout's file of the same name: the reference is wrong there, not the index."""
+    try:
+        return module.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        pass
+    parts = module.parts
+    if "site-packages" not in parts:
+        return None
+    tail = Path(*parts[parts.index("site-packages") + 1 :])
+    for base in (root / "src", root):
+        if (base / tail).is_file():
+            return (base / tail).relative_to(root).as_posix()
+    return None
+
+
+def reference(script: Any, site: Site, root: Path, symbols: Symbols) -> tuple[str, list[str]]:
+    """(verdict, project symbol ids) of the callee at ``site`` as jedi sees it."""
+    outside = False
+    for ask in ("goto", "infer"):
+        try:
+            if ask == "goto":
+                found = script.goto(site.line, site.column, follow_imports=True)
+            else:
+                found = script.infer(site.line, site.column)
+        except JediTimeout:
+            raise
+        except Exception:  # jedi's own failures: the reference is silent there
+            continue
+        ids: list[str] = []
+        for d in found:
+            module = d.module_path
+            if module is None or d.line is None:
+                if d.in_builtin_module():
+                    outside = True
+                continue
+            rel = _in_checkout(Path(module), root)
+            if rel is None:
+                outside = True
+                continue
+            sid = symbols.defined(rel, d.line, d.name)
+            if sid is not None and sid not in ids:
+                ids.append(sid)
+        if ids:
+            return "project", ids
+    return ("external" if outside else "silent"), []
+
+
+def _attributed(
+    targets: set[str], name: str, called: set[str], symbols: Symbols, reference: list[str]
+) -> list[str]:
+    """The targets of an owner's edges that a call of ``name`` made: those carrying the
+    name; else a target named like no call of the owner (reached through an alias) that
+    the reference names. An alias target the reference does not name is not attributed
+    (the site cannot tell which of the owner's calls made it): such a binding, if wrong,
+    goes uncounted."""
+    named = sorted(t for t in targets if symbols.name_of[t] == name)
+    if named:
+        return named
+    aliased = {_symbol(r) for r in reference}
+    return sorted(t for t in targets if symbols.name_of[t] not in called and _symbol(t) in aliased)
+
+
+def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str, Any]:
+    import jedi
+
+    from coderooms.workspace import Workspace
+
+    with tempfile.TemporaryDirectory(prefix="coderooms-callgraph-") as tmp:
+        root, head = clone(mirrors, repo, Path(tmp))
+        started = time.perf_counter()
+        workspace = Workspace.open(root)
+        workspace.index()
+        graph = workspace.graph()
+        index_seconds = time.perf_counter() - started
+        symbols = Symbols(graph)
+        resolved: dict[str, set[str]] = defaultdict(set)
+        by_name: dict[str, set[str]] = defaultdict(set)
+        for e in graph.edges:
+            if e.kind == "calls":
+                resolved[e.src].add(e.dst)
+            elif e.kind == "name_match":
+                by_name[e.src].add(e.dst)
+        paths = sorted(n.path for n in graph.nodes if n.kind == "file" and n.language == "python")
+        everything = list(call_sites(root, paths))
+        sample = random.Random(seed).sample(everything, min(sites_wanted, len(everything)))
+        sample.sort(key=lambda s: (s.path, s.line, s.column))
+        # Names each owner of the sample calls: a target named like none of them was
+        # reached through an alias (Matrix = MutableDenseMatrix), and counts for each
+        # of the owner's sites whose name no target carries.
+        sampled_files = {s.path for s in sample}
+        called: dict[str, set[str]] = defaultdict(set)
+        for other in everything:
+            if other.path in sampled_files:
+                called[symbols.owner(other.path, other.line)].add(other.name)
+        # The checkout before anything installed: an installed copy of the same package
+        # (requests is one) would otherwise take its imports.
+        roots = [str(root / "src")] if (root / "src").is_dir() else []
+        base = [p for p in sys.path if p and Path(p).resolve() != Path.cwd().resolve()]
+        project = jedi.Project(path=str(root), sys_path=[*roots, str(root), *base])
+        scripts: dict[str, Any] = {}
+        previous = signal.signal(signal.SIGALRM, _alarm)
+        try:
+            for i, site in enumerate(sample, 1):
+                site.owner = symbols.owner(site.path, site.line)
+                unique = symbols.by_name.get(site.name, [])
+                site.baseline = list(unique) if len(unique) == 1 else []
+                clock = time.perf_counter()
+                signal.alarm(JEDI_SITE_TIMEOUT_SECONDS)
+                try:
+                    script = scripts.get(site.path)
+                    if script is None:
+                        scripts.clear()  # one file's inference state at a time
+                        code = (root / site.path).read_text(encoding="utf-8")
+                        script = jedi.Script(code, path=str(root / site.path), project=project)
+                        scripts[site.path] = script
+                    site.verdict, site.reference = reference(script, site, root, symbols)
+                except JediTimeout:
+                    site.verdict = "silent"
+                finally:
+                    signal.alarm(0)
+                site.jedi_seconds = time.perf_counter() - clock
+                names = called[site.owner]
+                for key, edges in (("ours", resolved), ("by_name", by_name)):
+                    targets = edges.get(site.owner, set())
+                    chosen = _attributed(targets, site.name, names, symbols, site.reference)
+                    setattr(site, key, chosen)
+                if i % 25 == 0 or i == len(sample):
+                    print(f"  {repo}: {i}/{len(sample)} sites asked", file=sys.stderr, flush=True)
+        finally:
+            signal.signal(signal.SIGALRM, previous)
+        return {
+            "repo": repo,
+            "commit": head,
+            "call_sites": len(everything),
+            "index_seconds": index_seconds,
+            "sites": [asdict(s) for s in sample],
+        }
+
+
+def _symbol(sid: str) -> str:
+    """A symbol id without its twin suffix: jedi names one of several same-named
+    definitions of a file (``if``/``else`` branches, overloads), any of them counts."""
+    head, sep, tail = sid.rpartition("#")
+    return head if sep and tail.isdigit() else sid
+
+
+def score(sites: list[dict[str, Any]], key: str) -> dict[str, float | int]:
+    tp = fp = fn = 0
+    for s in sites:
+        if s["verdict"] == "silent":
+            continue
+        predicted = set(map(_symbol, s[key]))
+        right = predicted & set(map(_symbol, s["reference"]))
+        if predicted:
+            if right:
+                tp += 1
+            else:
+                fp += 1
+        if s["verdict"] == "project" and not right:
+            fn += 1
+    project = sum(1 for s in sites if s["verdict"] == "project")
+    return {
+        "precision": tp / (tp + fp) if tp + fp else 1.0,
+        "recall": (project - fn) / project if project else 1.0,
+        "predicted": tp + fp,
+        "right": tp,
+        "wrong": fp,
+        "missed": fn,
+    }
+
+
+def with_names(sites: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sites with resolved and name-match edges counted as one prediction."""
+    return [{**s, "both": s["ours"] + s["by_name"]} for s in sites]
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    rows = [(r["repo"], r["sites"]) for r in results]
+    rows.append(("all", [s for r in results for s in r["sites"]]))
+    print()
+    print(
+        f"{'repository':<20} {'sites':>5} {'proj':>5} {'ext':>4} {'silent':>6}  "
+        f"{'ours P / R':>13}  {'+name match P / R':>17}  {'unique-name baseline P / R':>26}"
+    )
+    for repo, sites in rows:
+        counts = defaultdict(int)
+        for s in sites:
+            counts[s["verdict"]] += 1
+        ours, both = score(sites, "ours"), score(with_names(sites), "both")
+        base = score(sites, "baseline")
+        print(
+            f"{repo:<20} {len(sites):>5} {counts['project']:>5} {counts['external']:>4} "
+            f"{counts['silent']:>6}  {ours['precision']:>6.3f} / {ours['recall']:.3f}  "
+            f"{both['precision']:>8.3f} / {both['recall']:.3f}  "
+            f"{base['precision']:>17.3f} / {base['recall']:.3f}"
+        )
+    everything = rows[-1][1]
+    ours = score(everything, "ours")
+    print()
+    print(
+        f"ours: {ours['predicted']} predictions, {ours['right']} right, {ours['wrong']} wrong, "
+        f"{ours['missed']} project sites missed"
+    )
+    print(
+        f"targets: precision >= {TARGET_PRECISION} "
+        f"({'met' if ours['precision'] >= TARGET_PRECISION else 'NOT met'}), "
+        f"recall >= {TARGET_RECALL} ({'met' if ours['recall'] >= TARGET_RECALL else 'NOT met'})"
+    )
+    jedi_times = [s["jedi_seconds"] for s in everything]
+    index_times = [r["index_seconds"] for r in results]
+    if jedi_times:
+        print(
+            f"median seconds: jedi per site {statistics.median(jedi_times):.3f}, "
+            f"index per repository {statistics.median(index_times):.2f}; "
+            f"whole index / whole reference "
+            f"{sum(index_times) / max(sum(jedi_times), 1e-9):.3f}"
+        )
+    for r in results:
+        print(
+            f"\n{r['repo']} @ {r['commit'][:12]}: {r['call_sites']} call sites, sample of "
+            f"{len(r['sites'])} (seeded)"
+        )
+        wrong = [
+            s
+            for s in r["sites"]
+            if s["verdict"] != "silent"
+            and s["ours"]
+            and not set(map(_symbol, s["ours"])) & set(map(_symbol, s["reference"]))
+        ]
+        for s in wrong[:WRONG_SHOWN]:
+            ref = ", ".join(s["reference"]) or "outside the repository"
+            print(f"  wrong  {s['path']}:{s['line']} {s['name']}: ours {s['ours']}, jedi {ref}")
+        silent = [s for s in r["sites"] if s["verdict"] == "silent"]
+        for s in silent[:SILENT_SHOWN]:
+            print(f"  silent {s['path']}:{s['line']} {s['name']} (ours {s['ours'] or '-'})")
+        if len(silent) > SILENT_SHOWN:
+            print(f"  … {len(silent) - SILENT_SHOWN} more silent sites (see --out)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--mirrors", type=Path, default=MIRROR_DIR)
+    parser.add_argument("--repo", action="append", help="owner/name (repeatable)")
+    parser.add_argument("--sites", type=int, default=DEFAULT_SITES, help="sampled per repository")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--out", type=Path, help="write every site as JSON")
+    args = parser.parse_args(argv)
+    try:
+        import jedi  # noqa: F401
+    except ImportError:
+        raise SystemExit("jedi is the reference: pip install -e '.[bench]'") from None
+    if args.sites < 1:
+        raise SystemExit("--sites must be at least 1")
+    results = []
+    for repo in args.repo or DEFAULT_REPOS:
+        print(f"{repo}: indexing and asking jedi …", file=sys.stderr, flush=True)
+        results.append(evaluate(repo, args.mirrors, args.sites, args.seed))
+    report(results)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
