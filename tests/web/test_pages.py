@@ -3,6 +3,7 @@ transcript, posting, pins, threads, search, the agent view and the focus view.""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from starlette.testclient import TestClient
@@ -412,3 +413,16 @@ def test_unread_counts_stop_at_the_cap(room: Room, client: TestClient) -> None:
         room.post("agent:bob", f"busy {i}")
     general = re.search(r'href="/desk/General">General</a>.*?</tr>', client.get("/").text, re.S)
     assert general and f'<span class="unread">{UNREAD_CAP}+</span>' in general.group(0)
+
+
+def test_the_focus_view_lists_what_agents_hold_in_their_sessions(
+    room: Room, client: TestClient
+) -> None:
+    assert "No agent holds code in a focus session yet." in client.get("/focus").text
+    goal = "the discount is rounded wrong"
+    held = asyncio.run(room.service.focus("alice", goal, "set", 400, session="s1"))
+    html = client.get("/focus").text
+    assert "<h2>Working sets</h2>" in html
+    for item in held["focus_set"]:
+        assert f"<td><code>{item['id']}</code></td>" in html
+    assert "<td>@alice</td><td>s1</td>" in html

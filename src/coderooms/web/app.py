@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from coderooms.deskrecall import team_residents
 from coderooms.errors import CoderoomsError, UnknownDesk
 from coderooms.focus.runtime import DEFAULT_BUDGET, MAX_BUDGET
 from coderooms.mcp.render import render_read
@@ -36,6 +37,7 @@ from coderooms.rooms.chat import in_desk
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
 from coderooms.rooms.records import Agent, LogMessage, Person, SessionMessage
 from coderooms.rooms.roster import Roster
+from coderooms.store.errors import NoWorkingSets
 from coderooms.web import reads
 from coderooms.web.feed import ChangeFeed
 from coderooms.web.graph_svg import GRAPH_FOCUS_NODES, neighbourhood_svg
@@ -73,14 +75,41 @@ def csrf_token(session_token: str) -> str:
     return hmac.new(session_token.encode(), _CSRF_SALT, hashlib.sha256).hexdigest()
 
 
-def working_sets(service: RoomService) -> None:
-    """The seam for per-agent working sets (each agent's resident nodes and their heat).
+WORKING_SET_ROWS = 60
+"""Resident nodes the focus view lists at most across every agent, hottest first."""
 
-    This build keeps no working sets, so there is nothing to show and the focus view says
-    so. When the focus runtime gains them, read them here and list them in
-    :meth:`WebUI.focus_page` where that sentence is."""
-    del service
-    return None
+
+async def working_sets(service: RoomService) -> list[dict[str, Any]] | None:
+    """Every roster agent's focus sessions' resident nodes, hottest first (what the
+    agents hold right now), or None when the store keeps no working sets."""
+    try:
+        sets = service.store.working_sets()
+    except NoWorkingSets:
+        return None
+    roster = await service.store.roster()
+    team, _ = await team_residents(sets, [member.id for member in roster.members])
+    rows: list[dict[str, Any]] = team["resident"][:WORKING_SET_ROWS]
+    return rows
+
+
+def _working_sets_html(rows: list[dict[str, Any]] | None) -> Markup:
+    if rows is None:
+        return tag("p", "This store keeps no working sets.", cls="hint")
+    if not rows:
+        return tag("p", "No agent holds code in a focus session yet.", cls="hint")
+    head = tag("tr", *(tag("th", h) for h in ("agent", "session", "node", "heat", "tokens")))
+    body = [
+        tag(
+            "tr",
+            tag("td", f"@{row['agent']}"),
+            tag("td", row["session"]),
+            tag("td", tag("code", row["id"])),
+            tag("td", f"{row['heat']:.3f}"),
+            tag("td", str(row["tokens"])),
+        )
+        for row in rows
+    ]
+    return join([tag("h2", "Working sets"), tag("table", head, *body, cls="working-sets")])
 
 
 class _Refused(Exception):
@@ -761,22 +790,8 @@ class WebUI:
             except CoderoomsError as exc:
                 status = 400
                 shown = tag("p", f"{type(exc).__name__}: {exc}", cls="error", role="alert")
-        resident = working_sets(self.service)
-        body = join(
-            [
-                tag("h1", "Focus"),
-                form,
-                shown,
-                tag(
-                    "p",
-                    "Working sets: this build keeps none per agent, so there are no "
-                    "resident nodes to show.",
-                    cls="hint",
-                )
-                if resident is None
-                else "",  # see working_sets
-            ]
-        )
+        resident = await working_sets(self.service)
+        body = join([tag("h1", "Focus"), form, shown, _working_sets_html(resident)])
         return HTMLResponse(
             page("Focus", body, session=(person, csrf_token(token))), status_code=status
         )
