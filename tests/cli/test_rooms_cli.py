@@ -177,9 +177,17 @@ def test_a_corrupt_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 
 
 def test_an_unsupported_store_url_is_refused(tmp_path: Path) -> None:
-    result = cli("postgresql://localhost/rooms", "init")
+    result = cli("mysql://localhost/rooms", "init")
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: cannot open store 'postgresql://localhost/rooms'")
+    assert result.stderr.startswith("error: cannot open store 'mysql://localhost/rooms'")
+
+
+def test_an_unreachable_postgresql_server_is_one_line(tmp_path: Path) -> None:
+    url = f"postgresql://nobody@/rooms?host={tmp_path}&port=1"
+    result = cli(url, "init")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: cannot reach the store at {url}: ")
+    assert len(result.stderr.splitlines()) == 1
 
 
 # --- documentation --------------------------------------------------------------------

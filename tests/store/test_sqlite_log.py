@@ -34,7 +34,7 @@ from coderooms.store import (
     UnknownAuthor,
     UnknownParent,
 )
-from coderooms.store.sqlite import _COLUMNS, VIEW_PAGE_ROWS, VIEW_PAGE_ROWS_MAX
+from coderooms.store.sql import _COLUMNS, VIEW_PAGE_ROWS, VIEW_PAGE_ROWS_MAX
 
 ENG = Conversation("eng", "Engineering")
 ADA = Agent("ada", "Ada")
@@ -466,7 +466,7 @@ def test_page_decoding_fills_messages_equal_to_the_constructor() -> None:
     has exactly these fields and no ``__post_init__``, and the result must be equal."""
     import dataclasses
 
-    from coderooms.store.sqlite import _page, _row_message
+    from coderooms.store.sql import _page, _row_message
 
     assert [f.name for f in dataclasses.fields(LogMessage)] == [
         "sequence",

@@ -29,7 +29,6 @@ from coderooms.store import (
     parse_author_ref,
 )
 from coderooms.store.base import MESSAGE_BYTES_CAP
-from coderooms.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 __all__ = ["register"]
 
@@ -45,8 +44,7 @@ def register(group: click.Group) -> None:
 def init(ctx: click.Context) -> None:
     """Create the store (or upgrade an older one) and print where it is."""
     store = store_of(ctx)
-    where = store.path if isinstance(store, SQLiteStore) else "store"
-    click.echo(f"store ready: {where} (schema version {SCHEMA_VERSION})")
+    click.echo(f"store ready: {store.location} (schema version {store.schema_version})")
 
 
 # --- roster ------------------------------------------------------------------------------
