@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 import psycopg
+import psycopg.conninfo
 import psycopg.errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -113,8 +114,6 @@ LISTEN_WAKE_S = 1.0
 LISTEN_POLL_S = 1.0
 """How often a waiter asks the log itself anyway: rows posted while the listening
 connection was being re-opened are still found within this."""
-IMPORT_BATCH_CHECK = 10_000
-"""Rows between checks of an import's text (as they stream into ``COPY``)."""
 
 FOREIGN_DATABASE = "it holds tables named like coderooms's but no coderooms schema record"
 _OUR_TABLES = ("messages", "authors", "agents", "people", "desks", "meta")
@@ -274,6 +273,14 @@ def apply_migrations(connection: psycopg.Connection[Any], target: int | None = N
     return applied
 
 
+def _url_options(url: str) -> str:
+    """The ``options`` a libpq URL sets already (``?options=-csearch_path%3Droom1``)."""
+    try:
+        return str(psycopg.conninfo.conninfo_to_dict(url).get("options") or "")
+    except psycopg.ProgrammingError:
+        return ""  # refused with its reason when the store connects
+
+
 def _reason(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text or type(err).__name__
@@ -299,6 +306,9 @@ class PostgresStore(SqlStore):
         self._closing = threading.Event()
         self._write_lock = threading.Lock()
         options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout={LOCK_TIMEOUT_MS}"
+        given = _url_options(url)
+        if given:  # the URL's own (a search_path, say) come first; ours are the bounds
+            options = f"{given} {options}"
         self._connect_args: dict[str, Any] = {
             "autocommit": True,
             "connect_timeout": CONNECT_TIMEOUT_S,
@@ -453,43 +463,40 @@ class PostgresStore(SqlStore):
 
         def append(db: Db) -> int:
             ((latest,),) = db.execute("SELECT coalesce(max(sequence), -1) FROM messages").fetchall()
-            count = 0
+            # checked whole before COPY starts: nothing else can run on the
+            # connection while it streams, and a refused row must import nothing
+            rows = list(messages)
+            for message in rows:
+                if not latest < message.sequence <= MAX_SEQUENCE:
+                    raise ImportOrderError(message.sequence, latest)
+                latest = message.sequence
+                if message.author not in refs:
+                    for value in _author_columns(message.author):
+                        _require_text(f"the author of imported message {message.sequence}", value)
+                    refs[message.author] = self._author_ref(db, message.author)
+                _require_text(f"the desk of imported message {message.sequence}", message.chat_id)
+                _require_text(
+                    f"the content of imported message {message.sequence}", message.content
+                )
             with db.connection.cursor().copy(
                 "COPY messages (sequence, chat_id, chat_key, parent, author, content, "
                 "posted_at) FROM STDIN"
             ) as copy:
-                for message in messages:
-                    if not latest < message.sequence <= MAX_SEQUENCE:
-                        raise ImportOrderError(message.sequence, latest)
-                    latest = message.sequence
-                    ref = refs.get(message.author)
-                    if ref is None:
-                        for value in _author_columns(message.author):
-                            _require_text(
-                                f"the author of imported message {message.sequence}", value
-                            )
-                        ref = refs[message.author] = self._author_ref(db, message.author)
-                    _require_text(
-                        f"the desk of imported message {message.sequence}", message.chat_id
-                    )
-                    _require_text(
-                        f"the content of imported message {message.sequence}", message.content
-                    )
+                for message in rows:
                     copy.write_row(
                         (
                             message.sequence,
                             message.chat_id,
                             chat_key(message.chat_id),
                             message.parent,
-                            ref,
+                            refs[message.author],
                             message.content,
                             message.posted_at,
                         )
                     )
-                    count += 1
-            if count:
+            if rows:
                 db.execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, str(latest)))
-            return count
+            return len(rows)
 
         count = self._write_now(append)
         for author, ref in refs.items():

@@ -96,11 +96,13 @@ class ScratchCluster:
         assert self.root is not None
         return self.root / "socket"
 
-    def url(self, database: str = "postgres") -> str:
-        """The ``postgresql://`` URL of ``database`` on this cluster (over its socket)."""
-        return (
-            f"postgresql://{SCRATCH_SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
-        )
+    def url(self, database: str = "postgres", schema: str | None = None) -> str:
+        """The ``postgresql://`` URL of ``database`` on this cluster (over its socket);
+        with ``schema``, of that schema in it (set as the connection's search_path)."""
+        url = f"postgresql://{SCRATCH_SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
+        if schema is not None:
+            url += f"&options=-csearch_path%3D{schema}"
+        return url
 
     def _as_server_user(self) -> list[str]:
         if os.geteuid() != 0:
@@ -192,6 +194,15 @@ class ScratchCluster:
                 statement += f' TEMPLATE "{template}"'
             admin.execute(statement)  # type: ignore[arg-type]
         return self.url(name)
+
+    def create_schema(self, database: str, name: str) -> str:
+        """Create schema ``name`` in ``database``; the URL of a store kept in it. Much
+        cheaper than a database per store (no catalog to copy)."""
+        import psycopg
+
+        with psycopg.connect(self.url(database), autocommit=True) as admin:
+            admin.execute(f'CREATE SCHEMA "{name}"')  # type: ignore[arg-type]
+        return self.url(database, name)
 
     def stop(self) -> None:
         if self.root is None or self.bin is None:
