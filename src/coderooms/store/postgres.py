@@ -296,7 +296,14 @@ class PostgresStore(SqlStore):
 
     schema_version = SCHEMA_VERSION
 
-    def __init__(self, url: str, clock: Clock | None = None, *, existing: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        clock: Clock | None = None,
+        *,
+        existing: bool = False,
+        pool_wait_s: float = POOL_WAIT_S,
+    ) -> None:
         self.url = url
         self.location = redacted_url(url)
         self._clock = clock if clock is not None else utc_now
@@ -320,7 +327,7 @@ class PostgresStore(SqlStore):
             url,
             min_size=POOL_MIN,
             max_size=POOL_MAX,
-            timeout=POOL_WAIT_S,
+            timeout=pool_wait_s,
             kwargs=self._connect_args,
             open=False,
             name="coderooms",
@@ -376,7 +383,7 @@ class PostgresStore(SqlStore):
     def _retryable(err: BaseException) -> bool:
         """A dropped connection, a server shutting down or starting, no connection."""
         if isinstance(err, PoolTimeout):
-            return True
+            return False  # it has waited its whole allowance for a connection already
         if isinstance(err, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
             return False
         return isinstance(err, psycopg.OperationalError | psycopg.InterfaceError)

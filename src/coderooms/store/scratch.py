@@ -37,6 +37,8 @@ SCRATCH_SUPERUSER = "postgres"
 """The cluster's superuser (connections from this machine need no password)."""
 SCRATCH_START_TIMEOUT_S = 60
 """How long ``pg_ctl`` may take to start or stop the server."""
+SCRATCH_MAX_CONNECTIONS = 200
+"""Connections the server accepts (each store pools up to POOL_MAX of them)."""
 RUN_AS_WHEN_ROOT = "postgres"
 """The system user the server runs as when coderooms runs as root."""
 _PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"
@@ -99,7 +101,9 @@ class ScratchCluster:
     def url(self, database: str = "postgres", schema: str | None = None) -> str:
         """The ``postgresql://`` URL of ``database`` on this cluster (over its socket);
         with ``schema``, of that schema in it (set as the connection's search_path)."""
-        url = f"postgresql://{SCRATCH_SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
+        url = (
+            f"postgresql://{SCRATCH_SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
+        )
         if schema is not None:
             url += f"&options=-csearch_path%3D{schema}"
         return url
@@ -143,11 +147,10 @@ class ScratchCluster:
             user = pwd.getpwnam(RUN_AS_WHEN_ROOT)
             for path in (self.root, self.socket_dir):
                 os.chown(path, user.pw_uid, user.pw_gid)
-        data = str(self.root / "data")
         self._run(
             str(self.bin / "initdb"),
             "-D",
-            data,
+            str(self.root / "data"),
             "-U",
             SCRATCH_SUPERUSER,
             "--auth=trust",
@@ -156,33 +159,50 @@ class ScratchCluster:
             "--locale=C",
             "--no-sync",
         )
-        options = [
-            f"-p {self.port}",
-            f"-k {self.socket_dir}",
-            "-c listen_addresses=''",
-            "-c max_connections=200",
-        ]
-        if not self.durable:
-            options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
         try:
-            self._run(
-                str(self.bin / "pg_ctl"),
-                "-D",
-                data,
-                "-l",
-                str(self.root / "server.log"),
-                "-o",
-                " ".join(options),
-                "-w",
-                "-t",
-                str(SCRATCH_START_TIMEOUT_S),
-                "start",
-            )
+            self._pg_ctl("start")
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)
             self.root = None
             raise
         return self
+
+    def _options(self) -> str:
+        options = [
+            f"-p {self.port}",
+            f"-k {self.socket_dir}",
+            "-c listen_addresses=''",
+            f"-c max_connections={SCRATCH_MAX_CONNECTIONS}",
+        ]
+        if not self.durable:
+            options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        return " ".join(options)
+
+    def _pg_ctl(self, action: str, *extra: str) -> None:
+        assert self.root is not None and self.bin is not None
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.root / "data"),
+            "-l",
+            str(self.root / "server.log"),
+            "-o",
+            self._options(),
+            "-w",
+            "-t",
+            str(SCRATCH_START_TIMEOUT_S),
+            *extra,
+            action,
+        )
+
+    def restart(self) -> None:
+        """Restart the server abruptly (``immediate``: as after a crash); every open
+        connection is cut."""
+        self._pg_ctl("restart", "-m", "immediate")
+
+    def halt(self) -> None:
+        """Stop the server but keep its data (:meth:`start` is not for restarting)."""
+        self._pg_ctl("stop", "-m", "fast")
 
     def create_database(self, name: str, template: str | None = None) -> str:
         """Create ``name`` (optionally as a copy of ``template``); its URL."""
@@ -208,7 +228,7 @@ class ScratchCluster:
         if self.root is None or self.bin is None:
             return
         with contextlib.suppress(ScratchUnavailable, subprocess.SubprocessError):
-            self._run(str(self.bin / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "stop")
+            self._pg_ctl("stop", "-m", "fast")
         shutil.rmtree(self.root, ignore_errors=True)
         self.root = None
 
