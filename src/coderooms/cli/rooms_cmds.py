@@ -220,16 +220,32 @@ def _desk_heading(each: Desk) -> str:
 )
 @click.option("--desk", "desk_ref", default="General", show_default=True, help="Desk id or name.")
 @click.option("--reply-to", type=click.IntRange(min=0), metavar="N", help="Reply to message N.")
+@click.option(
+    "--key",
+    "idempotency_key",
+    metavar="KEY",
+    help="Idempotency key: posting again with the same KEY prints the message it already "
+    "wrote instead of writing it twice (safe to retry after a lost answer).",
+)
 @click.argument("text", required=False)
 @click.pass_context
 def post(
-    ctx: click.Context, author: str, desk_ref: str, reply_to: int | None, text: str | None
+    ctx: click.Context,
+    author: str,
+    desk_ref: str,
+    reply_to: int | None,
+    idempotency_key: str | None,
+    text: str | None,
 ) -> None:
     """Post TEXT (or standard input, minus its final newline) to a desk and print the
     new message's sequence number."""
     if text is None:
         text = _read_message_input()
-    posted = run(store_of(ctx).post(author, text, desk=desk_ref, parent=reply_to))
+    posted = run(
+        store_of(ctx).post(
+            author, text, desk=desk_ref, parent=reply_to, idempotency_key=idempotency_key
+        )
+    )
     click.echo(str(posted.sequence))
 
 
