@@ -1,7 +1,9 @@
 """The one store interface: a durable room log plus the roster and desks beside it.
 
-SQLite (the embedded default) implements it today; PostgreSQL implements the same
-methods later, and one conformance suite runs against both.
+SQLite (the embedded default, :mod:`coderooms.store.sqlite`) and PostgreSQL (many
+hosts, :mod:`coderooms.store.postgres`) implement it, sharing their rules through
+:mod:`coderooms.store.sql`; one parametrized store suite and the conformance suite run
+against both.
 
 A store is a :class:`~coderooms.rooms.session.SessionLog` over the whole log. For a
 projection it can also hand out a narrower view (:meth:`Store.conversation_log`) whose

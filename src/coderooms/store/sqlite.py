@@ -8,7 +8,11 @@ read back as the core's snapshots (``Roster``, ``DeskSet``), which validate ever
 before it commits.
 
 Schema changes are ordered :data:`MIGRATIONS`; ``schema_migrations`` records which ran,
-so a file written by an older coderooms opens (and is upgraded) in a newer one.
+so a file written by an older coderooms opens (and is upgraded) in a newer one. The
+PostgreSQL store keeps the same tables with a migration list of its own
+(``coderooms.store.postgres.MIGRATIONS``): a new table is a step appended to each. The
+validation, roster and desk rules and conversation views both stores run are in
+:mod:`coderooms.store.sql`.
 
 Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``) and wait up to
 :data:`BUSY_TIMEOUT_MS` for it, so several processes can post at once: each post reads,
