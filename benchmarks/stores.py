@@ -15,16 +15,20 @@ fsync on, synchronous commits). For each store it reports:
   processes x ``--host-posts`` posts, with a reader polling the tail throughout: rows
   lost, rows duplicated, and any row that appeared below one the reader had already seen;
 * live delivery: a post on host A, a waiting ``wait_for_rows`` on host B; p50/p99 from
-  the post call to B's wake-up.
+  the post call to B's wake-up;
+* kill -9 of one writer of host A and then of all of host B mid-run: how many
+  acknowledged posts are missing afterwards.
 
 Ratios are PostgreSQL against SQLite from the same run. Targets (issue 19): projection
-<= 5 ms and search <= 20 ms median at 1M rows, 0 lost, 0 duplicated, 0 out of order.
+<= 5 ms and search <= 20 ms median at 1M rows, 0 lost, 0 duplicated, 0 out of order,
+0 acknowledged posts missing after kill -9.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import random
 import statistics
@@ -53,6 +57,12 @@ HOST_WRITERS = 4
 HOST_POSTS = 2_000
 DELIVERIES = 200
 AGENTS = 10
+KILL_AFTER_ACKS = 20
+"""Posts each writer has acknowledged before the first kill -9."""
+KILL_WAIT_S = 60.0
+"""The longest the kill waits for that."""
+KILL_GAP_S = 0.5
+"""Between killing the writer of host A and the writers of host B."""
 TARGET_PROJECTION_MS = 5.0
 TARGET_SEARCH_MS = 20.0
 
@@ -224,6 +234,63 @@ async def live_delivery(url: str, count: int) -> tuple[float, float]:
     ]
 
 
+def _acking_writer(url: str, writer: int, posts: int, acks: str) -> None:
+    """Posts, writing each acknowledged post's content to ``acks`` as it returns."""
+
+    async def go() -> None:
+        store = open_store(url)
+        with open(acks, "a", encoding="utf-8") as out:
+            for n in range(posts):
+                content = f"kill writer {writer} post {n}"
+                await store.post(f"agent:agent-{writer}", content, desk=desk_id(writer))
+                out.write(content + "\n")
+                out.flush()
+
+    asyncio.run(go())
+
+
+async def killed_mid_run(url: str, tmp: str, posts: int) -> tuple[int, int]:
+    """4 writers, 2 per host; kill -9 one writer of host A, then both of host B. The
+    acknowledged posts, and how many of them are missing afterwards."""
+    context = multiprocessing.get_context("spawn")
+    acks = [str(Path(tmp) / f"acks-{w}.txt") for w in range(4)]
+    workers = [
+        context.Process(target=_acking_writer, args=(url, w, posts, acks[w])) for w in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    # kill once every writer is writing (each has acknowledged a few posts)
+    deadline = time.monotonic() + KILL_WAIT_S
+    while time.monotonic() < deadline and not all(
+        Path(path).exists() and len(Path(path).read_text().splitlines()) >= KILL_AFTER_ACKS
+        for path in acks
+    ):
+        time.sleep(0.05)
+    workers[0].kill()
+    time.sleep(KILL_GAP_S)
+    for worker in workers[2:]:
+        worker.kill()
+    for worker in workers:
+        worker.join()
+    acknowledged: list[str] = []
+    for path in acks:
+        with contextlib.suppress(FileNotFoundError):
+            acknowledged += Path(path).read_text(encoding="utf-8").splitlines()
+    store = open_store(url)
+    stored: set[str] = set()
+    cursor = None
+    while True:
+        page = await store.read_before(cursor, 4096)
+        stored.update(m.content for m in page.messages if m.content.startswith("kill "))
+        if page.next_before is None or not any(
+            m.content.startswith("kill ") for m in page.messages
+        ):
+            break
+        cursor = page.next_before
+    store.close()
+    return len(acknowledged), sum(1 for content in acknowledged if content not in stored)
+
+
 async def measure(url: str, store: Store, args: argparse.Namespace) -> dict[str, float]:
     figures: dict[str, float] = {}
     figures["projection ms"], figures["search ms"] = await reads(store, args.samples)
@@ -237,6 +304,10 @@ async def measure(url: str, store: Store, args: argparse.Namespace) -> dict[str,
     figures["2 hosts: duplicated"] = duplicated
     figures["2 hosts: out of order"] = disorder
     figures["live p50 ms"], figures["live p99 ms"] = await live_delivery(url, args.deliveries)
+    with tempfile.TemporaryDirectory() as tmp:
+        acked, missing = await killed_mid_run(url, tmp, args.posts)
+    figures["kill -9: acknowledged"] = acked
+    figures["kill -9: missing"] = missing
     return figures
 
 
@@ -274,6 +345,7 @@ def main() -> None:
             and figures["2 hosts: lost"] == 0
             and figures["2 hosts: duplicated"] == 0
             and figures["2 hosts: out of order"] == 0
+            and figures["kill -9: missing"] == 0
         )
         print(f"{kind}: targets {'met' if verdict else 'NOT met'}")
 
