@@ -469,6 +469,8 @@ class PostgresStore(SqlStore):
         refs: dict[SessionAuthor, int] = {}
 
         def append(db: Db) -> int:
+            # a maintenance call: a million rows may take longer than one statement may
+            db.execute("SET LOCAL statement_timeout = 0")
             ((latest,),) = db.execute("SELECT coalesce(max(sequence), -1) FROM messages").fetchall()
             # checked whole before COPY starts: nothing else can run on the
             # connection while it streams, and a refused row must import nothing
