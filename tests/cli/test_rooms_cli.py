@@ -177,9 +177,17 @@ def test_a_corrupt_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 
 
 def test_an_unsupported_store_url_is_refused(tmp_path: Path) -> None:
-    result = cli("postgresql://localhost/rooms", "init")
+    result = cli("mysql://localhost/rooms", "init")
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: cannot open store 'postgresql://localhost/rooms'")
+    assert result.stderr.startswith("error: cannot open store 'mysql://localhost/rooms'")
+
+
+def test_an_unreachable_postgresql_server_is_one_line(tmp_path: Path) -> None:
+    url = f"postgresql://nobody@/rooms?host={tmp_path}&port=1"
+    result = cli(url, "init")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: cannot reach the store at {url}: ")
+    assert len(result.stderr.splitlines()) == 1
 
 
 # --- documentation --------------------------------------------------------------------
@@ -259,3 +267,25 @@ def test_a_person_sharing_an_agents_id_is_not_read_as_the_agent(room: str) -> No
     assert ok(room, "read", "--as", "agent:ada", "--desk", "eng").startswith(
         "## Briefing\nYou are @ada"
     )
+
+
+def test_a_post_retried_with_its_key_prints_the_same_sequence(room: str) -> None:
+    first = ok(room, "post", "--as", "agent:ada", "--key", "run-7", "deploy done")
+    assert ok(room, "post", "--as", "agent:ada", "--key", "run-7", "deploy done") == first
+    result = cli(room, "post", "--as", "agent:ada", "--key", "run-7", "something else")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: idempotency key 'run-7' already wrote message")
+    assert ok(room, "post", "--as", "agent:ada", "next") == f"{int(first) + 1}\n"
+
+
+def test_every_room_command_works_on_a_postgresql_store(pg_url: str) -> None:
+    assert ok(pg_url, "init").startswith("store ready: postgresql://")
+    ok(pg_url, "agent", "add", "ada", "--name", "Ada")
+    ok(pg_url, "person", "add", "pat", "--label", "Pat Doe")
+    ok(pg_url, "desk", "create", "eng", "--name", "Engineering")
+    ok(pg_url, "desk", "add", "eng", "ada")
+    assert ok(pg_url, "post", "--as", "agent:ada", "--desk", "eng", "--key", "k", "hi") == "1\n"
+    assert ok(pg_url, "post", "--as", "agent:ada", "--desk", "eng", "--key", "k", "hi") == "1\n"
+    assert "hi" in ok(pg_url, "read", "--as", "ada", "--desk", "eng")
+    assert "ada" in ok(pg_url, "agent", "list")
+    assert "hi" in ok(pg_url, "search", "hi", "--desk", "eng")

@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from coderooms.mcp.service import (
     IGNORED_LISTED,
     INBOX_LIMIT,
     INBOX_SCAN,
+    INBOX_WAIT_MAX_S,
     MAX_WINDOW,
     RoomService,
 )
@@ -347,5 +349,41 @@ def test_skim_runs_off_the_event_loop_when_offloading(
             assert seen[1] == loop_thread
         finally:
             store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_waiting_inbox_returns_when_a_mention_lands_and_not_for_other_rows(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        url = f"sqlite:///{tmp_path / 'rooms.db'}"
+        store, other = open_store(url), open_store(url)  # another process on this host
+        try:
+            await store.add_agent("alice")
+            await store.add_agent("bob")
+            service = RoomService(store)
+            cursor = (await service.inbox("alice")).cursor
+
+            async def post_later() -> int:
+                await asyncio.sleep(0.3)
+                await other.post("agent:bob", "no mention here")
+                await asyncio.sleep(0.3)
+                return (await other.post("agent:bob", "@alice look")).sequence
+
+            started = time.monotonic()
+            page, sent = await asyncio.gather(
+                service.inbox("alice", since=cursor, wait=10), post_later()
+            )
+            assert [m.sequence for m in page.mentions] == [sent]
+            assert 0.5 < time.monotonic() - started < 5
+            started = time.monotonic()
+            quiet = await service.inbox("alice", since=page.cursor, wait=0.4)
+            assert quiet.mentions == [] and time.monotonic() - started >= 0.4
+            with pytest.raises(ArgumentOutOfRange):
+                await service.inbox("alice", wait=INBOX_WAIT_MAX_S + 1)
+        finally:
+            store.close()
+            other.close()
 
     asyncio.run(scenario())

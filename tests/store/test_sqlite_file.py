@@ -48,9 +48,7 @@ def test_sqlite_urls_take_everything_after_the_third_slash_as_the_path(
     assert (tmp_path / "bare.db").is_file()
 
 
-@pytest.mark.parametrize(
-    "url", ["postgresql://localhost/rooms", "mysql://x/y", "sqlite:///", "sqlite:x"]
-)
+@pytest.mark.parametrize("url", ["mysql://x/y", "sqlite:///", "sqlite:x"])
 def test_unsupported_urls_are_refused(url: str) -> None:
     with pytest.raises(UnsupportedStoreUrl, match="cannot open store"):
         open_store(url)

@@ -101,3 +101,33 @@ def test_damaged_session_rows_are_a_typed_error(tmp_path: Path) -> None:
             await store.working_sets().load("alice", "s1")
 
     asyncio.run(scenario())
+
+
+# --- every store kind ---------------------------------------------------------------------
+
+
+async def test_working_sets_and_code_pins_round_trip_in_every_store_kind(new_store) -> None:  # type: ignore[no-untyped-def]
+    from coderooms.store.base import CodePinSnapshot
+
+    store = new_store()
+    ws, other = worked(), worked("bob", "b1")
+    sets = store.working_sets()
+    await sets.save(ws)
+    await sets.save(other)
+    await sets.save(ws)  # saved again: replaced, not doubled
+    again = new_store.again(store)
+    assert await again.working_sets().load("alice", "s1") == ws
+    assert [w.agent for w in await again.working_sets().of_agents(["bob", "alice", "zed"])] == [
+        "alice",
+        "bob",
+    ]
+    assert await again.working_sets().delete("bob", "b1")
+    assert not await again.working_sets().delete("bob", "b1")
+    assert await again.working_sets().load("bob", "b1") is None
+    pin = CodePinSnapshot(7, "shop/cart.py::Cart", "h1", "class Cart")
+    await store.record_code_pins([pin])
+    await store.record_code_pins([CodePinSnapshot(7, "shop/cart.py::Cart", "h2", "class Cart")])
+    assert await again.code_pins([7, 8]) == [
+        CodePinSnapshot(7, "shop/cart.py::Cart", "h2", "class Cart")
+    ]
+    assert await again.code_pins([]) == []

@@ -58,3 +58,16 @@ def test_an_agent_token_is_not_a_person_token(tmp_path: Path) -> None:
         assert book.person_for(agent) is None
     finally:
         book.close()
+
+
+def test_person_tokens_live_in_every_store_kind(new_store) -> None:  # type: ignore[no-untyped-def]
+    store = new_store()
+    book = TokenBook.for_store(store)
+    try:
+        first = book.issue_person("pat")
+        second = book.issue_person("pat")
+        agent = book.issue("pat")
+        assert book.person_for(first) is None and book.person_for(second) == "pat"
+        assert book.person_for(agent) is None and book.agent_for(second) is None
+    finally:
+        book.close()

@@ -269,7 +269,8 @@ def run(coroutine: Coroutine[Any, Any, _T]) -> _T:
 
 
 DB_HELP = (
-    "Store to use: sqlite:///PATH (or a plain file path). "
+    "Store to use: sqlite:///PATH (or a plain file path), or a PostgreSQL database shared "
+    "by many hosts as postgresql://USER@HOST:PORT/DB. "
     f"Defaults to ${DB_ENV}, else .coderooms/rooms.db under the working directory."
 )
 

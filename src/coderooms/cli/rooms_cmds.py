@@ -29,7 +29,6 @@ from coderooms.store import (
     parse_author_ref,
 )
 from coderooms.store.base import MESSAGE_BYTES_CAP
-from coderooms.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 __all__ = ["register"]
 
@@ -45,8 +44,7 @@ def register(group: click.Group) -> None:
 def init(ctx: click.Context) -> None:
     """Create the store (or upgrade an older one) and print where it is."""
     store = store_of(ctx)
-    where = store.path if isinstance(store, SQLiteStore) else "store"
-    click.echo(f"store ready: {where} (schema version {SCHEMA_VERSION})")
+    click.echo(f"store ready: {store.location} (schema version {store.schema_version})")
 
 
 # --- roster ------------------------------------------------------------------------------
@@ -229,6 +227,13 @@ def _desk_heading(each: Desk) -> str:
     help="Repository whose index checks '!pin @node' markers and remembers the pinned "
     "code, so the pinboard can say when it changes.",
 )
+@click.option(
+    "--key",
+    "idempotency_key",
+    metavar="KEY",
+    help="Idempotency key: posting again with the same KEY prints the message it already "
+    "wrote instead of writing it twice (safe to retry after a lost answer).",
+)
 @click.argument("text", required=False)
 @click.pass_context
 def post(
@@ -237,6 +242,7 @@ def post(
     desk_ref: str,
     reply_to: int | None,
     repo: str | None,
+    idempotency_key: str | None,
     text: str | None,
 ) -> None:
     """Post TEXT (or standard input, minus its final newline) to a desk and print the
@@ -253,7 +259,9 @@ def post(
     store = store_of(ctx)
 
     async def go() -> int:
-        posted = await store.post(author, text, desk=desk_ref, parent=reply_to)
+        posted = await store.post(
+            author, text, desk=desk_ref, parent=reply_to, idempotency_key=idempotency_key
+        )
         await snapshot_node_pins(store, posted.sequence, snapshots)
         return posted.sequence
 

@@ -44,7 +44,13 @@ from coderooms.mcp.schemas import (
     SkimOut,
     ThreadsOut,
 )
-from coderooms.mcp.service import MAX_HITS, MAX_IMPACT_DEPTH, MAX_WINDOW, RoomService
+from coderooms.mcp.service import (
+    INBOX_WAIT_MAX_S,
+    MAX_HITS,
+    MAX_IMPACT_DEPTH,
+    MAX_WINDOW,
+    RoomService,
+)
 from coderooms.rooms.ranking import SELECT_LIMIT
 from coderooms.rooms.records import SESSION_WINDOW
 from coderooms.rooms.search import SEARCH_LIMIT
@@ -245,10 +251,18 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         reply_to: Annotated[
             int | None, Field(description="Sequence of the message this replies to.")
         ] = None,
+        idempotency_key: Annotated[
+            str | None,
+            Field(
+                description="Your own name for this post: a retry with the same key returns "
+                "the message already written instead of posting it twice."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, PostOut]:
         """Post a message to a desk you belong to, optionally as a reply."""
         return await _answer(
-            lambda: service.post(who(ctx), content, desk, reply_to), render.render_post
+            lambda: service.post(who(ctx), content, desk, reply_to, idempotency_key),
+            render.render_post,
         )
 
     @tool(READ_ONLY)
@@ -319,10 +333,17 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             int | None,
             Field(description="The cursor from your last room_inbox call; omit the first time."),
         ] = None,
+        wait: Annotated[
+            float,
+            Field(
+                description="Seconds to wait for a new mention when there is none yet "
+                f"(0 to {INBOX_WAIT_MAX_S:g}); the answer comes as soon as one lands."
+            ),
+        ] = 0,
     ) -> Annotated[CallToolResult, InboxOut]:
         """Messages in your desks that mention you (or your desk, or everyone) since a
         cursor, oldest first, with the cursor to pass next time."""
-        return await _answer(lambda: service.inbox(who(ctx), since), render.render_inbox)
+        return await _answer(lambda: service.inbox(who(ctx), since, wait), render.render_inbox)
 
     @tool(WRITES)
     async def focus(

@@ -10,6 +10,7 @@ typed models of :mod:`coderooms.mcp.schemas`; refusals are
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
@@ -117,6 +118,7 @@ from coderooms.store.worksets import WorkingSets
 __all__ = [
     "INBOX_LIMIT",
     "INBOX_SCAN",
+    "INBOX_WAIT_MAX_S",
     "MAX_HITS",
     "MAX_WINDOW",
     "READ_TEXT_BUDGET",
@@ -136,6 +138,8 @@ _FOCUS_FIELDS: dict[str, Any] = {
 
 INBOX_SCAN = 2048
 """Sequences one room_inbox call covers after its cursor; the rest waits for the next."""
+INBOX_WAIT_MAX_S = 25.0
+"""The longest room_inbox may wait for a mention (under common HTTP client timeouts)."""
 INBOX_LIMIT = 50
 """Mentions one room_inbox call returns at most; the cursor stops at the last one."""
 MAX_IMPACT_DEPTH = 6
@@ -446,7 +450,12 @@ class RoomService:
         return init
 
     async def post(
-        self, agent_id: str, content: str, desk: str = GENERAL_DESK_ID, reply_to: int | None = None
+        self,
+        agent_id: str,
+        content: str,
+        desk: str = GENERAL_DESK_ID,
+        reply_to: int | None = None,
+        idempotency_key: str | None = None,
     ) -> PostOut:
         snap = await self._caller(agent_id)
         found = self._member_desk(agent_id, desk, snap)
@@ -457,7 +466,14 @@ class RoomService:
             code_pins = check_node_pins(content, workspace)
         try:
             row = await self.store.post(
-                f"agent:{agent_id}", content, desk=found.id, parent=reply_to
+                f"agent:{agent_id}",
+                content,
+                desk=found.id,
+                parent=reply_to,
+                # keyed per agent: one agent's key never answers for another's post
+                idempotency_key=None
+                if idempotency_key is None
+                else f"{agent_id}:{idempotency_key}",
             )
         except ParentInOtherDesk:
             # Saying the parent is elsewhere would tell a non-member that a message exists
@@ -600,8 +616,12 @@ class RoomService:
             ],
         )
 
-    async def inbox(self, agent_id: str, since: int | None = None) -> InboxOut:
+    async def inbox(self, agent_id: str, since: int | None = None, wait: float = 0) -> InboxOut:
         """Rows after ``since`` that mention the caller, oldest first, in its desks.
+
+        With ``wait`` (seconds, at most :data:`INBOX_WAIT_MAX_S`) a call that finds no
+        mention waits for new rows (from any process or host the store reaches) and
+        looks again, until one mentions the caller or the time is up.
 
         One call covers at most ``INBOX_SCAN`` sequences after the cursor (the newest
         ``INBOX_SCAN`` when no cursor is given) and at most ``INBOX_LIMIT`` mentions; the
@@ -615,10 +635,27 @@ class RoomService:
         """
         if since is not None and since < 0:
             raise ArgumentOutOfRange("since", since, 0, "the newest sequence")
+        if not 0 <= wait <= INBOX_WAIT_MAX_S:
+            raise ArgumentOutOfRange("wait", wait, 0, INBOX_WAIT_MAX_S)
+        deadline = time.monotonic() + wait
+        while True:
+            out, covered = await self._inbox_once(agent_id, since)
+            left = deadline - time.monotonic()
+            if out.mentions or out.more or left <= 0:
+                return out
+            # past what this scan covered: rows the caller may not read wake it once
+            since = out.cursor if out.cursor is not None else since
+            await self.store.wait_for_rows(covered, left)
+            if time.monotonic() >= deadline:
+                return (await self._inbox_once(agent_id, since))[0]
+
+    async def _inbox_once(self, agent_id: str, since: int | None) -> tuple[InboxOut, int | None]:
+        """One scan after ``since``, and the newest sequence it covered."""
         snap = await self._caller(agent_id)
         last = await self.store.last_sequence()
         if last is None or (since is not None and since >= last):
-            return InboxOut(agent_id=agent_id, since=since, cursor=since, more=False, mentions=[])
+            empty = InboxOut(agent_id=agent_id, since=since, cursor=since, more=False, mentions=[])
+            return empty, last
         start = since if since is not None else max(0, last - INBOX_SCAN)
         ceiling = min(last, start + INBOX_SCAN)
         member_of: dict[str, Desk | None] = {}
@@ -639,16 +676,18 @@ class RoomService:
         ]
         if len(found) > INBOX_LIMIT:
             found = found[:INBOX_LIMIT]
-            return InboxOut(
+            cut = InboxOut(
                 agent_id=agent_id, since=since, cursor=found[-1].sequence, more=True, mentions=found
             )
+            return cut, ceiling
         if ceiling < last:  # the range ends where the caller's cursor says, not at a row
             cursor: int | None = ceiling
         else:
             cursor = readable if readable is not None else since
-        return InboxOut(
+        out = InboxOut(
             agent_id=agent_id, since=since, cursor=cursor, more=ceiling < last, mentions=found
         )
+        return out, ceiling
 
     def _row_desk(
         self, agent_id: str, row: LogMessage, snap: _Snapshot, member_of: dict[str, Desk | None]

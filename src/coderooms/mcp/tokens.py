@@ -17,6 +17,7 @@ import hashlib
 import secrets
 import sqlite3
 import time
+from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 
@@ -88,6 +89,8 @@ class TokenBook:
 
     @classmethod
     def for_store(cls, store: Store) -> TokenBook:
+        if hasattr(store, "token_holder"):  # the PostgreSQL store keeps them itself
+            return _StoreTokenBook(store)
         path = getattr(store, "path", None)
         if not isinstance(path, str) or path == ":memory:":
             raise TokenStoreUnsupported(repr(store))
@@ -154,6 +157,40 @@ class TokenBook:
 
     def close(self) -> None:
         self._db.close()
+
+
+class _StoreTokenBook(TokenBook):
+    """The token table of a store that keeps it in its own schema (PostgreSQL), so
+    every host serving the room accepts the same tokens."""
+
+    def __init__(self, store: Any) -> None:
+        self.path = store.location
+        self._store = store
+
+    def issue(self, agent_id: str) -> str:
+        token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+        self._store.set_token(agent_id, _digest(token), int(time.time()))
+        return token
+
+    def agent_for(self, token: str) -> str | None:
+        if not token.startswith(TOKEN_PREFIX):
+            return None
+        holder: str | None = self._store.token_holder(_digest(token))
+        return holder
+
+    def issue_person(self, person_id: str) -> str:
+        token = PERSON_TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+        self._store.set_token(person_id, _digest(token), int(time.time()), person=True)
+        return token
+
+    def person_for(self, token: str) -> str | None:
+        if not token.startswith(PERSON_TOKEN_PREFIX):
+            return None
+        holder: str | None = self._store.token_holder(_digest(token), person=True)
+        return holder
+
+    def close(self) -> None:
+        """The store owns the connection."""
 
 
 async def check_token_holder(store: Store, agent_id: str) -> None:

@@ -6,6 +6,10 @@ usual convention: everything after the third slash is the path, so
 ``sqlite:////srv/rooms.db`` is absolute; ``sqlite:///:memory:`` is a private in-memory
 store (refused with ``durable=True``, as the command line asks, since its rows vanish
 when the process exits). A URL without a scheme is taken as the path of a SQLite file.
+
+``postgresql://user@host:port/db`` (or ``postgres://…``; ``?host=/dir`` for a unix
+socket) opens the PostgreSQL store, which several hosts can share; it needs the
+``postgres`` extra (psycopg 3).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from coderooms.store.sqlite import SQLiteStore
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "POSTGRES_SCHEMES",
     "MESSAGE_BYTES_CAP",
     "READ_LIMIT_CAP",
     "AuthorRef",
@@ -44,6 +49,9 @@ DEFAULT_STORE_PATH = Path(DATA_DIR) / "rooms.db"
 """Where the embedded store lives, relative to the working directory."""
 
 _SQLITE_PREFIX = "sqlite:///"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+"""URL prefixes of a PostgreSQL store (libpq's two spellings)."""
+POSTGRES_MISSING = "the PostgreSQL driver is not installed: pip install 'coderooms[postgres]'"
 
 
 def default_store_url() -> str:
@@ -72,6 +80,8 @@ def open_store(
     """
     if url is None:
         url = default_store_url()
+    if url.startswith(POSTGRES_SCHEMES):
+        return _open_postgres(url, existing=existing)
     if url.startswith(_SQLITE_PREFIX):
         path = unquote(url[len(_SQLITE_PREFIX) :])  # a URL: %20 is a space
     elif "://" in url or url.startswith(("sqlite:", "file:")):
@@ -87,3 +97,11 @@ def open_store(
     if existing and path != ":memory:" and not os.path.exists(path):
         raise StoreNotFound(path)
     return SQLiteStore(path, read_only=read_only)
+
+
+def _open_postgres(url: str, *, existing: bool) -> Store:
+    try:
+        from coderooms.store.postgres import PostgresStore
+    except ImportError:
+        raise UnsupportedStoreUrl(url, POSTGRES_MISSING) from None
+    return PostgresStore(url, existing=existing)

@@ -1,7 +1,9 @@
 """The one store interface: a durable room log plus the roster and desks beside it.
 
-SQLite (the embedded default) implements it today; PostgreSQL implements the same
-methods later, and one conformance suite runs against both.
+SQLite (the embedded default, :mod:`coderooms.store.sqlite`) and PostgreSQL (many
+hosts, :mod:`coderooms.store.postgres`) implement it, sharing their rules through
+:mod:`coderooms.store.sql`; one parametrized store suite and the conformance suite run
+against both.
 
 A store is a :class:`~coderooms.rooms.session.SessionLog` over the whole log. For a
 projection it can also hand out a narrower view (:meth:`Store.conversation_log`) whose
@@ -12,8 +14,11 @@ exactly as it validates the whole log's.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -37,6 +42,8 @@ from coderooms.store.worksets import WorkingSets
 __all__ = [
     "MESSAGE_BYTES_CAP",
     "READ_LIMIT_CAP",
+    "WAIT_MAX_S",
+    "WAIT_POLL_S",
     "AuthorRef",
     "CodePinSnapshot",
     "Store",
@@ -50,6 +57,13 @@ MESSAGE_BYTES_CAP = 1024 * 1024
 READ_LIMIT_CAP = 4096
 """The most rows one ``read_before`` call returns; a bigger ask gets a full page of this
 many and a cursor for the rest, as the port allows."""
+
+WAIT_POLL_S = 0.05
+"""How often :meth:`Store.wait_for_rows` asks a log without a feed of its own for rows
+another process posted (SQLite: other processes on the same host)."""
+
+WAIT_MAX_S = 60.0
+"""The longest one :meth:`Store.wait_for_rows` call waits, whatever it asks for."""
 
 AuthorRef = SessionAuthor | str
 """Who posts: an author record, or ``agent:ID`` / ``person:ID`` / ``operator`` /
@@ -116,6 +130,13 @@ class Store(ABC):
     desks. Reads and writes are ``async``; :meth:`import_messages` and :meth:`close`
     are plain calls."""
 
+    location: str = "store"
+    """Where the store is, as messages name it (a file path, a URL without password)."""
+    schema_version: int = 0
+    """The newest migration this store's schema has."""
+
+    _wakers: list[Callable[[], None]]
+
     # --- the log ------------------------------------------------------------------------
 
     @abstractmethod
@@ -135,8 +156,15 @@ class Store(ABC):
         *,
         desk: str = "General",
         parent: Sequence | None = None,
+        idempotency_key: str | None = None,
     ) -> LogMessage:
         """Append one message and return it with its new sequence.
+
+        With ``idempotency_key`` (a client's own name for this post, at most
+        ``IDEMPOTENCY_KEY_MAX_CHARS`` characters) a post that already committed under
+        that key is returned as it was written instead of being written again, so a
+        client that lost the answer can retry; the same key on a different post is
+        :class:`~coderooms.store.errors.IdempotencyKeyReused`.
 
         Validates, in this order: the content (not blank, valid UTF-8 text, at most
         :data:`MESSAGE_BYTES_CAP` bytes), the author (a known agent that is not retired, a
@@ -162,6 +190,44 @@ class Store(ABC):
         increasing and above the log's last row, else nothing is imported. Returns the
         number of rows added.
         """
+
+    async def wait_for_rows(self, after: Sequence | None, timeout_s: float) -> Sequence | None:
+        """Wait until the log holds a row above ``after`` (any row, for ``None``), at
+        most ``timeout_s`` seconds; the newest sequence then (``None``: still empty).
+
+        Rows posted by any process count. This default asks the log every
+        :data:`WAIT_POLL_S` and at once when this store posts; a store with a feed of
+        its own (PostgreSQL's ``LISTEN``) overrides it."""
+        deadline = time.monotonic() + max(0.0, min(timeout_s, WAIT_MAX_S))
+        self._waiting()
+        woken = asyncio.Event()
+        wake = _waker(woken)
+        self._wakers.append(wake)
+        try:
+            while True:
+                newest = await self.last_sequence()
+                if newest is not None and (after is None or newest > after):
+                    return newest
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return newest
+                woken.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), min(left, self._wait_poll_s))
+        finally:
+            self._wakers.remove(wake)
+
+    _wait_poll_s = WAIT_POLL_S
+    """How often :meth:`wait_for_rows` asks the log while nothing woke it."""
+
+    def _waiting(self) -> None:
+        """Called as a wait begins (a store with a feed starts listening here)."""
+        return None
+
+    def _wake_waiters(self) -> None:
+        """Tell this store's waiting :meth:`wait_for_rows` calls a row may have landed."""
+        for wake in list(self._wakers):
+            wake()
 
     # --- roster ---------------------------------------------------------------------------
 
@@ -234,3 +300,14 @@ class Store(ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _waker(event: asyncio.Event) -> Callable[[], None]:
+    """A callable any thread may call to set ``event`` on the loop that awaits it."""
+    loop = asyncio.get_running_loop()
+
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+            loop.call_soon_threadsafe(event.set)
+
+    return wake

@@ -28,7 +28,11 @@
         ├── GeneralDeskMembership      General's members are the active roster
         ├── DeskMembership             a member added twice or retired when absent
         ├── ImportOrderError           bulk import rows not above the log's last row
+        ├── InvalidIdempotencyKey      a post's idempotency key that is blank or too long
+        ├── IdempotencyKeyReused       a key that already wrote a different message
         ├── StoreBusy                  other writers held the database past the timeout
+        ├── StoreUnavailable           the database server cannot be reached (or the
+        │                              connection dropped mid-call)
         └── NoWorkingSets              a store kind that keeps no focus working sets
 
 Roster and desk snapshots that would not validate raise the core errors
@@ -50,7 +54,9 @@ __all__ = [
     "DeskMembership",
     "EphemeralStore",
     "GeneralDeskMembership",
+    "IdempotencyKeyReused",
     "ImportOrderError",
+    "InvalidIdempotencyKey",
     "InvalidAuthor",
     "InvalidText",
     "MultilineName",
@@ -65,6 +71,7 @@ __all__ = [
     "StoreError",
     "StoreLocation",
     "StoreNotFound",
+    "StoreUnavailable",
     "UnknownAuthor",
     "UnknownParent",
     "UnknownThread",
@@ -72,13 +79,24 @@ __all__ = [
 ]
 
 
+UNSUPPORTED_SCHEME = (
+    "give a SQLite file as sqlite:///PATH (or a plain path), "
+    "or a PostgreSQL database as postgresql://USER@HOST:PORT/DB"
+)
+
+
 class StoreError(HostError):
     """A store refused a call, or its database cannot be used."""
 
 
 class UnsupportedStoreUrl(StoreError):
-    fields = ("url",)
-    template = "cannot open store {url!r}: give a SQLite file as sqlite:///PATH (or a plain path)"
+    """A URL ``open_store`` cannot open; ``reason`` says why (the default: its scheme)."""
+
+    fields = ("url", "reason")
+    template = "cannot open store {url!r}: {reason}"
+
+    def __init__(self, url: str, reason: str = UNSUPPORTED_SCHEME) -> None:
+        super().__init__(url, reason)
 
 
 class CorruptDatabase(StoreError):
@@ -271,6 +289,31 @@ class ImportOrderError(StoreError):
 class StoreBusy(StoreError):
     fields = ("path", "timeout_ms")
     template = "{path} stayed locked by other writers for {timeout_ms} ms; try again"
+
+
+class InvalidIdempotencyKey(StoreError):
+    fields = ("limit",)
+    template = "an idempotency key must be 1 to {limit} characters of text, not blank"
+
+
+class IdempotencyKeyReused(StoreError):
+    """A post whose key already wrote a message with another author, desk, parent or
+    content: the key names that earlier post, so this one is refused, not merged."""
+
+    fields = ("key", "sequence")
+    template = (
+        "idempotency key {key!r} already wrote message {sequence}, which is a different "
+        "post; give each new message a fresh key"
+    )
+
+
+class StoreUnavailable(StoreError):
+    """The database server did not answer (down, restarting, unreachable) or dropped
+    the connection. Reads have been retried already; a write may or may not have
+    happened, which a retry with the same idempotency key settles."""
+
+    fields = ("location", "reason")
+    template = "cannot reach the store at {location}: {reason}"
 
 
 class NoWorkingSets(StoreError):

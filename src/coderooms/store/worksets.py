@@ -1,18 +1,16 @@
-"""Where focus sessions keep their working sets: a small port, its tables and SQLite.
+"""Where focus sessions keep their working sets: a small port, its tables and its SQL.
 
 A working set (:class:`~coderooms.focus.workingset.WorkingSet`) belongs to one agent
 session, an ``(agent, session)`` pair; a store keeps it so it outlives the process that
 made it and is shared by every host opening the same store. ``focus_sessions`` holds one
 row per session (budget, call count, pins, earlier goals, thrash streak) and
 ``focus_resident`` one row per resident node. :data:`WORKSET_TABLES` creates both; a
-store appends them to its own migrations (SQLite: migration 7), so another store adds
-the same tables with its own SQL types.
+store appends them to its own migrations (SQLite: migration 8, PostgreSQL: 2).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -21,9 +19,9 @@ from coderooms.focus.workingset import Resident, WorkingSet
 from coderooms.store.errors import CorruptDatabase
 
 if TYPE_CHECKING:
-    from coderooms.store.sqlite import SQLiteStore
+    from coderooms.store.sql import SqlStore
 
-__all__ = ["WORKSET_TABLES", "SQLiteWorkingSets", "WorkingSets"]
+__all__ = ["WORKSET_TABLES", "SqlWorkingSets", "WorkingSets"]
 
 WORKSET_TABLES: tuple[str, ...] = (
     """CREATE TABLE focus_sessions (
@@ -167,11 +165,12 @@ def working_set_rows(ws: WorkingSet) -> tuple[tuple[Any, ...], list[tuple[Any, .
     return head, residents
 
 
-class SQLiteWorkingSets(WorkingSets):
-    """Working sets in a :class:`~coderooms.store.sqlite.SQLiteStore`'s file: reads on
-    its reader connection, each save one write transaction."""
+class SqlWorkingSets(WorkingSets):
+    """Working sets in a SQL store's tables (SQLite or PostgreSQL, through the shared
+    ``?`` statements of :class:`~coderooms.store.sql.SqlStore`): reads on its reader
+    connection, each save one write transaction."""
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: SqlStore) -> None:
         self._store = store
 
     async def load(self, agent: str, session: str) -> WorkingSet | None:
@@ -187,7 +186,7 @@ class SQLiteWorkingSets(WorkingSets):
             "WHERE agent_id = ? AND session_id = ? ORDER BY node_id",
             (agent, session),
         )
-        return rows_to_working_set(agent, session, head[0], residents, store.path)
+        return rows_to_working_set(agent, session, head[0], residents, store.location)
 
     async def of_agents(self, agents: Iterable[str]) -> list[WorkingSet]:
         wanted = sorted(set(agents))
@@ -205,7 +204,7 @@ class SQLiteWorkingSets(WorkingSets):
     async def save(self, ws: WorkingSet) -> None:
         head, residents = working_set_rows(ws)
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: Any) -> None:
             db.execute(
                 f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE "
@@ -219,16 +218,21 @@ class SQLiteWorkingSets(WorkingSets):
                 "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ?",
                 (ws.agent, ws.session),
             )
-            db.executemany(
-                f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                residents,
-            )
+            for resident in residents:
+                db.execute(
+                    f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    resident,
+                )
 
         await self._store._writing(write)
 
     async def delete(self, agent: str, session: str) -> bool:
-        def write(db: sqlite3.Connection) -> bool:
+        def write(db: Any) -> bool:
+            db.execute(
+                "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ?",
+                (agent, session),
+            )
             gone = db.execute(
                 "DELETE FROM focus_sessions WHERE agent_id = ? AND session_id = ?",
                 (agent, session),

@@ -34,14 +34,15 @@ from coderooms.store import (
     UnknownAuthor,
     UnknownParent,
 )
-from coderooms.store.sqlite import _COLUMNS, VIEW_PAGE_ROWS, VIEW_PAGE_ROWS_MAX
+from coderooms.store.base import Store
+from coderooms.store.sql import _COLUMNS, VIEW_PAGE_ROWS, VIEW_PAGE_ROWS_MAX
+from store_kinds import StoreMaker
 
 ENG = Conversation("eng", "Engineering")
 ADA = Agent("ada", "Ada")
 
 
-async def staffed(path: Path | str = ":memory:") -> SQLiteStore:
-    store = SQLiteStore(path)
+async def staffed(store: Store) -> Store:
     await store.add_agent("ada", "Ada")
     await store.add_agent("bo")
     await store.add_person("pat", "Pat Doe")
@@ -50,7 +51,7 @@ async def staffed(path: Path | str = ":memory:") -> SQLiteStore:
     return store
 
 
-async def all_rows(store: SQLiteStore) -> list[LogMessage]:
+async def all_rows(store: Store) -> list[LogMessage]:
     page = await store.read_before(None, READ_LIMIT_CAP)
     return list(reversed(page.messages))
 
@@ -58,8 +59,10 @@ async def all_rows(store: SQLiteStore) -> list[LogMessage]:
 # --- posting --------------------------------------------------------------------------
 
 
-async def test_post_assigns_strictly_increasing_sequences_and_reads_back_the_row() -> None:
-    store = await staffed()
+async def test_post_assigns_strictly_increasing_sequences_and_reads_back_the_row(
+    new_store: StoreMaker,
+) -> None:
+    store = await staffed(new_store())
     posted = [await store.post("agent:ada", f"note {i}", desk="eng") for i in range(5)]
     assert [m.sequence for m in posted] == [1, 2, 3, 4, 5]
     assert await all_rows(store) == posted
@@ -67,8 +70,8 @@ async def test_post_assigns_strictly_increasing_sequences_and_reads_back_the_row
     assert await store.message(3) == posted[2]
 
 
-async def test_post_takes_labels_from_the_roster_not_from_the_caller() -> None:
-    store = await staffed()
+async def test_post_takes_labels_from_the_roster_not_from_the_caller(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     by_agent = await store.post(Agent("ada", "Impostor"), "hi", desk="eng")
     by_person = await store.post("person:pat", "hello", desk="eng")
     by_plain_agent = await store.post("agent:bo", "yo", desk="eng")
@@ -77,8 +80,8 @@ async def test_post_takes_labels_from_the_roster_not_from_the_caller() -> None:
     assert by_plain_agent.author == Agent("bo", "bo")
 
 
-async def test_operator_and_system_authors_need_no_roster_entry() -> None:
-    store = await staffed()
+async def test_operator_and_system_authors_need_no_roster_entry(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     op = await store.post("operator", "from the operator")
     system = await store.post(System("deploy", "Deploy bot"), "shipped")
     assert op.author == Operator()
@@ -86,36 +89,42 @@ async def test_operator_and_system_authors_need_no_roster_entry() -> None:
     assert (await store.message(system.sequence)) == system
 
 
-async def test_post_resolves_the_desk_by_id_then_name_and_stores_its_id() -> None:
-    store = await staffed()
+async def test_post_resolves_the_desk_by_id_then_name_and_stores_its_id(
+    new_store: StoreMaker,
+) -> None:
+    store = await staffed(new_store())
     by_name = await store.post("agent:ada", "x", desk="Engineering")
     by_id = await store.post("agent:ada", "y", desk="eng")
     assert by_name.chat_id == by_id.chat_id == "eng"
 
 
 @pytest.mark.parametrize("alias", ["General", "main", "MAIN", "general"])
-async def test_general_aliases_post_to_general_with_no_chat_id(alias: str) -> None:
-    store = await staffed()
+async def test_general_aliases_post_to_general_with_no_chat_id(
+    alias: str, new_store: StoreMaker
+) -> None:
+    store = await staffed(new_store())
     row = await store.post("agent:ada", "hello all", desk=alias)
     assert row.chat_id is None
 
 
-async def test_post_refuses_unknown_desk() -> None:
-    store = await staffed()
+async def test_post_refuses_unknown_desk(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     with pytest.raises(UnknownDesk):
         await store.post("agent:ada", "x", desk="nowhere")
 
 
 @pytest.mark.parametrize("content", ["", "   ", "\n\t \n"])
-async def test_post_refuses_blank_content(content: str) -> None:
-    store = await staffed()
+async def test_post_refuses_blank_content(content: str, new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     with pytest.raises(BlankMessage, match="blank"):
         await store.post("agent:ada", content, desk="eng")
     assert await store.last_sequence() is None
 
 
-async def test_post_refuses_content_over_the_byte_cap_counting_utf8_bytes() -> None:
-    store = await staffed()
+async def test_post_refuses_content_over_the_byte_cap_counting_utf8_bytes(
+    new_store: StoreMaker,
+) -> None:
+    store = await staffed(new_store())
     fits = "é" * (MESSAGE_BYTES_CAP // 2)
     assert (await store.post("agent:ada", fits, desk="eng")).content == fits
     with pytest.raises(MessageTooLarge) as caught:
@@ -125,14 +134,14 @@ async def test_post_refuses_content_over_the_byte_cap_counting_utf8_bytes() -> N
 
 
 @pytest.mark.parametrize("author", ["agent:nobody", "person:nobody", "system: ", "robot:x", "ada"])
-async def test_post_refuses_authors_that_are_not_known(author: str) -> None:
-    store = await staffed()
+async def test_post_refuses_authors_that_are_not_known(author: str, new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     with pytest.raises(UnknownAuthor):
         await store.post(author, "x", desk="eng")
 
 
-async def test_post_refuses_a_retired_agent_but_keeps_its_old_rows() -> None:
-    store = await staffed()
+async def test_post_refuses_a_retired_agent_but_keeps_its_old_rows(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     old = await store.post("agent:ada", "before retiring", desk="eng")
     await store.retire_agent("ada")
     with pytest.raises(RetiredAuthor, match="retired"):
@@ -140,14 +149,14 @@ async def test_post_refuses_a_retired_agent_but_keeps_its_old_rows() -> None:
     assert await all_rows(store) == [old]
 
 
-async def test_reply_must_name_an_existing_parent() -> None:
-    store = await staffed()
+async def test_reply_must_name_an_existing_parent(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     with pytest.raises(UnknownParent):
         await store.post("agent:ada", "reply", desk="eng", parent=7)
 
 
-async def test_reply_must_stay_in_its_parents_desk() -> None:
-    store = await staffed()
+async def test_reply_must_stay_in_its_parents_desk(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     root = await store.post("agent:ada", "root", desk="eng")
     with pytest.raises(ParentInOtherDesk):
         await store.post("agent:ada", "reply", desk="ops", parent=root.sequence)
@@ -157,8 +166,8 @@ async def test_reply_must_stay_in_its_parents_desk() -> None:
     assert reply.parent == root.sequence
 
 
-async def test_a_refused_post_appends_nothing() -> None:
-    store = await staffed()
+async def test_a_refused_post_appends_nothing(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     await store.post("agent:ada", "one", desk="eng")
     for bad in (
         store.post("agent:ghost", "x", desk="eng"),
@@ -174,8 +183,10 @@ async def test_a_refused_post_appends_nothing() -> None:
 # --- reading the whole log -------------------------------------------------------------
 
 
-async def test_read_before_is_exclusive_newest_first_and_pages_with_a_cursor() -> None:
-    store = await staffed()
+async def test_read_before_is_exclusive_newest_first_and_pages_with_a_cursor(
+    new_store: StoreMaker,
+) -> None:
+    store = await staffed(new_store())
     for i in range(7):
         await store.post("agent:ada", f"m{i}", desk="eng")
     page = await store.read_before(6, 3)
@@ -186,8 +197,8 @@ async def test_read_before_is_exclusive_newest_first_and_pages_with_a_cursor() -
     assert tail.next_before is None
 
 
-async def test_read_before_limits() -> None:
-    store = await staffed()
+async def test_read_before_limits(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     await store.post("agent:ada", "m", desk="eng")
     assert await store.read_before(None, 0) == SessionPage(())
     assert await store.read_before(0, 5) == SessionPage(())
@@ -195,8 +206,8 @@ async def test_read_before_limits() -> None:
         await store.read_before(None, -1)
 
 
-async def test_read_before_on_an_empty_log_is_an_empty_final_page() -> None:
-    store = SQLiteStore(":memory:")
+async def test_read_before_on_an_empty_log_is_an_empty_final_page(new_store: StoreMaker) -> None:
+    store = new_store()
     assert await store.read_before(None, 10) == SessionPage(())
 
 
@@ -207,8 +218,10 @@ def row(sequence: int, chat: str | None, parent: int | None = None) -> LogMessag
     return LogMessage(sequence, ADA, f"row {sequence}", chat_id=chat, parent=parent)
 
 
-async def test_desk_view_holds_rows_filed_under_the_desk_id_or_name_only() -> None:
-    store = SQLiteStore(":memory:")
+async def test_desk_view_holds_rows_filed_under_the_desk_id_or_name_only(
+    new_store: StoreMaker,
+) -> None:
+    store = new_store()
     store.import_messages(
         [row(1, "eng"), row(2, "Engineering"), row(3, "ENGINEERING"), row(4, None), row(5, "eng")]
     )
@@ -223,8 +236,8 @@ async def test_desk_view_holds_rows_filed_under_the_desk_id_or_name_only() -> No
     assert rest.next_before is None
 
 
-async def test_general_view_holds_every_general_alias() -> None:
-    store = SQLiteStore(":memory:")
+async def test_general_view_holds_every_general_alias(new_store: StoreMaker) -> None:
+    store = new_store()
     store.import_messages(
         [row(1, None), row(2, ""), row(3, "main"), row(4, "GENERAL"), row(5, "eng"), row(6, "mäin")]
     )
@@ -233,8 +246,10 @@ async def test_general_view_holds_every_general_alias() -> None:
     assert [m.sequence for m in page.messages] == [4, 3, 2, 1]
 
 
-async def test_thread_view_holds_the_root_and_its_direct_replies_in_the_desk() -> None:
-    store = SQLiteStore(":memory:")
+async def test_thread_view_holds_the_root_and_its_direct_replies_in_the_desk(
+    new_store: StoreMaker,
+) -> None:
+    store = new_store()
     store.import_messages(
         [
             row(1, "eng"),
@@ -253,12 +268,14 @@ async def test_thread_view_holds_the_root_and_its_direct_replies_in_the_desk() -
     assert await missing.read_before(None, 10) == SessionPage(())
 
 
-async def test_views_answer_short_pages_and_still_project_what_the_whole_log_does() -> None:
+async def test_views_answer_short_pages_and_still_project_what_the_whole_log_does(
+    new_store: StoreMaker,
+) -> None:
     rows = [
         row(i, "eng" if i % 3 else "ops", parent=(i - 3 if i % 5 == 0 and i > 3 else None))
         for i in range(1, 400)
     ]
-    store = SQLiteStore(":memory:")
+    store = new_store()
     store.import_messages(rows)
     view = store.conversation_log(ENG)
     page = await view.read_before(None, 512)
@@ -269,8 +286,10 @@ async def test_views_answer_short_pages_and_still_project_what_the_whole_log_doe
         assert await project_session(view, query) == await project_session(MemoryLog(rows), query)
 
 
-async def test_a_view_read_that_continues_the_last_one_may_return_twice_as_many() -> None:
-    store = SQLiteStore(":memory:")
+async def test_a_view_read_that_continues_the_last_one_may_return_twice_as_many(
+    new_store: StoreMaker,
+) -> None:
+    store = new_store()
     store.import_messages(row(i, "eng") for i in range(1, 3000))
     view = store.conversation_log(ENG)
     sizes: list[int] = []
@@ -289,12 +308,14 @@ async def test_a_view_read_that_continues_the_last_one_may_return_twice_as_many(
     assert len((await view.read_before(None, 512)).messages) == VIEW_PAGE_ROWS
 
 
-async def test_a_long_walk_over_a_view_takes_few_reads_and_sees_what_the_whole_log_has() -> None:
+async def test_a_long_walk_over_a_view_takes_few_reads_and_sees_what_the_whole_log_has(
+    new_store: StoreMaker,
+) -> None:
     rows = [
         row(i, "eng" if i % 4 else "ops", parent=(i - 4 if i % 7 == 0 else None))
         for i in range(1, 5000)
     ]
-    store = SQLiteStore(":memory:")
+    store = new_store()
     store.import_messages(rows)
     view = store.conversation_log(ENG)
     sizes: list[int] = []
@@ -369,7 +390,11 @@ def build_rows(spec: list[tuple[str | None, int, str, object]]) -> list[LogMessa
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     spec=rows_strategy,
     thread=st.one_of(st.none(), st.integers(min_value=1, max_value=8)),
@@ -381,9 +406,10 @@ async def test_scoped_views_project_exactly_what_the_whole_log_projects(
     thread: int | None,
     window: int,
     before: int | None,
+    new_store: StoreMaker,
 ) -> None:
     rows = build_rows(spec)
-    store = SQLiteStore(":memory:")
+    store = new_store()
     store.import_messages(rows)
     query = SessionQuery(Conversation("eng", "Engineering", thread), before, window)
     expected = await project_session(MemoryLog(rows), query)
@@ -395,8 +421,10 @@ async def test_scoped_views_project_exactly_what_the_whole_log_projects(
 # --- bulk import ------------------------------------------------------------------------
 
 
-async def test_import_keeps_exact_sequences_and_posts_continue_after_them() -> None:
-    store = await staffed()
+async def test_import_keeps_exact_sequences_and_posts_continue_after_them(
+    new_store: StoreMaker,
+) -> None:
+    store = await staffed(new_store())
     imported = [row(10, "eng"), row(20, "eng", parent=10), row(35, None)]
     assert store.import_messages(imported) == 3
     assert await all_rows(store) == imported
@@ -404,43 +432,50 @@ async def test_import_keeps_exact_sequences_and_posts_continue_after_them() -> N
 
 
 @pytest.mark.parametrize("sequences", [[3, 3], [5, 4], [-1], [2**63]])
-async def test_import_refuses_rows_out_of_order_and_imports_nothing(sequences: list[int]) -> None:
-    store = SQLiteStore(":memory:")
+async def test_import_refuses_rows_out_of_order_and_imports_nothing(
+    sequences: list[int], new_store: StoreMaker
+) -> None:
+    store = new_store()
     with pytest.raises(ImportOrderError):
         store.import_messages([row(s, "eng") for s in sequences])
     assert await store.last_sequence() is None
 
 
-async def test_import_refuses_rows_at_or_below_the_last_row() -> None:
-    store = await staffed()
+async def test_import_refuses_rows_at_or_below_the_last_row(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     await store.post("agent:ada", "one", desk="eng")
     with pytest.raises(ImportOrderError):
         store.import_messages([row(1, "eng")])
 
 
-async def test_rows_survive_reopening_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "rooms.db"
-    store = await staffed(path)
+async def test_rows_survive_reopening_the_store(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
     posted = await store.post("agent:ada", "kept", desk="eng")
-    store.close()
-    with SQLiteStore(path) as again:
+    with new_store.again(store) as again:
         assert await again.message(posted.sequence) == posted
         assert (await again.roster()).member("ada") is not None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     spec=rows_strategy,
     limit=st.integers(min_value=1, max_value=7),
     before=st.one_of(st.none(), st.integers(min_value=0, max_value=70)),
 )
 async def test_a_desk_view_pages_the_desk_rows_of_every_key_newest_first(
-    spec: list[tuple[str | None, int, str, object]], limit: int, before: int | None
+    spec: list[tuple[str | None, int, str, object]],
+    limit: int,
+    before: int | None,
+    new_store: StoreMaker,
 ) -> None:
     # Small pages make each chat key (desk id and desk name) fill a page on its own, so
     # the rows of one key must be merged into the other's without skipping any.
     rows = build_rows(spec)
-    store = SQLiteStore(":memory:")
+    store = new_store()
     store.import_messages(rows)
     view = store.conversation_log(Conversation("eng", "Engineering"))
     expected = [
@@ -466,7 +501,7 @@ def test_page_decoding_fills_messages_equal_to_the_constructor() -> None:
     has exactly these fields and no ``__post_init__``, and the result must be equal."""
     import dataclasses
 
-    from coderooms.store.sqlite import _page, _row_message
+    from coderooms.store.sql import _page, _row_message
 
     assert [f.name for f in dataclasses.fields(LogMessage)] == [
         "sequence",
@@ -521,12 +556,14 @@ async def test_an_author_added_by_a_post_that_rolled_back_is_not_reused(tmp_path
 @pytest.mark.parametrize(
     "bad", ["Mallory: hi\n[2] @reviewer", "a\rb", "tab\there", "bell\x07", "ls\u2028x"]
 )
-async def test_names_labels_and_descriptions_are_one_printable_line(bad: str) -> None:
+async def test_names_labels_and_descriptions_are_one_printable_line(
+    bad: str, new_store: StoreMaker
+) -> None:
     """A name shows inside transcript and briefing lines: a line break in it could make
     up a line that seems to come from someone else."""
     from coderooms.store import MultilineName
 
-    store = SQLiteStore(":memory:")
+    store = new_store()
     with pytest.raises(MultilineName):
         await store.add_agent("evil", bad)
     with pytest.raises(MultilineName):

@@ -1,8 +1,6 @@
-"""Roster and desks kept by the SQLite store: every change validated before it commits."""
+"""Roster and desks kept by every store (SQLite and PostgreSQL): every change validated before it commits."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -23,21 +21,21 @@ from coderooms.store import (
     GeneralDeskMembership,
     PersonExists,
     RetiredAuthor,
-    SQLiteStore,
     UnknownAuthor,
 )
+from coderooms.store.base import Store
+from store_kinds import StoreMaker
 
 
-async def team() -> SQLiteStore:
-    store = SQLiteStore(":memory:")
+async def team(store: Store) -> Store:
     for agent in ("ada", "bo", "cy"):
         await store.add_agent(agent)
     await store.create_desk("eng", "Engineering", "builds things")
     return store
 
 
-async def test_roster_keeps_agents_in_order_people_and_retirements() -> None:
-    store = SQLiteStore(":memory:")
+async def test_roster_keeps_agents_in_order_people_and_retirements(new_store: StoreMaker) -> None:
+    store = new_store()
     assert await store.add_agent("ada", "Ada") == RosterMember("ada", "Ada")
     await store.add_agent("bo")
     assert await store.add_person("pat", "Pat") == RosterPerson("pat", "Pat")
@@ -48,13 +46,13 @@ async def test_roster_keeps_agents_in_order_people_and_retirements() -> None:
     )
 
 
-async def test_a_blank_agent_name_means_no_name() -> None:
-    store = SQLiteStore(":memory:")
+async def test_a_blank_agent_name_means_no_name(new_store: StoreMaker) -> None:
+    store = new_store()
     assert await store.add_agent("ada", "  ") == RosterMember("ada", None)
 
 
-async def test_roster_refusals() -> None:
-    store = await team()
+async def test_roster_refusals(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     await store.add_person("pat", "Pat")
     with pytest.raises(AgentExists):
         await store.add_agent("ada")
@@ -70,14 +68,14 @@ async def test_roster_refusals() -> None:
         await store.retire_agent("ghost")
 
 
-async def test_agent_and_person_ids_are_separate_namespaces() -> None:
-    store = await team()
+async def test_agent_and_person_ids_are_separate_namespaces(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     await store.add_person("ada", "Ada the person")
     assert (await store.roster()).person("ada") == RosterPerson("ada", "Ada the person")
 
 
-async def test_desks_always_declare_general_and_list_created_desks() -> None:
-    store = await team()
+async def test_desks_always_declare_general_and_list_created_desks(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     desk = await store.create_desk("ops")
     assert desk == Desk("ops", "ops")
     desks = await store.desks()
@@ -87,8 +85,10 @@ async def test_desks_always_declare_general_and_list_created_desks() -> None:
 
 
 @pytest.mark.parametrize(("desk_id", "name"), [("main", None), ("x", "General"), ("GENERAL", "y")])
-async def test_a_desk_cannot_take_the_general_identity(desk_id: str, name: str | None) -> None:
-    store = await team()
+async def test_a_desk_cannot_take_the_general_identity(
+    desk_id: str, name: str | None, new_store: StoreMaker
+) -> None:
+    store = await team(new_store())
     with pytest.raises(ReservedDeskIdentity):
         await store.create_desk(desk_id, name)
 
@@ -97,24 +97,26 @@ async def test_a_desk_cannot_take_the_general_identity(desk_id: str, name: str |
     ("desk_id", "name"), [("eng", "New"), ("new", "eng"), ("Engineering", None)]
 )
 async def test_a_desk_id_or_name_cannot_repeat_another_desks(
-    desk_id: str, name: str | None
+    desk_id: str,
+    name: str | None,
+    new_store: StoreMaker,
 ) -> None:
-    store = await team()
+    store = await team(new_store())
     with pytest.raises(DeskConflict):
         await store.create_desk(desk_id, name)
     assert len((await store.desks()).added) == 1
 
 
-async def test_blank_desk_id_or_name_is_refused() -> None:
-    store = await team()
+async def test_blank_desk_id_or_name_is_refused(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     with pytest.raises(BlankIdentifier):
         await store.create_desk(" ")
     with pytest.raises(BlankIdentifier):
         await store.create_desk("ok", "")
 
 
-async def test_members_are_added_in_order_and_retired() -> None:
-    store = await team()
+async def test_members_are_added_in_order_and_retired(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     for agent in ("bo", "ada", "cy"):
         await store.add_desk_member("Engineering", agent)
     await store.retire_desk_member("eng", "ada")
@@ -123,8 +125,8 @@ async def test_members_are_added_in_order_and_retired() -> None:
     assert desks.retired == (DeskMember("eng", "ada"),)
 
 
-async def test_membership_refusals() -> None:
-    store = await team()
+async def test_membership_refusals(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     await store.add_desk_member("eng", "ada")
     with pytest.raises(DeskMembership, match="already a member"):
         await store.add_desk_member("eng", "ada")
@@ -141,16 +143,16 @@ async def test_membership_refusals() -> None:
         await store.add_desk_member("eng", "cy")
 
 
-async def test_a_retired_member_can_rejoin() -> None:
-    store = await team()
+async def test_a_retired_member_can_rejoin(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     await store.add_desk_member("eng", "ada")
     await store.retire_desk_member("eng", "ada")
     await store.add_desk_member("eng", "ada")
     assert (await store.desks()).members("eng") == ["ada"]
 
 
-async def test_an_order_replaces_the_member_sequence() -> None:
-    store = await team()
+async def test_an_order_replaces_the_member_sequence(new_store: StoreMaker) -> None:
+    store = await team(new_store())
     for agent in ("ada", "bo", "cy"):
         await store.add_desk_member("eng", agent)
     await store.set_desk_order("eng", ["cy", "ada", "bo"])
@@ -161,8 +163,10 @@ async def test_an_order_replaces_the_member_sequence() -> None:
     assert (await store.desks()).members("eng") == ["bo", "cy", "ada"]
 
 
-async def test_an_ordered_desk_keeps_a_whole_order_as_members_come_and_go() -> None:
-    store = await team()
+async def test_an_ordered_desk_keeps_a_whole_order_as_members_come_and_go(
+    new_store: StoreMaker,
+) -> None:
+    store = await team(new_store())
     await store.add_desk_member("eng", "ada")
     await store.add_desk_member("eng", "bo")
     await store.set_desk_order("eng", ["bo", "ada"])
@@ -181,9 +185,11 @@ async def test_an_ordered_desk_keeps_a_whole_order_as_members_come_and_go() -> N
     ],
 )
 async def test_a_bad_order_is_refused_and_changes_nothing(
-    order: list[str], error: type[Exception]
+    order: list[str],
+    error: type[Exception],
+    new_store: StoreMaker,
 ) -> None:
-    store = await team()
+    store = await team(new_store())
     await store.add_desk_member("eng", "ada")
     await store.add_desk_member("eng", "bo")
     before = await store.desks()
@@ -194,9 +200,9 @@ async def test_a_bad_order_is_refused_and_changes_nothing(
         await store.set_desk_order("General", ["ada"])
 
 
-async def test_two_handles_on_one_file_see_each_others_changes(tmp_path: Path) -> None:
-    path = tmp_path / "rooms.db"
-    first, second = SQLiteStore(path), SQLiteStore(path)
+async def test_two_handles_on_one_store_see_each_others_changes(new_store: StoreMaker) -> None:
+    first = new_store()
+    second = new_store.again(first)
     assert await second.roster() == Roster(())
     await first.add_agent("ada")
     await first.create_desk("eng")

@@ -1,0 +1,169 @@
+"""What both stores promise to writers and readers in several processes or hosts:
+idempotent posts, waiting for new rows, sequences that readers see in commit order,
+and (PostgreSQL) reads that outlive a server restart."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import time
+
+import pytest
+
+from coderooms.store import (
+    IdempotencyKeyReused,
+    InvalidIdempotencyKey,
+    StoreUnavailable,
+    open_store,
+)
+from coderooms.store.base import WAIT_MAX_S, Store
+from coderooms.store.scratch import ScratchCluster
+from store_kinds import StoreMaker
+
+WRITERS = 4
+POSTS_EACH = 150
+
+
+async def staffed(store: Store) -> Store:
+    await store.add_agent("ada")
+    await store.add_agent("bo")
+    await store.create_desk("eng")
+    return store
+
+
+async def test_a_retried_post_with_its_key_returns_the_row_it_wrote(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
+    first = await store.post("agent:ada", "deploy at 5", desk="eng", idempotency_key="k-1")
+    again = await store.post("agent:ada", "deploy at 5", desk="eng", idempotency_key="k-1")
+    other = new_store.again(store)
+    from_elsewhere = await other.post("agent:ada", "deploy at 5", desk="eng", idempotency_key="k-1")
+    assert first == again == from_elsewhere
+    assert await store.last_sequence() == first.sequence
+    second = await store.post("agent:ada", "deploy at 5", desk="eng", idempotency_key="k-2")
+    assert second.sequence == first.sequence + 1
+
+
+async def test_a_key_reused_for_another_post_is_refused(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
+    first = await store.post("agent:ada", "one", desk="eng", idempotency_key="k")
+    for author, content, desk in (
+        ("agent:bo", "one", "eng"),
+        ("agent:ada", "two", "eng"),
+        ("agent:ada", "one", "General"),
+    ):
+        with pytest.raises(IdempotencyKeyReused) as caught:
+            await store.post(author, content, desk=desk, idempotency_key="k")
+        assert caught.value.sequence == first.sequence
+    assert await store.last_sequence() == first.sequence
+
+
+@pytest.mark.parametrize("key", ["", "   ", "x" * 201])
+async def test_a_blank_or_overlong_key_is_refused(new_store: StoreMaker, key: str) -> None:
+    store = await staffed(new_store())
+    with pytest.raises(InvalidIdempotencyKey):
+        await store.post("agent:ada", "one", idempotency_key=key)
+    assert await store.last_sequence() is None
+
+
+async def test_a_wait_returns_at_once_when_rows_are_there(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
+    posted = await store.post("agent:ada", "hi")
+    started = time.monotonic()
+    assert await store.wait_for_rows(None, 5.0) == posted.sequence
+    assert await store.wait_for_rows(posted.sequence - 1, 5.0) == posted.sequence
+    assert time.monotonic() - started < 1.0
+
+
+async def test_a_wait_times_out_with_the_newest_sequence(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
+    posted = await store.post("agent:ada", "hi")
+    started = time.monotonic()
+    assert await store.wait_for_rows(posted.sequence, 0.3) == posted.sequence
+    assert 0.3 <= time.monotonic() - started < 3.0
+
+
+async def test_a_wait_wakes_for_a_post_through_another_handle(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
+    other = new_store.again(store)  # another process on this host, or another host
+    await other.roster()
+
+    async def post_later() -> int:
+        await asyncio.sleep(0.3)
+        return (await other.post("agent:bo", "@ada ping")).sequence
+
+    started = time.monotonic()
+    waited, posted = await asyncio.gather(store.wait_for_rows(None, 10.0), post_later())
+    assert waited == posted
+    assert time.monotonic() - started < 3.0
+
+
+def test_the_longest_wait_is_bounded() -> None:
+    assert 0 < WAIT_MAX_S <= 60
+
+
+def _write(url: str, writer: int, count: int) -> None:
+    async def go() -> None:
+        store = open_store(url)
+        try:
+            for n in range(count):
+                await store.post("agent:ada", f"w{writer} n{n}", idempotency_key=f"{writer}-{n}")
+        finally:
+            store.close()
+
+    asyncio.run(go())
+
+
+async def test_concurrent_writers_lose_nothing_and_readers_see_commit_order(
+    new_store: StoreMaker,
+) -> None:
+    store = await staffed(new_store())
+    url = new_store.url(store)
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_write, args=(url, w, POSTS_EACH)) for w in range(WRITERS)]
+    for process in writers:
+        process.start()
+    # a reader polling the tail while they write: each newly seen row is above every
+    # row it saw before (a row numbered earlier but committed later would break this)
+    seen: list[int] = []
+    newest = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        page = await store.read_before(None, 4096)
+        fresh = [m.sequence for m in page.messages if m.sequence > newest]
+        below = [m.sequence for m in page.messages if m.sequence <= newest]
+        assert set(below) <= set(seen)  # nothing new appeared below what it had seen
+        seen.extend(sorted(fresh))
+        newest = max(seen, default=0)
+        if len(seen) == WRITERS * POSTS_EACH:
+            break
+        await asyncio.sleep(0.005)
+    for process in writers:
+        process.join(60)
+        assert process.exitcode == 0
+    rows = list(reversed((await store.read_before(None, 4096)).messages))
+    assert [m.sequence for m in rows] == list(range(1, WRITERS * POSTS_EACH + 1))
+    assert len({m.content for m in rows}) == WRITERS * POSTS_EACH
+    assert seen == [m.sequence for m in rows]
+
+
+async def test_a_read_survives_a_server_restart_and_a_write_to_a_stopped_one_is_reported(
+    pg_cluster: ScratchCluster,
+) -> None:
+    from coderooms.store.postgres import PostgresStore
+
+    # its own cluster: the restart cuts everyone; durable, so a crash keeps what committed
+    with ScratchCluster() as cluster:
+        store = PostgresStore(cluster.url(), pool_wait_s=1.0)
+        try:
+            await store.add_agent("ada")
+            posted = await store.post("agent:ada", "before the restart")
+            cluster.restart()
+            assert await store.message(posted.sequence) == posted  # retried, not refused
+            keyed = await store.post("agent:ada", "after", idempotency_key="a")
+            cluster.halt()
+            with pytest.raises(StoreUnavailable, match="cannot reach the store"):
+                await store.post("agent:ada", "while it is down")
+            with pytest.raises(StoreUnavailable):
+                await store.message(keyed.sequence)
+        finally:
+            store.close()
