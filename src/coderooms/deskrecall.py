@@ -34,10 +34,11 @@ from coderooms.focus.runtime import MAX_BUDGET
 from coderooms.focus.text import is_code_like
 from coderooms.focus.workingset import heat
 from coderooms.rooms.desks import Desk
-from coderooms.rooms.pins import PIN_LIMIT, fold_pins
+from coderooms.rooms.pins import PIN_LIMIT, fold_pins, read_pinboard
 from coderooms.rooms.records import SESSION_WINDOW, Conversation, LogMessage, SessionAuthor
 from coderooms.rooms.wire import to_wire
 from coderooms.store.base import READ_LIMIT_CAP, Store
+from coderooms.store.errors import NoWorkingSets
 from coderooms.store.worksets import WorkingSets
 
 __all__ = [
@@ -527,3 +528,50 @@ def mark_team_held(focus_json: dict[str, Any], holders: dict[str, list[str]]) ->
         for item in focus_json.get(key) or []:
             if item.get("id") in holders:
                 item["held_by"] = holders[item["id"]]
+
+
+CodeFocus = Callable[[int, tuple[str, ...]], Awaitable[dict[str, Any]]]
+"""A focus of the code alone: (budget, code pinned on the desk) to its answer."""
+
+
+async def focus_with_desk(
+    store: Store,
+    desk: Desk,
+    caller: str,
+    goal: str | None,
+    budget: int,
+    mode: str,
+    code: CodeFocus,
+    recall: Callable[[], DeskRecall],
+    in_workspace: Callable[[Callable[[Any], Any]], Awaitable[Any]],
+) -> dict[str, Any]:
+    """A focus call about ``desk`` (CLI ``--desk``, the MCP tool's ``desk``): the code
+    pinned on the desk counts as pinned in the caller's session, set and check bring the
+    desk's discussion of the goal in the same budget (:func:`focus_over_desk`), status
+    shows the session alone, and every answer carries ``team``, what the desk's other
+    members hold, with ``held_by`` on what they share with the caller."""
+    conversation = Conversation(desk.id, desk.name)
+    board = await read_pinboard(store.conversation_log(conversation), conversation)
+    pinned = tuple(p.node for p in board if p.node is not None)
+    roster, desks = await store.roster(), await store.desks()
+    teammates = [a for a in desks.active_order(desk.id, roster) if a != caller]
+    try:
+        sets: WorkingSets | None = store.working_sets()
+    except NoWorkingSets:
+        sets = None
+    team, holders = await team_residents(sets, teammates)
+
+    async def with_pins(code_budget: int) -> dict[str, Any]:
+        return await code(code_budget, pinned)
+
+    if mode == "status":
+        out = await with_pins(budget)
+    else:
+        ranker = recall()
+        symbols = await in_workspace(lambda ws: ranker.symbols_of(ws.graph()))
+        out = await focus_over_desk(
+            store, desk, ranker, goal, budget, mode, with_pins, symbols_in=symbols
+        )
+    mark_team_held(out, holders)
+    out["team"] = {**team, "code_pins": list(pinned)}
+    return out

@@ -216,41 +216,28 @@ async def _focus_with_desk(
     ctx: click.Context,
     in_workspace: Any,
     code: Any,
-    goal: str,
+    goal: str | None,
     budget: int,
     mode: str,
     desk_ref: str,
     agent_id: str,
 ) -> dict[str, Any]:
     from coderooms import embeddings
-    from coderooms.deskrecall import DeskRecall, focus_over_desk, mark_team_held, team_residents
-    from coderooms.rooms.pins import read_pinboard
-    from coderooms.rooms.records import Conversation
+    from coderooms.deskrecall import DeskRecall, focus_with_desk
 
     store = store_of(ctx, existing=True, read_only=True)
-    roster, desks = await store.roster(), await store.desks()
-    desk = desks.resolve(desk_ref)
-    teammates = [a for a in desks.active_order(desk.id, roster) if a != agent_id]
-    team, holders = await team_residents(store.working_sets(), teammates)
-    conversation = Conversation(desk.id, desk.name)
-    board = await read_pinboard(store.conversation_log(conversation), conversation)
-    pinned_code = tuple(p.node for p in board if p.node is not None)
-
-    async def with_pins(code_budget: int) -> dict[str, Any]:
-        out: dict[str, Any] = await code(code_budget, pinned_code)
-        return out
-
-    if mode == "status":
-        out = await with_pins(budget)
-    else:
-        recall = DeskRecall(embeddings.embed)
-        symbols = await in_workspace(lambda ws: recall.symbols_of(ws.graph()))
-        out = await focus_over_desk(
-            store, desk, recall, goal, budget, mode, with_pins, symbols_in=symbols
-        )
-    mark_team_held(out, holders)
-    out["team"] = {**team, "code_pins": list(pinned_code)}
-    return out
+    desk = (await store.desks()).resolve(desk_ref)
+    return await focus_with_desk(
+        store,
+        desk,
+        agent_id,
+        goal,
+        budget,
+        mode,
+        code,
+        lambda: DeskRecall(embeddings.embed),
+        in_workspace,
+    )
 
 
 @click.command()

@@ -25,7 +25,7 @@ from coderooms.codepins import (
     node_states,
     snapshot_node_pins,
 )
-from coderooms.deskrecall import DeskRecall, focus_over_desk, mark_team_held, team_residents
+from coderooms.deskrecall import DeskRecall, focus_with_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.envelope import enveloped_impact, enveloped_seek
 from coderooms.focus.runtime import ignored_view
@@ -790,13 +790,8 @@ class RoomService:
         session, the working set kept in this server's store; with a desk (modes set and
         check), the desk's discussion of the goal beside the code, in the same budget."""
         snap = await self._caller(agent_id)
-        pinned_code: tuple[str, ...] = ()
-        if desk is not None:
-            _, conversation = await self._conversation(agent_id, desk, None, snap)
-            board = await read_pinboard(await self._log(conversation), conversation)
-            pinned_code = tuple(p.node for p in board if p.node is not None)
 
-        async def code(code_budget: int) -> dict[str, Any]:
+        async def code(code_budget: int, desk_pins: tuple[str, ...] = ()) -> dict[str, Any]:
             out: dict[str, Any] = await focus_call(
                 self._working_sets(),
                 self._in_workspace,
@@ -808,25 +803,24 @@ class RoomService:
                 node=node,
                 session_budget=session_budget,
                 ignored_limit=IGNORED_LISTED,
-                desk_pins=pinned_code,
+                desk_pins=desk_pins,
             )
             return out
 
         if desk is None:
             return {**_FOCUS_FIELDS, **await code(budget)}
         target = self._member_desk(agent_id, desk, snap)
-        teammates = [a for a in snap.desks.active_order(target.id, snap.roster) if a != agent_id]
-        team, holders = await team_residents(self._working_sets(), teammates)
-        if mode == "status":
-            out = await code(budget)
-        else:
-            recall = self._desk_recall()
-            symbols = await self._in_workspace(lambda ws: recall.symbols_of(ws.graph()))
-            out = await focus_over_desk(
-                self.store, target, recall, goal, budget, mode, code, symbols_in=symbols
-            )
-        mark_team_held(out, holders)
-        out["team"] = {**team, "code_pins": list(pinned_code)}
+        out = await focus_with_desk(
+            self.store,
+            target,
+            agent_id,
+            goal,
+            budget,
+            mode,
+            code,
+            self._desk_recall,
+            self._in_workspace,
+        )
         return {**_FOCUS_FIELDS, **out}  # every mode's answer carries every field
 
     def _working_sets(self) -> WorkingSets | None:
