@@ -8,10 +8,12 @@ set itself), saves what changed and returns the answer's wire form. Without a se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal, Protocol, TypeVar
 
+from coderooms.focus.discussion import code_words
 from coderooms.focus.errors import (
     InvalidMode,
     InvalidSession,
@@ -29,6 +31,7 @@ from coderooms.focus.workingset import (
     MAX_SESSION_ID_CHARS,
     WorkingSet,
     dropped,
+    named_in_post,
     with_pins,
     without_pins,
 )
@@ -242,3 +245,24 @@ def working_set_lines(out: dict[str, Any]) -> list[str]:
     for stale in ws["stale"]:
         lines.append(f"stale: {stale['id']} {stale['why']}")
     return lines
+
+
+_NODE_REF = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:::[\w.]+)?|[\w-]+\.\w+::[\w.]+")
+"""A node written by its id in prose: ``src/app/cart.py::Cart.add`` or ``cart.py``'s
+path with a directory."""
+
+
+async def ground_named_residents(sets: WorkingSets | None, agent: str, content: str) -> int:
+    """An agent's post names code it holds: each of its sessions' residents the post
+    names (by id, qualified name, or a name spelled as code) is grounded once more.
+    Returns how many sessions changed."""
+    if sets is None:
+        return 0
+    words = code_words(content) | frozenset(_NODE_REF.findall(content))
+    changed = 0
+    for ws in await sets.of_agents([agent]):
+        grounded = named_in_post(ws, words)
+        if grounded is not ws:
+            await sets.save(grounded)
+            changed += 1
+    return changed

@@ -145,3 +145,23 @@ def test_goals_are_remembered_newest_last_and_bounded() -> None:
 def test_goal_overlap_is_the_share_of_terms_seen_before() -> None:
     assert goal_overlap("cart total price", ["the cart price"]) == 2 / 3
     assert goal_overlap("anything", []) is None
+
+
+def test_a_post_naming_resident_code_grounds_it_once_more() -> None:
+    from coderooms.focus.discussion import code_words
+    from coderooms.focus.workingset import Resident, WorkingSet, named_in_post, post_names
+
+    def held(node: str) -> Resident:
+        return Resident(node, "full", 10, "d", 1, "g", 1, 1, 0, 0.5)
+
+    ws = WorkingSet(
+        "ada",
+        "s",
+        1_000,
+        calls=1,
+        resident=(held("shop/cart.py::Cart.add_item"), held("shop/cli.py::pins")),
+    )
+    assert post_names("shop/cli.py::pins") == ("shop/cli.py::pins",)  # a plain word is not a name
+    after = named_in_post(ws, code_words("add_item drops zero; the pins stay") | {"x"})
+    assert [r.grounded for r in after.resident] == [1, 0]
+    assert named_in_post(ws, code_words("nothing here")) is ws

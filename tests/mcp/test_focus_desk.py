@@ -253,3 +253,27 @@ def test_code_pinned_on_the_desk_is_pinned_in_each_members_session(
     assert node in {r["id"] for r in status["working_set"]["resident"]}
     assert status["team"]["code_pins"] == [node]
     assert node not in status["working_set"]["pins"]["nodes"]  # the desk's pin, not the session's
+
+
+def test_an_agents_post_naming_code_it_holds_grounds_it(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    async def scenario() -> tuple[dict, dict]:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=0)
+            service = RoomService(store, lambda: workspace, offload=False)
+            await service.focus("alice", GOAL, "set", 300, session="a1")  # apply_discount held
+            before = await service.focus("alice", None, "status", session="a1")
+            await service.post("alice", "Found it: apply_discount rounds too early.", "eng")
+            after = await service.focus("alice", None, "status", session="a1")
+        finally:
+            store.close()
+        return before, after
+
+    before, after = asyncio.run(scenario())
+    grounded = {r["id"]: r["grounded"] for r in before["working_set"]["resident"]}
+    now = {r["id"]: r["grounded"] for r in after["working_set"]["resident"]}
+    named = [node for node in now if node.endswith("::apply_discount")]
+    assert named and all(now[n] == grounded[n] + 1 for n in named)
+    assert all(now[n] == grounded[n] for n in now if n not in named)

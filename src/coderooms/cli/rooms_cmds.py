@@ -16,7 +16,7 @@ from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import initialize_session_with_context
 from coderooms.rooms.desks import Desk, DeskSet
-from coderooms.rooms.records import MAX_WINDOW, SESSION_WINDOW, Conversation, SessionQuery
+from coderooms.rooms.records import MAX_WINDOW, SESSION_WINDOW, Agent, Conversation, SessionQuery
 from coderooms.rooms.wire import to_wire
 from coderooms.store import (
     AmbiguousReader,
@@ -263,6 +263,10 @@ def post(
             author, text, desk=desk_ref, parent=reply_to, idempotency_key=idempotency_key
         )
         await snapshot_node_pins(store, posted.sequence, snapshots)
+        if isinstance(posted.author, Agent):  # code the agent holds and names is grounded
+            from coderooms.sessions import ground_named_residents
+
+            await ground_named_residents(store.working_sets(), posted.author.id, text)
         return posted.sequence
 
     click.echo(str(run(go())))

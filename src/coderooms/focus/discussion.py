@@ -48,6 +48,7 @@ __all__ = [
     "GoalScores",
     "RankedMessage",
     "build_discussion_index",
+    "code_words",
     "prose_terms",
     "rank_discussion",
     "score_goal",
@@ -163,7 +164,7 @@ class DiscussionIndex:
         if self._identifiers is None:
             found: dict[str, list[int]] = {}
             for i, message in enumerate(self.messages):
-                for word in _code_words(message.text):
+                for word in code_words(message.text):
                     found.setdefault(word, []).append(i)
             object.__setattr__(self, "_identifiers", found)
         assert self._identifiers is not None
@@ -295,7 +296,7 @@ def _unit(scores: np.ndarray) -> np.ndarray:
 _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-def _code_words(text: str) -> frozenset[str]:
+def code_words(text: str) -> frozenset[str]:
     """The identifiers a message writes, whole and by dotted tails
     (``a.Session.send`` gives itself, ``Session.send`` and ``send``)."""
     words: set[str] = set()

@@ -11,8 +11,8 @@ in focus calls, never in wall time, so the same calls give the same answers.
          + HEAT_PER_GROUNDING * min(grounded, GROUNDING_CAP)
 
 ``grounded`` counts what ties a node to the work beyond one call's ranking: a later call
-asked for it again, or its code was edited after it was sent (the agent is working on
-it). Pinned nodes, and nodes loaded for a pinned goal, are never paged out.
+asked for it again, its code was edited after it was sent (the agent is working on
+it), or the agent named it in a post (:func:`named_in_post`). Pinned nodes, and nodes loaded for a pinned goal, are never paged out.
 
 **Thrash**: a call whose new material carries less than :data:`THRASH_VALUE_FLOOR` of
 the salience it returned adds almost nothing; when its goal also repeats the previous
@@ -31,9 +31,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from coderooms.focus.text import tokenize
+from coderooms.focus.text import is_code_like, tokenize
 
 __all__ = [
+    "named_in_post",
+    "post_names",
     "ACCESS_CAP",
     "DEFAULT_SESSION_BUDGET",
     "GOAL_DRIFT_OVERLAP",
@@ -333,3 +335,28 @@ def dropped(ws: WorkingSet, node_ids: Iterable[str]) -> WorkingSet:
 
 def resident_map(ws: WorkingSet) -> Mapping[str, Resident]:
     return {r.id: r for r in ws.resident}
+
+
+def post_names(node_id: str) -> tuple[str, ...]:
+    """How a post may name a node: its id (``pkg/mod.py::Cart.add_item``), its qualified
+    name (``Cart.add_item``) and its own name (``add_item``); a name that reads as a plain
+    word (``pins``) counts only as part of a longer one."""
+    base = node_id.partition("#")[0]
+    qualified = base.partition("::")[2]
+    tail = qualified.rpartition(".")[2]
+    names = [base]
+    names += [n for n in (qualified, tail) if n and ("." in n or is_code_like(n))]
+    return tuple(dict.fromkeys(names))
+
+
+def named_in_post(ws: WorkingSet, words: frozenset[str]) -> WorkingSet:
+    """``ws`` with every resident a post names (``words``: the identifiers it writes,
+    whole and by dotted tails) grounded once more."""
+    changed = False
+    resident = []
+    for r in ws.resident:
+        if any(name in words for name in post_names(r.id)):
+            r = replace(r, grounded=r.grounded + 1)
+            changed = True
+        resident.append(r)
+    return replace(ws, resident=tuple(resident)) if changed else ws

@@ -108,7 +108,7 @@ from coderooms.rooms.threads import (
     read_thread_index,
     search_threads,
 )
-from coderooms.sessions import FocusMode, focus_call
+from coderooms.sessions import FocusMode, focus_call, ground_named_residents
 from coderooms.skimmer import SkimResult
 from coderooms.skimmer import skim as skim_output
 from coderooms.store.base import Store, author_filter
@@ -483,6 +483,7 @@ class RoomService:
                 raise UnknownParent(reply_to) from None
             raise
         await snapshot_node_pins(self.store, row.sequence, code_pins)
+        await ground_named_residents(self._working_sets(), agent_id, content)
         return PostOut(
             sequence=row.sequence,
             desk=desk_out(found),
