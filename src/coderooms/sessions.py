@@ -8,7 +8,6 @@ set itself), saves what changed and returns the answer's wire form. Without a se
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal, Protocol, TypeVar
@@ -247,9 +246,19 @@ def working_set_lines(out: dict[str, Any]) -> list[str]:
     return lines
 
 
-_NODE_REF = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:::[\w.]+)?|[\w-]+\.\w+::[\w.]+")
-"""A node written by its id in prose: ``src/app/cart.py::Cart.add`` or ``cart.py``'s
-path with a directory."""
+GROUNDING_SCAN_CHARS = 20_000
+"""Characters of a post read for the code it names (a long log pasted in is not)."""
+
+
+def _node_refs(text: str) -> frozenset[str]:
+    """Words of ``text`` written like node ids (``src/app/cart.py::Cart.add``, a path with
+    a directory), trailing punctuation dropped: one pass, no backtracking."""
+    refs = set()
+    for word in text.split():
+        word = word.strip("`'\"()[]{}<>,;:!?")
+        if "/" in word or "::" in word:
+            refs.add(word.rstrip("."))
+    return frozenset(refs)
 
 
 async def ground_named_residents(sets: WorkingSets | None, agent: str, content: str) -> int:
@@ -258,7 +267,8 @@ async def ground_named_residents(sets: WorkingSets | None, agent: str, content: 
     Returns how many sessions changed."""
     if sets is None:
         return 0
-    words = code_words(content) | frozenset(_NODE_REF.findall(content))
+    head = content[:GROUNDING_SCAN_CHARS]
+    words = code_words(head) | _node_refs(head)
     changed = 0
     for ws in await sets.of_agents([agent]):
         grounded = named_in_post(ws, words)

@@ -60,6 +60,9 @@ MIN_PROSE_TERM = 2
 """Shorter words are not search terms."""
 PROSE_TERM_CACHE = 200_000
 """Distinct words whose stems are remembered."""
+MAX_DOTTED_PARTS = 8
+"""Parts of a dotted identifier whose tails count as names (``a.b.c`` gives three);
+a longer chain keeps its last ones, so a pasted ``x.x.x…`` costs linear time."""
 REASON_TERMS = 4
 """Goal terms a reason names at most."""
 
@@ -301,7 +304,7 @@ def code_words(text: str) -> frozenset[str]:
     (``a.Session.send`` gives itself, ``Session.send`` and ``send``)."""
     words: set[str] = set()
     for word in _CODE_WORD.findall(text):
-        parts = word.split(".")
+        parts = word.split(".")[-MAX_DOTTED_PARTS:]
         words.update(".".join(parts[i:]) for i in range(len(parts)))
     return frozenset(words)
 
