@@ -28,9 +28,8 @@ from coderooms.focus.discussion import (
     rank_discussion,
     score_goal,
 )
-from coderooms.focus.errors import InvalidBudget
 from coderooms.focus.graph import CodeGraph
-from coderooms.focus.runtime import MAX_BUDGET
+from coderooms.focus.runtime import checked_budget
 from coderooms.focus.text import is_code_like
 from coderooms.focus.workingset import heat
 from coderooms.rooms.desks import Desk
@@ -452,7 +451,7 @@ async def focus_over_desk(
     listed without their content."""
     if mode not in ("set", "check") or goal is None or not goal.strip():
         raise DeskNeedsGoal(mode)
-    checked_budget = _checked_budget(budget)
+    budget = checked_budget(budget)
     if count_tokens is None:
         from coderooms.tokens import count_tokens as default_counter
 
@@ -464,24 +463,18 @@ async def focus_over_desk(
 
     window = await window_sequences(store, desk)
     first = await recall.rank(store, desk, goal, exclude=window)
-    reserve = choose_messages(first, int(checked_budget * DISCUSSION_SHARE), cost).tokens
-    code = await code_focus(max(1, checked_budget - reserve))
+    reserve = choose_messages(first, int(budget * DISCUSSION_SHARE), cost).tokens
+    code = await code_focus(max(1, budget - reserve))
     names = code_names_of(code, symbols_in)
     ranking = (
         await recall.rank(store, desk, goal, code_names=names, exclude=window) if names else first
     )
     discussion = choose_messages(ranking, reserve, cost)
-    out = with_discussion(code, discussion, checked_budget)
+    out = with_discussion(code, discussion, budget)
     if mode == "check":
         for message in out["discussion"]["messages"]:
             message["content"] = None
     return out
-
-
-def _checked_budget(budget: object) -> int:
-    if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= MAX_BUDGET:
-        raise InvalidBudget(budget, MAX_BUDGET)
-    return budget
 
 
 # --- a desk's shared working set ------------------------------------------------------
