@@ -163,6 +163,25 @@ def reciprocal_rank(ranked: Sequence[str], gold: Sequence[str]) -> float:
     return 0.0 if not ranks or 0 in ranks else 1.0 / max(ranks)
 
 
+def resolve_label(label: str, known: set[str]) -> str:
+    """The node a gold function label names. SWE-bench writes a function nested in a
+    method as ``Class.inner`` where the index names it ``Class.method.inner``: a label the
+    index lacks resolves to the one node of its file whose name starts and ends as the
+    label's does (unchanged when none or several do)."""
+    if label in known:
+        return label
+    path, _, name = label.partition("::")
+    head, _, tail = name.partition(".")
+    if not tail:
+        return label
+    found = [
+        k
+        for k in known
+        if k.startswith(f"{path}::{head}.") and k.endswith(f".{tail}") and k.count(".") > 1
+    ]
+    return found[0] if len(found) == 1 else label
+
+
 def score_rankings(inst: Instance, files: list[str], functions: list[str]) -> dict[str, Any]:
     row: dict[str, Any] = {f"file_acc@{k}": acc_at(files, inst.gold_files, k) for k in FILE_KS}
     row["file_rr"] = reciprocal_rank(files, inst.gold_files)
@@ -232,6 +251,9 @@ def evaluate_checkout(
         files = engine.rank_files(goal)[:RANK_DEPTH]
         functions = engine.rank_functions(goal)[:RANK_DEPTH]
         known = {n.id for n in engine.graph.nodes}
+        inst = replace(
+            inst, gold_functions=tuple(resolve_label(g, known) for g in inst.gold_functions)
+        )
         needed = [g if g in known else g.split("::")[0] for g in inst.gold_functions]
         covered = result.covered_ids()
         base_files = bm25_baseline(root)(goal)

@@ -66,3 +66,19 @@ def test_a_clone_missing_a_blob_checks_out_every_file_it_has(tmp_path: Path) -> 
     assert (root / "small.py").read_text() == "x = 1\n"
     assert not (root / "big.bin").exists()
     assert _git(root, "rev-parse", "HEAD") == commit
+
+
+def test_a_label_of_a_nested_function_resolves_to_the_one_node_it_names() -> None:
+    known = {
+        "m.py::Response.iter_content.generate",
+        "m.py::Response.iter_lines",
+        "m.py::Other.a.helper",
+        "m.py::Other.b.helper",
+    }
+    assert localize.resolve_label("m.py::Response.generate", known) == (
+        "m.py::Response.iter_content.generate"
+    )
+    assert localize.resolve_label("m.py::Response.iter_lines", known) == "m.py::Response.iter_lines"
+    # two nested functions end the same way: the label stays as written (a miss)
+    assert localize.resolve_label("m.py::Other.helper", known) == "m.py::Other.helper"
+    assert localize.resolve_label("m.py::free", known) == "m.py::free"
