@@ -11,14 +11,17 @@ bug and name the gold function (or file), forty that name other functions of the
 repository, and conversation turns from ``../shared/bench/locomo-dev.json`` as unrelated
 chatter, in sessions of :data:`SESSION_MESSAGES` two hours apart; the discussion sits
 outside the newest window. Then focus runs with the problem statement as the goal and a
-budget of 8,000 tokens, once plainly and once with the desk (the path
-``focus --desk`` takes), and the run prints, beside each other:
+budget of 8,000 tokens three ways: plainly, with an unrelated desk (the same desk without
+its three discussing messages) and with the discussing desk (the path ``focus --desk``
+takes), and the run prints, side by side for the three:
 
+* file Acc@1/3/5 and function Acc@5/10 of the code ranking (``benchmarks/localize.py``'s
+  scoring), with the code the desk's messages name lifted as focus lifts it;
 * budget recall (the share of labelled instances whose every gold function's code is
-  loaded) without and with the desk, and file Acc@1/5 of the code ranking (the desk
-  changes only the code's budget, so these must match);
-* how often all three discussing messages, and at least one, are in the answer;
-* warm latency p50/p95 of focus without and with the desk, and their ratio.
+  loaded);
+* how many code nodes the messages lifted, and how often all three discussing messages,
+  and at least one, are in the answer;
+* warm latency p50 of focus without and with the discussing desk, and their ratio.
 """
 
 from __future__ import annotations

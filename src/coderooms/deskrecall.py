@@ -121,11 +121,13 @@ class DeskRecall:
         self._tokens: dict[int, int] = {}
         self._symbols: tuple[CodeGraph, Callable[[str], Iterable[tuple[str, str]]]] | None = None
         self._mentions: tuple[CodeGraph, CodeMentions] | None = None
+        self._last_ranking: tuple[_Derived, tuple[Any, ...], DeskRanking] | None = None
 
     def forget_goals(self) -> None:
         """Drop the remembered goal vectors and goal scores (a benchmark times the next
         ranking as a new goal's)."""
         self._goals.clear()
+        self._last_ranking = None
         for derived in self._derived.values():
             derived.scores.clear()
 
@@ -242,8 +244,14 @@ class DeskRecall:
         limit: int | None = None,
     ) -> DeskRanking:
         """``desk``'s messages ranked for ``goal``, best first, leaving out ``exclude``
-        (the caller's current window, say)."""
+        (the caller's current window, say). Code names no message writes change nothing,
+        so a ranking asked again with only those is the one just made."""
         derived = await self._derive(store, desk)
+        named = {n: node for n, node in (code_names or {}).items() if derived.index.naming(n)}
+        key = (goal, exclude, limit, tuple(sorted(named.items())), derived.newest)
+        last = self._last_ranking
+        if last is not None and last[0] is derived and last[1] == key:
+            return last[2]
         scores = derived.scores.get(goal)
         if scores is None:
             scores = score_goal(
@@ -255,20 +263,26 @@ class DeskRecall:
         ranked = rank_discussion(
             derived.index,
             goal,
-            code_names=code_names,
+            code_names=named or None,
             config=self._config,
             exclude=exclude,
             limit=RANKED_MESSAGES if limit is None else min(limit, RANKED_MESSAGES),
             scores=scores,
         )
-        by_sequence = {row.sequence: row for row in derived.rows}
-        return DeskRanking(
+        rows: dict[int, LogMessage] = {}
+        for r in ranked:  # rows and the index's messages share their order
+            at = derived.index.position(r.sequence)
+            assert at is not None, "a ranked message is one of the index's"
+            rows[r.sequence] = derived.rows[at]
+        ranking = DeskRanking(
             desk=desk,
             ranked=tuple(ranked),
-            rows={r.sequence: by_sequence[r.sequence] for r in ranked},
+            rows=rows,
             read=len(derived.rows),
             left_unread=derived.truncated,
         )
+        self._last_ranking = (derived, key, ranking)
+        return ranking
 
 
 # --- one budget for code and discussion ------------------------------------------------

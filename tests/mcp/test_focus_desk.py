@@ -373,3 +373,26 @@ def test_cli_focus_with_a_desk_lifts_the_code_it_discussed(
     assert result.exit_code == 0, result.output
     _, item = _place(json.loads(result.stdout), "shop/shipping.py")
     assert f"discussed in message #{said}" in item["why"]
+
+
+def test_code_names_no_message_writes_give_the_ranking_just_made(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=3)
+            desk = (await store.desks()).resolve("eng")
+            recall = DeskRecall()
+            first = await recall.rank(store, desk, "rounding cents")
+            unnamed = await recall.rank(
+                store, desk, "rounding cents", code_names={"ship_parcel": "x.py::ship_parcel"}
+            )
+            named = await recall.rank(
+                store, desk, "rounding cents", code_names={"apply_discount": "shop.py::a"}
+            )
+        finally:
+            store.close()
+        assert unnamed is first
+        assert named is not first
+        assert "names salient code: apply_discount" in named.ranked[0].reasons
+
+    asyncio.run(scenario())

@@ -454,7 +454,11 @@ def rank_discussion(
     recency = np.arange(1, count + 1, dtype=np.float64) / count
     score = score + weights.recency * recency * (score > 0)
     signal = score > weights.recency * recency + 1e-12
-    candidates = np.flatnonzero(signal & ~np.isin(index.sequences, list(exclude)))
+    for sequence in exclude:
+        at = index.position(sequence)
+        if at is not None:
+            signal[at] = False
+    candidates = np.flatnonzero(signal)
     order = _top(score, index.sequences, candidates, limit)
     ranked: list[RankedMessage] = []
     goal_set = set(goal_terms)
