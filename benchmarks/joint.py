@@ -170,16 +170,17 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
         )
         rows, discussing = synthetic_desk(inst, symbols, filler, size)
         plain = engine.focus(goal, budget=BUDGET_TOKENS)
-        plain_ms = []
+        plain_ms, plain_cpu = [], []
         for _ in range(WARM_RUNS):
             engine.forget()  # warm, not memoised: the engine remembers its last goals
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             engine.focus(goal, budget=BUDGET_TOKENS)
             plain_ms.append((time.perf_counter() - began) * 1000)
+            plain_cpu.append((time.process_time() - cpu) * 1000)
 
         async def with_desk(
             desk_rows: list[tuple[str, str, int | None]], name: str, timed: bool
-        ) -> tuple[dict, Any, tuple, list[float]]:
+        ) -> tuple[dict, Any, tuple, list[tuple[float, float]]]:
             store, desk = await _store_with(desk_rows, Path(tmp) / f"{name}.db")
             recall = DeskRecall(embeddings.embed)
             held: list[Any] = []
@@ -209,9 +210,11 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
             for _ in range(WARM_RUNS if timed else 0):
                 engine.forget()
                 recall.forget_goals()
-                began = time.perf_counter()
+                began, cpu = time.perf_counter(), time.process_time()
                 await once()
-                times.append((time.perf_counter() - began) * 1000)
+                times.append(
+                    ((time.perf_counter() - began) * 1000, (time.process_time() - cpu) * 1000)
+                )
             store.close()
             return out, held[0][0], held[0][1], times
 
@@ -245,7 +248,9 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
                 "any_sent": bool(wanted & sent),
                 "desk_tokens": out["discussion"]["tokens"],
                 "plain_ms": statistics.median(plain_ms),
-                "desk_ms": statistics.median(desk_ms),
+                "desk_ms": statistics.median(wall for wall, _ in desk_ms),
+                "plain_cpu_ms": statistics.median(plain_cpu),
+                "desk_cpu_ms": statistics.median(cpu for _, cpu in desk_ms),
             }
         )
         return row
@@ -309,6 +314,12 @@ def main(argv: list[str] | None = None) -> int:
             "warm_ms_p50": statistics.median(plain),
             "warm_ms_desk_p50": statistics.median(desk),
             "warm_ratio_p50": statistics.median(d / p for d, p in zip(desk, plain, strict=True)),
+            "warm_cpu_ms_p50": statistics.median(r["plain_cpu_ms"] for r in rows),
+            "warm_cpu_ms_desk_p50": statistics.median(r["desk_cpu_ms"] for r in rows),
+            "warm_cpu_ratio_p50": statistics.median(
+                r["desk_cpu_ms"] / max(r["plain_cpu_ms"], 1e-3) for r in rows
+            ),
+            "load_average": os.getloadavg(),
         }
     )
     print(f"{len(rows)} instances, a desk of {args.desk} messages each")
@@ -332,6 +343,12 @@ def main(argv: list[str] | None = None) -> int:
         f"warm focus p50: {summary['warm_ms_p50']:.1f} ms without, "
         f"{summary['warm_ms_desk_p50']:.1f} ms with the desk "
         f"(median ratio {summary['warm_ratio_p50']:.2f}x)"
+    )
+    print(
+        f"warm focus CPU p50: {summary['warm_cpu_ms_p50']:.1f} ms without, "
+        f"{summary['warm_cpu_ms_desk_p50']:.1f} ms with the desk "
+        f"(median ratio {summary['warm_cpu_ratio_p50']:.2f}x); load average "
+        + " ".join(f"{x:.1f}" for x in summary["load_average"])
     )
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "instances": rows}, indent=1))
