@@ -139,7 +139,8 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     "desk_ref",
     metavar="DESK",
     help="Also bring what this desk discussed about GOAL (messages outside its newest "
-    "window), in the same budget; reads the store --db names.",
+    "window), in the same budget, and rank the code those messages name higher; reads "
+    "the store --db names.",
 )
 @json_option("Print one JSON document.")
 @click.option(
