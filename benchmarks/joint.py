@@ -11,14 +11,17 @@ bug and name the gold function (or file), forty that name other functions of the
 repository, and conversation turns from ``../shared/bench/locomo-dev.json`` as unrelated
 chatter, in sessions of :data:`SESSION_MESSAGES` two hours apart; the discussion sits
 outside the newest window. Then focus runs with the problem statement as the goal and a
-budget of 8,000 tokens, once plainly and once with the desk (the path
-``focus --desk`` takes), and the run prints, beside each other:
+budget of 8,000 tokens three ways: plainly, with an unrelated desk (the same desk without
+its three discussing messages) and with the discussing desk (the path ``focus --desk``
+takes), and the run prints, side by side for the three:
 
+* file Acc@1/3/5 and function Acc@5/10 of the code ranking (``benchmarks/localize.py``'s
+  scoring), with the code the desk's messages name lifted as focus lifts it;
 * budget recall (the share of labelled instances whose every gold function's code is
-  loaded) without and with the desk, and file Acc@1/5 of the code ranking (the desk
-  changes only the code's budget, so these must match);
-* how often all three discussing messages, and at least one, are in the answer;
-* warm latency p50/p95 of focus without and with the desk, and their ratio.
+  loaded);
+* how many code nodes the messages lifted, and how often all three discussing messages,
+  and at least one, are in the answer;
+* warm latency p50 of focus without and with the discussing desk, and their ratio.
 """
 
 from __future__ import annotations
@@ -43,11 +46,14 @@ from localize import (  # noqa: E402
     BENCH_DIR,
     BUDGET_TOKENS,
     DATA_FILE,
+    FILE_KS,
+    FUNCTION_KS,
     MIRROR_DIR,
+    RANK_DEPTH,
     Instance,
-    acc_at,
     checkout,
     load_instances,
+    score_rankings,
 )
 
 SESSION_MESSAGES = 20
@@ -134,6 +140,18 @@ async def _store_with(rows: list[tuple[str, str, int | None]], path: Path) -> An
     return store, desk
 
 
+def unrelated(
+    rows: list[tuple[str, str, int | None]], discussing: list[int]
+) -> list[tuple[str, str, int | None]]:
+    """The desk without its three discussing messages: chatter and other functions only
+    (no row of it has a parent)."""
+    return [row for i, row in enumerate(rows) if i not in set(discussing)]
+
+
+ARMS = ("plain", "unrelated", "desk")
+"""No desk; a desk that never discusses the bug; the desk that does."""
+
+
 def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size: int) -> dict:
     from coderooms import embeddings
     from coderooms.deskrecall import DeskRecall, focus_over_desk
@@ -152,57 +170,90 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
         )
         rows, discussing = synthetic_desk(inst, symbols, filler, size)
         plain = engine.focus(goal, budget=BUDGET_TOKENS)
-        plain_ms = []
+        plain_ms, plain_cpu = [], []
         for _ in range(WARM_RUNS):
             engine.forget()  # warm, not memoised: the engine remembers its last goals
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             engine.focus(goal, budget=BUDGET_TOKENS)
             plain_ms.append((time.perf_counter() - began) * 1000)
+            plain_cpu.append((time.process_time() - cpu) * 1000)
 
-        async def with_desk() -> tuple[dict, Any, list[float]]:
-            store, desk = await _store_with(rows, Path(tmp) / "rooms.db")
+        async def with_desk(
+            desk_rows: list[tuple[str, str, int | None]], name: str, timed: bool
+        ) -> tuple[dict, Any, tuple, list[tuple[float, float]]]:
+            store, desk = await _store_with(desk_rows, Path(tmp) / f"{name}.db")
             recall = DeskRecall(embeddings.embed)
             held: list[Any] = []
 
-            async def code(budget: int) -> dict[str, Any]:
-                held.append(engine.focus(goal, budget=budget))
-                return held[-1].to_json()
+            async def code(budget: int, discussed: tuple = ()) -> dict[str, Any]:
+                held.append((engine.focus(goal, budget=budget, discussed=discussed), discussed))
+                return held[-1][0].to_json()
 
             symbols_in = recall.symbols_of(engine.graph)
-            out = await focus_over_desk(
-                store, desk, recall, goal, BUDGET_TOKENS, "set", code, symbols_in=symbols_in
-            )
+            mentions = recall.mentions_of(engine.graph)
+
+            async def once() -> dict[str, Any]:
+                return await focus_over_desk(
+                    store,
+                    desk,
+                    recall,
+                    goal,
+                    BUDGET_TOKENS,
+                    "set",
+                    code,
+                    symbols_in=symbols_in,
+                    mentions=mentions,
+                )
+
+            out = await once()
             times = []
-            for _ in range(WARM_RUNS):
+            for _ in range(WARM_RUNS if timed else 0):
                 engine.forget()
                 recall.forget_goals()
-                began = time.perf_counter()
-                await focus_over_desk(
-                    store, desk, recall, goal, BUDGET_TOKENS, "set", code, symbols_in=symbols_in
+                began, cpu = time.perf_counter(), time.process_time()
+                await once()
+                times.append(
+                    ((time.perf_counter() - began) * 1000, (time.process_time() - cpu) * 1000)
                 )
-                times.append((time.perf_counter() - began) * 1000)
             store.close()
-            return out, held[0], times
+            return out, held[0][0], held[0][1], times
 
-        out, coded, desk_ms = asyncio.run(with_desk())
-        files = engine.rank_files(goal)
-        sent = {m["sequence"] for m in out["discussion"]["messages"]}
-        wanted = {p + 1 for p in discussing}
-        workspace.close()
-        return {
+        row: dict[str, Any] = {
             "instance_id": inst.instance_id,
             "repo": inst.repo,
             "labelled": bool(needed),
-            "budget_recall": all(n in plain.covered_ids() for n in needed) if needed else None,
-            "budget_recall_desk": all(n in coded.covered_ids() for n in needed) if needed else None,
-            "file_acc@1": acc_at(files, inst.gold_files, 1),
-            "file_acc@5": acc_at(files, inst.gold_files, 5),
-            "all_sent": wanted <= sent,
-            "any_sent": bool(wanted & sent),
-            "desk_tokens": out["discussion"]["tokens"],
-            "plain_ms": statistics.median(plain_ms),
-            "desk_ms": statistics.median(desk_ms),
         }
+        results = {"plain": (plain, ())}
+        out, coded, discussed, desk_ms = asyncio.run(with_desk(rows, "desk", True))
+        results["desk"] = (coded, discussed)
+        _, coded_u, discussed_u, _ = asyncio.run(
+            with_desk(unrelated(rows, discussing), "unrelated", False)
+        )
+        results["unrelated"] = (coded_u, discussed_u)
+        for arm in ARMS:
+            result, seeds = results[arm]
+            files = engine.rank_files(goal, seeds)[:RANK_DEPTH]
+            functions = engine.rank_functions(goal, seeds)[:RANK_DEPTH]
+            for key, value in score_rankings(inst, files, functions).items():
+                row[f"{arm}:{key}"] = value
+            covered = result.covered_ids()
+            row[f"{arm}:budget_recall"] = all(n in covered for n in needed) if needed else None
+            row[f"{arm}:discussed"] = len(seeds)
+        sent = {m["sequence"] for m in out["discussion"]["messages"]}
+        wanted = {p + 1 for p in discussing}
+        workspace.close()
+        row.update(
+            {
+                "all_sent": wanted <= sent,
+                "any_sent": bool(wanted & sent),
+                "desk_tokens": out["discussion"]["tokens"],
+                "plain_ms": statistics.median(plain_ms),
+                "desk_ms": statistics.median(wall for wall, _ in desk_ms),
+                "plain_cpu_ms": statistics.median(plain_cpu),
+                "desk_cpu_ms": statistics.median(cpu for _, cpu in desk_ms),
+            }
+        )
+        return row
 
 
 def _mean(values: list[Any]) -> float:
@@ -236,34 +287,52 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(
             f"[{n}/{len(instances)}] {inst.instance_id:<36} all sent {row['all_sent']!s:<5} "
-            f"budget {row['budget_recall']!s:<5}/{row['budget_recall_desk']!s:<5} "
+            f"budget {row['plain:budget_recall']!s:<5}/{row['desk:budget_recall']!s:<5} "
+            f"file@1 {row['plain:file_acc@1']!s:<5}/{row['unrelated:file_acc@1']!s:<5}"
+            f"/{row['desk:file_acc@1']!s:<5} "
             f"warm {row['plain_ms']:.0f}/{row['desk_ms']:.0f} ms",
             file=sys.stderr,
             flush=True,
         )
     plain = [r["plain_ms"] for r in rows]
     desk = [r["desk_ms"] for r in rows]
-    summary = {
-        "instances": len(rows),
-        "desk_messages": args.desk,
-        "budget_recall": _mean([r["budget_recall"] for r in rows]),
-        "budget_recall_desk": _mean([r["budget_recall_desk"] for r in rows]),
-        "file_acc@1": _mean([r["file_acc@1"] for r in rows]),
-        "file_acc@5": _mean([r["file_acc@5"] for r in rows]),
-        "all_discussing_sent": _mean([r["all_sent"] for r in rows]),
-        "any_discussing_sent": _mean([r["any_sent"] for r in rows]),
-        "desk_tokens_p50": statistics.median(r["desk_tokens"] for r in rows),
-        "warm_ms_p50": statistics.median(plain),
-        "warm_ms_desk_p50": statistics.median(desk),
-        "warm_ratio_p50": statistics.median(d / p for d, p in zip(desk, plain, strict=True)),
-    }
-    print(f"{len(rows)} instances, a desk of {args.desk} messages each")
-    print(
-        f"budget recall@8k: {summary['budget_recall']:.3f} without the desk, "
-        f"{summary['budget_recall_desk']:.3f} with it"
+    figures = [f"file_acc@{k}" for k in FILE_KS] + [f"func_acc@{k}" for k in FUNCTION_KS]
+    figures.append("budget_recall")
+    summary: dict[str, Any] = {"instances": len(rows), "desk_messages": args.desk}
+    for figure in figures:
+        for arm in ARMS:
+            summary[f"{arm}:{figure}"] = _mean([r[f"{arm}:{figure}"] for r in rows])
+    summary.update(
+        {
+            "all_discussing_sent": _mean([r["all_sent"] for r in rows]),
+            "any_discussing_sent": _mean([r["any_sent"] for r in rows]),
+            "desk_tokens_p50": statistics.median(r["desk_tokens"] for r in rows),
+            "discussed_nodes_p50": statistics.median(r["desk:discussed"] for r in rows),
+            "unrelated_discussed_nodes_p50": statistics.median(
+                r["unrelated:discussed"] for r in rows
+            ),
+            "warm_ms_p50": statistics.median(plain),
+            "warm_ms_desk_p50": statistics.median(desk),
+            "warm_ratio_p50": statistics.median(d / p for d, p in zip(desk, plain, strict=True)),
+            "warm_cpu_ms_p50": statistics.median(r["plain_cpu_ms"] for r in rows),
+            "warm_cpu_ms_desk_p50": statistics.median(r["desk_cpu_ms"] for r in rows),
+            "warm_cpu_ratio_p50": statistics.median(
+                r["desk_cpu_ms"] / max(r["plain_cpu_ms"], 1e-3) for r in rows
+            ),
+            "load_average": os.getloadavg(),
+        }
     )
+    print(f"{len(rows)} instances, a desk of {args.desk} messages each")
+    print(f"{'':<16}{'no desk':>10}{'unrelated':>11}{'discussing':>12}")
+    for figure in figures:
+        cells = "".join(
+            f"{summary[f'{arm}:{figure}']:>{w}.3f}"
+            for arm, w in zip(ARMS, (10, 11, 12), strict=True)
+        )
+        print(f"{figure:<16}{cells}")
     print(
-        f"file Acc@1/5 of the code ranking: {summary['file_acc@1']:.3f} / {summary['file_acc@5']:.3f}"
+        f"code the desk's messages lifted (median nodes): discussing "
+        f"{summary['discussed_nodes_p50']}, unrelated {summary['unrelated_discussed_nodes_p50']}"
     )
     print(
         f"discussion in the answer: all three {summary['all_discussing_sent']:.3f}, "
@@ -274,6 +343,12 @@ def main(argv: list[str] | None = None) -> int:
         f"warm focus p50: {summary['warm_ms_p50']:.1f} ms without, "
         f"{summary['warm_ms_desk_p50']:.1f} ms with the desk "
         f"(median ratio {summary['warm_ratio_p50']:.2f}x)"
+    )
+    print(
+        f"warm focus CPU p50: {summary['warm_cpu_ms_p50']:.1f} ms without, "
+        f"{summary['warm_cpu_ms_desk_p50']:.1f} ms with the desk "
+        f"(median ratio {summary['warm_cpu_ratio_p50']:.2f}x); load average "
+        + " ".join(f"{x:.1f}" for x in summary["load_average"])
     )
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "instances": rows}, indent=1))

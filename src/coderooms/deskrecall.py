@@ -11,7 +11,7 @@ index is derived again from the rows.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,11 +25,14 @@ from coderooms.focus.discussion import (
     GoalScores,
     RankedMessage,
     build_discussion_index,
+    code_mentions,
+    prose_outside_code,
+    prose_terms,
     rank_discussion,
     score_goal,
 )
 from coderooms.focus.graph import CodeGraph
-from coderooms.focus.runtime import checked_budget
+from coderooms.focus.runtime import Discussed, checked_budget
 from coderooms.focus.text import is_code_like
 from coderooms.focus.workingset import heat
 from coderooms.rooms.desks import Desk
@@ -117,11 +120,14 @@ class DeskRecall:
         self._goals: dict[str, np.ndarray] = {}
         self._tokens: dict[int, int] = {}
         self._symbols: tuple[CodeGraph, Callable[[str], Iterable[tuple[str, str]]]] | None = None
+        self._mentions: tuple[CodeGraph, CodeMentions] | None = None
+        self._last_ranking: tuple[_Derived, tuple[Any, ...], DeskRanking] | None = None
 
     def forget_goals(self) -> None:
         """Drop the remembered goal vectors and goal scores (a benchmark times the next
         ranking as a new goal's)."""
         self._goals.clear()
+        self._last_ranking = None
         for derived in self._derived.values():
             derived.scores.clear()
 
@@ -152,6 +158,12 @@ class DeskRecall:
         if self._symbols is None or self._symbols[0] is not graph:
             self._symbols = (graph, symbols_by_file(graph))
         return self._symbols[1]
+
+    def mentions_of(self, graph: CodeGraph) -> CodeMentions:
+        """:func:`mention_map` of ``graph``, kept while the graph is the same object."""
+        if self._mentions is None or self._mentions[0] is not graph:
+            self._mentions = (graph, mention_map(graph))
+        return self._mentions[1]
 
     async def _newer_rows(
         self, store: Store, desk: Desk, above: int | None, cap: int
@@ -232,8 +244,14 @@ class DeskRecall:
         limit: int | None = None,
     ) -> DeskRanking:
         """``desk``'s messages ranked for ``goal``, best first, leaving out ``exclude``
-        (the caller's current window, say)."""
+        (the caller's current window, say). Code names no message writes change nothing,
+        so a ranking asked again with only those is the one just made."""
         derived = await self._derive(store, desk)
+        named = {n: node for n, node in (code_names or {}).items() if derived.index.naming(n)}
+        key = (goal, exclude, limit, tuple(sorted(named.items())), derived.newest)
+        last = self._last_ranking
+        if last is not None and last[0] is derived and last[1] == key:
+            return last[2]
         scores = derived.scores.get(goal)
         if scores is None:
             scores = score_goal(
@@ -245,20 +263,26 @@ class DeskRecall:
         ranked = rank_discussion(
             derived.index,
             goal,
-            code_names=code_names,
+            code_names=named or None,
             config=self._config,
             exclude=exclude,
             limit=RANKED_MESSAGES if limit is None else min(limit, RANKED_MESSAGES),
             scores=scores,
         )
-        by_sequence = {row.sequence: row for row in derived.rows}
-        return DeskRanking(
+        rows: dict[int, LogMessage] = {}
+        for r in ranked:  # rows and the index's messages share their order
+            at = derived.index.position(r.sequence)
+            assert at is not None, "a ranked message is one of the index's"
+            rows[r.sequence] = derived.rows[at]
+        ranking = DeskRanking(
             desk=desk,
             ranked=tuple(ranked),
-            rows={r.sequence: by_sequence[r.sequence] for r in ranked},
+            rows=rows,
             read=len(derived.rows),
             left_unread=derived.truncated,
         )
+        self._last_ranking = (derived, key, ranking)
+        return ranking
 
 
 # --- one budget for code and discussion ------------------------------------------------
@@ -312,6 +336,75 @@ def choose_messages(
         used += cost
         sent.append((ranked, row, cost))
     return Discussion(ranking.desk, tuple(sent), tuple(ignored), ranking.read, ranking.left_unread)
+
+
+CodeMentions = Mapping[str, tuple[str, ...]]
+"""A name a message may write for code (an id, a path, a qualified or a code-shaped
+name) to the node ids it stands for."""
+MENTION_MAX_NODES = 3
+"""A name standing for more nodes than this (``__init__``, ``setUp``) says too little."""
+DISCUSSED_MAX_NODES = 8
+"""Code nodes the messages a focus sends may lift in its code ranking at most."""
+DISCUSSED_SHARED_TERMS = 3
+"""Goal terms a message's prose (its words outside code) must share with the goal for
+the code it names to gain: a message that only names code matching the goal's words
+says nothing the code ranking did not already weigh. A short goal asks for at most
+half of its own terms."""
+
+
+def mention_map(graph: CodeGraph) -> dict[str, tuple[str, ...]]:
+    """What each of ``graph``'s nodes may be called in a message: a file by its path, a
+    symbol by its id, its qualified name and (spelled as code) its own name."""
+    found: dict[str, list[str]] = {}
+    for node in graph.nodes:
+        if node.kind in FILE_KINDS:
+            keys = {node.id, node.path}
+        else:
+            qualname = node.qualname
+            keys = {node.id, node.id.partition("#")[0]}
+            keys.update(k for k in (qualname, node.name) if _code_name(k))
+        for key in keys:
+            found.setdefault(key, []).append(node.id)
+    return {
+        key: tuple(sorted(set(ids)))
+        for key, ids in found.items()
+        if len(set(ids)) <= MENTION_MAX_NODES
+    }
+
+
+def _code_name(name: str) -> bool:
+    return len(name) >= MIN_CODE_NAME and _code_shaped(name)
+
+
+def about_goal(text: str, goal_terms: frozenset[str]) -> bool:
+    """Whether a message's prose is about the goal (see :data:`DISCUSSED_SHARED_TERMS`)."""
+    needed = min(DISCUSSED_SHARED_TERMS, max(1, len(goal_terms) // 2))
+    return len(prose_outside_code(text) & goal_terms) >= needed
+
+
+def discussed_code(
+    messages: Iterable[tuple[int, str]], mentions: CodeMentions, goal: str
+) -> Discussed:
+    """The code the ``messages`` (sequence, text), best first, name, each node with the
+    first message naming it (``discussed in message #N``); only messages whose prose is
+    :func:`about_goal` count. A name counts once per message, its longest spelling
+    first, so ``Session.send`` does not also stand for every other ``send``."""
+    out: dict[str, str] = {}
+    goal_terms = frozenset(prose_terms(goal))
+    for sequence, text in messages:
+        if not about_goal(text, goal_terms):
+            continue
+        taken: list[str] = []
+        for word in sorted(code_mentions(text), key=lambda w: (-len(w), w)):
+            ids = mentions.get(word)
+            if not ids or any(t.endswith(("." + word, "::" + word, "/" + word)) for t in taken):
+                continue
+            taken.append(word)
+            for node_id in ids:
+                out.setdefault(node_id, f"discussed in message #{sequence}")
+                if len(out) >= DISCUSSED_MAX_NODES:
+                    return tuple(out.items())
+    return tuple(out.items())
 
 
 def code_names_of(
@@ -437,9 +530,10 @@ async def focus_over_desk(
     goal: str | None,
     budget: int,
     mode: str,
-    code_focus: Callable[[int], Awaitable[dict[str, Any]]],
+    code_focus: Callable[[int, Discussed], Awaitable[dict[str, Any]]],
     count_tokens: Callable[[str], int] | None = None,
     symbols_in: Callable[[str], Iterable[tuple[str, str]]] | None = None,
+    mentions: CodeMentions | None = None,
 ) -> dict[str, Any]:
     """One focus answer holding code and the desk's discussion of ``goal``, in one budget.
 
@@ -447,8 +541,9 @@ async def focus_over_desk(
     fit :data:`DISCUSSION_SHARE` of ``budget`` reserve their tokens; ``code_focus`` (the
     workspace's focus, given a budget) packs the code into the rest; then the messages
     are ranked again knowing which code is salient (a message naming a function in the
-    focus set gains) and chosen within the reserve. In check mode the messages are
-    listed without their content."""
+    focus set gains) and chosen within the reserve. With ``mentions``, the code the
+    reserved messages name (:func:`discussed_code`) gains in the code ranking too. In
+    check mode the messages are listed without their content."""
     if mode not in ("set", "check") or goal is None or not goal.strip():
         raise DeskNeedsGoal(mode)
     budget = checked_budget(budget)
@@ -463,8 +558,14 @@ async def focus_over_desk(
 
     window = await window_sequences(store, desk)
     first = await recall.rank(store, desk, goal, exclude=window)
-    reserve = choose_messages(first, int(budget * DISCUSSION_SHARE), cost).tokens
-    code = await code_focus(max(1, budget - reserve))
+    reserved = choose_messages(first, int(budget * DISCUSSION_SHARE), cost)
+    reserve = reserved.tokens
+    discussed: Discussed = ()
+    if mentions:
+        discussed = discussed_code(
+            ((r.sequence, row.content) for r, row, _ in reserved.sent), mentions, goal
+        )
+    code = await code_focus(max(1, budget - reserve), discussed)
     names = code_names_of(code, symbols_in)
     ranking = (
         await recall.rank(store, desk, goal, code_names=names, exclude=window) if names else first
@@ -523,8 +624,9 @@ def mark_team_held(focus_json: dict[str, Any], holders: dict[str, list[str]]) ->
                 item["held_by"] = holders[item["id"]]
 
 
-CodeFocus = Callable[[int, tuple[str, ...]], Awaitable[dict[str, Any]]]
-"""A focus of the code alone: (budget, code pinned on the desk) to its answer."""
+CodeFocus = Callable[[int, tuple[str, ...], Discussed], Awaitable[dict[str, Any]]]
+"""A focus of the code alone: (budget, code pinned on the desk, code the desk's messages
+about the goal name) to its answer."""
 
 
 async def focus_with_desk(
@@ -554,16 +656,26 @@ async def focus_with_desk(
         sets = None
     team, holders = await team_residents(sets, teammates)
 
-    async def with_pins(code_budget: int) -> dict[str, Any]:
-        return await code(code_budget, pinned)
+    async def with_pins(code_budget: int, discussed: Discussed = ()) -> dict[str, Any]:
+        return await code(code_budget, pinned, discussed)
 
     if mode == "status":
         out = await with_pins(budget)
     else:
         ranker = recall()
-        symbols = await in_workspace(lambda ws: ranker.symbols_of(ws.graph()))
+        symbols, mentions = await in_workspace(
+            lambda ws: (ranker.symbols_of(ws.graph()), ranker.mentions_of(ws.graph()))
+        )
         out = await focus_over_desk(
-            store, desk, ranker, goal, budget, mode, with_pins, symbols_in=symbols
+            store,
+            desk,
+            ranker,
+            goal,
+            budget,
+            mode,
+            with_pins,
+            symbols_in=symbols,
+            mentions=mentions,
         )
     mark_team_held(out, holders)
     out["team"] = {**team, "code_pins": list(pinned)}

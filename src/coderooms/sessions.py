@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal, Protocol, TypeVar
 
-from coderooms.focus.discussion import code_words
+from coderooms.focus.discussion import code_mentions
 from coderooms.focus.errors import (
     InvalidMode,
     InvalidSession,
@@ -23,6 +23,7 @@ from coderooms.focus.errors import (
     UnknownPinTarget,
     UnknownSession,
 )
+from coderooms.focus.runtime import Discussed
 from coderooms.focus.session import check_session_budget, session_status
 from coderooms.focus.workingset import (
     DEFAULT_SESSION_BUDGET,
@@ -49,10 +50,17 @@ T = TypeVar("T")
 class SessionWorkspace(Protocol):
     """The face of :class:`coderooms.workspace.Workspace` focus sessions use."""
 
-    def focus(self, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
+    def focus(
+        self, goal: str, budget: int = ..., mode: str = ..., discussed: Discussed = ...
+    ) -> Any: ...
 
     def focus_session(
-        self, state: WorkingSet, goal: str, budget: int = ..., mode: str = ...
+        self,
+        state: WorkingSet,
+        goal: str,
+        budget: int = ...,
+        mode: str = ...,
+        discussed: Discussed = ...,
     ) -> Any: ...
 
     def focus_engine(self) -> Any: ...
@@ -102,8 +110,12 @@ async def focus_call(
     session_budget: int | None = None,
     ignored_limit: int | None = None,
     desk_pins: tuple[str, ...] = (),
+    discussed: Discussed = (),
 ) -> dict[str, Any]:
     """One ``focus`` call in ``mode`` for ``agent`` (see the module docstring).
+
+    ``discussed`` is the code a desk's messages about the goal name (node id, why): it
+    gains in the ranking of set and check.
 
     ``desk_pins`` are code nodes pinned on the desk the call is about (``!pin @node``):
     in a session they count as pinned for the call (never paged out) without becoming
@@ -118,7 +130,9 @@ async def focus_call(
         if session is None:
             text = goal
             plain: dict[str, Any] = await in_workspace(
-                lambda ws: ws.focus(text, budget=budget, mode=mode).to_json(ignored_limit)
+                lambda ws: ws.focus(text, budget=budget, mode=mode, discussed=discussed).to_json(
+                    ignored_limit
+                )
             )
             return plain
     if session is None:
@@ -136,7 +150,9 @@ async def focus_call(
         borrowed = [n for n in dict.fromkeys(desk_pins) if n not in state.pinned_nodes]
         current, text = (with_pins(state, nodes=borrowed) if borrowed else state), goal
         answer = await in_workspace(
-            lambda ws: ws.focus_session(current, text, budget=budget, mode=mode)
+            lambda ws: ws.focus_session(
+                current, text, budget=budget, mode=mode, discussed=discussed
+            )
         )
         if mode == "set":
             kept = without_pins(answer.state, nodes=borrowed) if borrowed else answer.state
@@ -246,29 +262,13 @@ def working_set_lines(out: dict[str, Any]) -> list[str]:
     return lines
 
 
-GROUNDING_SCAN_CHARS = 20_000
-"""Characters of a post read for the code it names (a long log pasted in is not)."""
-
-
-def _node_refs(text: str) -> frozenset[str]:
-    """Words of ``text`` written like node ids (``src/app/cart.py::Cart.add``, a path with
-    a directory), trailing punctuation dropped: one pass, no backtracking."""
-    refs = set()
-    for word in text.split():
-        word = word.strip("`'\"()[]{}<>,;:!?")
-        if "/" in word or "::" in word:
-            refs.add(word.rstrip("."))
-    return frozenset(refs)
-
-
 async def ground_named_residents(sets: WorkingSets | None, agent: str, content: str) -> int:
     """An agent's post names code it holds: each of its sessions' residents the post
     names (by id, qualified name, or a name spelled as code) is grounded once more.
     Returns how many sessions changed."""
     if sets is None:
         return 0
-    head = content[:GROUNDING_SCAN_CHARS]
-    words = code_words(head) | _node_refs(head)
+    words = code_mentions(content)
     changed = 0
     for ws in await sets.of_agents([agent]):
         grounded = named_in_post(ws, words)

@@ -26,6 +26,7 @@ from coderooms.focus.impact import impact as blast_radius
 from coderooms.focus.runtime import (
     DEFAULT_BUDGET,
     DEFAULT_SEEK_LIMIT,
+    Discussed,
     FocusEngine,
     FocusResult,
     SeekResult,
@@ -360,10 +361,14 @@ class Workspace:
             self._engine = (graph, engine)
             return engine
 
-    def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
+    def focus(
+        self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set", discussed: Discussed = ()
+    ) -> FocusResult:
+        """``discussed``: code a desk's messages about the goal name (see
+        :meth:`FocusEngine.salience`)."""
         self.refresh()
         engine = self.focus_engine()
-        result = engine.focus(self.relative(goal), budget=budget, mode=mode)
+        result = engine.focus(self.relative(goal), budget=budget, mode=mode, discussed=discussed)
         if engine.counter.added:  # code counted for the first time: keep the counts
             with self._lock:
                 path = self._state_path(focus_state.TOKENS_FILE)
@@ -380,12 +385,19 @@ class Workspace:
         return focus_state.state_tag(embeddings.model_tag(), tokens.encoding_name())
 
     def focus_session(
-        self, state: WorkingSet, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set"
+        self,
+        state: WorkingSet,
+        goal: str,
+        budget: int = DEFAULT_BUDGET,
+        mode: str = "set",
+        discussed: Discussed = (),
     ) -> SessionFocus:
         """``focus`` inside a session: what ``state`` holds is not sent again (see
         :mod:`coderooms.focus.session`)."""
         self.refresh()
-        return focus_in_session(self.focus_engine(), state, self.relative(goal), budget, mode)
+        return focus_in_session(
+            self.focus_engine(), state, self.relative(goal), budget, mode, discussed=discussed
+        )
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
         self.refresh()

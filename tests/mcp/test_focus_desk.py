@@ -277,3 +277,122 @@ def test_an_agents_post_naming_code_it_holds_grounds_it(
     named = [node for node in now if node.endswith("::apply_discount")]
     assert named and all(now[n] == grounded[n] + 1 for n in named)
     assert all(now[n] == grounded[n] for n in now if n not in named)
+
+
+BLAME = "The wrong amount after a coupon discount comes from shipping_cost in shop/shipping.py."
+ASIDE = "Refactored shipping_cost in shop/shipping.py, no behaviour change."
+
+
+async def _desk_saying(store, text: str) -> int:
+    await store.add_agent("alice")
+    await store.add_agent("bob")
+    await store.create_desk("eng")
+    await store.add_desk_member("eng", "alice")
+    said = await store.post("agent:bob", text, desk="eng")
+    for i in range(SESSION_WINDOW + 5):
+        await store.post("agent:bob", f"standup note {i}: lunch menu and parking", desk="eng")
+    return said.sequence
+
+
+def _place(out: dict, node: str) -> tuple[int, dict]:
+    ranked = sorted(out["focus_set"], key=lambda item: (-item["salience"], item["id"]))
+    at = next(i for i, item in enumerate(ranked) if item["id"] == node)
+    return at, ranked[at]
+
+
+def test_code_the_desk_discussed_about_the_goal_gains_and_says_which_message(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    node = "shop/shipping.py"  # loaded whole, shipping_cost with it
+
+    async def scenario() -> tuple[int, dict, dict]:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            said = await _desk_saying(store, BLAME)
+            service = RoomService(store, lambda: workspace, offload=False)
+            plain = await service.focus("alice", GOAL, "set", 4000)
+            out = await service.focus("alice", GOAL, "set", 4000, desk="eng")
+        finally:
+            store.close()
+        return said, plain, out
+
+    said, plain, out = asyncio.run(scenario())
+    _, before = _place(plain, node)
+    _, after = _place(out, node)
+    assert after["salience"] > 2 * before["salience"]
+    assert after["why"].startswith(f"discussed in message #{said}")
+    assert "discussed" not in before["why"]
+    tail = [entry["what"] for entry in out["ignored"]]
+    plain_tail = [entry["what"] for entry in plain["ignored"]]
+    symbol = node + "::shipping_cost"
+    assert symbol in tail and (
+        symbol not in plain_tail or tail.index(symbol) < plain_tail.index(symbol)
+    )
+    assert out["discussion"]["messages"][0]["sequence"] == said
+
+
+def test_a_desk_that_only_names_code_leaves_the_code_ranking_as_it_was(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    async def scenario() -> tuple[dict, dict]:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk_saying(store, ASIDE)
+            service = RoomService(store, lambda: workspace, offload=False)
+            plain = await service.focus("alice", GOAL, "set", 4000)
+            out = await service.focus("alice", GOAL, "set", 4000, desk="eng")
+        finally:
+            store.close()
+        return plain, out
+
+    plain, out = asyncio.run(scenario())
+
+    def ranking(answer: dict) -> list[tuple[str, float, str]]:
+        return [(i["id"], i["salience"], i["why"]) for i in answer["focus_set"]]
+
+    assert ranking(out) == ranking(plain)
+
+
+def test_cli_focus_with_a_desk_lifts_the_code_it_discussed(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    from coderooms.cli.app import main
+
+    db = tmp_path / "rooms.db"
+
+    async def seed() -> int:
+        store = open_store(f"sqlite:///{db}")
+        try:
+            return await _desk_saying(store, BLAME)
+        finally:
+            store.close()
+
+    said = asyncio.run(seed())
+    args = ["--db", str(db), "focus", GOAL, "--repo", workspace.root, "--budget", "4000"]
+    result = CliRunner().invoke(main, [*args, "--desk", "eng", "--json"])
+    assert result.exit_code == 0, result.output
+    _, item = _place(json.loads(result.stdout), "shop/shipping.py")
+    assert f"discussed in message #{said}" in item["why"]
+
+
+def test_code_names_no_message_writes_give_the_ranking_just_made(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=3)
+            desk = (await store.desks()).resolve("eng")
+            recall = DeskRecall()
+            first = await recall.rank(store, desk, "rounding cents")
+            unnamed = await recall.rank(
+                store, desk, "rounding cents", code_names={"ship_parcel": "x.py::ship_parcel"}
+            )
+            named = await recall.rank(
+                store, desk, "rounding cents", code_names={"apply_discount": "shop.py::a"}
+            )
+        finally:
+            store.close()
+        assert unnamed is first
+        assert named is not first
+        assert "names salient code: apply_discount" in named.ranked[0].reasons
+
+    asyncio.run(scenario())

@@ -18,7 +18,7 @@ from coderooms.cli.app import fail, json_option, run, store_of
 from coderooms.cli.progress import PhaseProgress
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
-from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT
+from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT, Discussed
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
 from coderooms.mcp.render import team_lines
 from coderooms.sessions import MODES, focus_call, session_lines, working_set_lines
@@ -139,7 +139,8 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     "desk_ref",
     metavar="DESK",
     help="Also bring what this desk discussed about GOAL (messages outside its newest "
-    "window), in the same budget; reads the store --db names.",
+    "window), in the same budget, and rank the code those messages name higher; reads "
+    "the store --db names.",
 )
 @json_option("Print one JSON document.")
 @click.option(
@@ -180,7 +181,9 @@ def focus(
 
         sets = store_of(ctx).working_sets() if session is not None else None
 
-        async def code(code_budget: int, desk_pins: tuple[str, ...] = ()) -> dict[str, Any]:
+        async def code(
+            code_budget: int, desk_pins: tuple[str, ...] = (), discussed: Discussed = ()
+        ) -> dict[str, Any]:
             out: dict[str, Any] = await focus_call(
                 sets,
                 in_workspace,
@@ -192,6 +195,7 @@ def focus(
                 node=node,
                 session_budget=session_budget,
                 desk_pins=desk_pins,
+                discussed=discussed,
             )
             return out
 

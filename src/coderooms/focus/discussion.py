@@ -38,6 +38,7 @@ import numpy as np
 import snowballstemmer
 
 from coderooms.focus.lexical import BM25
+from coderooms.focus.text import is_code_like
 
 __all__ = [
     "DISCUSSION_STOPWORDS",
@@ -48,6 +49,8 @@ __all__ = [
     "GoalScores",
     "RankedMessage",
     "build_discussion_index",
+    "code_mentions",
+    "prose_outside_code",
     "code_words",
     "prose_terms",
     "rank_discussion",
@@ -309,6 +312,41 @@ def code_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
+MENTION_SCAN_CHARS = 20_000
+"""How much of a message :func:`code_mentions` reads (a pasted dump names no code)."""
+
+
+def node_refs(text: str) -> frozenset[str]:
+    """Words of ``text`` written like node ids (``src/app/cart.py::Cart.add``, a path with
+    a directory), trailing punctuation dropped: one pass, no backtracking."""
+    refs = set()
+    for word in text.split():
+        word = word.strip("`'\"()[]{}<>,;:!?")
+        if "/" in word or "::" in word:
+            refs.add(word.rstrip("."))
+    return frozenset(refs)
+
+
+def code_mentions(text: str) -> frozenset[str]:
+    """What the head of a message may name code by: its identifiers (whole and by dotted
+    tails, :func:`code_words`) and its words written like node ids or paths."""
+    head = text[:MENTION_SCAN_CHARS]
+    return code_words(head) | node_refs(head)
+
+
+def prose_outside_code(text: str) -> frozenset[str]:
+    """The search terms of a message's prose alone: its words minus those written as
+    code (dotted, snake or camel case, paths, node ids), so that a message naming
+    ``MockRequest.add_header`` is not about headers for that alone."""
+    kept = []
+    for word in text[:MENTION_SCAN_CHARS].split():
+        bare = word.strip("`'\"()[]{}<>,;:!?.")
+        if "." in bare or "/" in bare or "::" in bare or is_code_like(bare):
+            continue
+        kept.append(word)
+    return frozenset(prose_terms(" ".join(kept)))
+
+
 def _named(label: str, goal_words: frozenset[str]) -> bool:
     words = _WORD.findall(label.lower())
     return bool(words) and all(w in goal_words for w in words)
@@ -416,7 +454,11 @@ def rank_discussion(
     recency = np.arange(1, count + 1, dtype=np.float64) / count
     score = score + weights.recency * recency * (score > 0)
     signal = score > weights.recency * recency + 1e-12
-    candidates = np.flatnonzero(signal & ~np.isin(index.sequences, list(exclude)))
+    for sequence in exclude:
+        at = index.position(sequence)
+        if at is not None:
+            signal[at] = False
+    candidates = np.flatnonzero(signal)
     order = _top(score, index.sequences, candidates, limit)
     ranked: list[RankedMessage] = []
     goal_set = set(goal_terms)

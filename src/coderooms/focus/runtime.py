@@ -43,6 +43,8 @@ from coderooms.focus.sufficiency import Sufficiency, judge, knee, unmatched
 from coderooms.focus.text import without_lone_surrogates
 
 Mode = Literal["set", "check"]
+Discussed = tuple[tuple[str, str], ...]
+"""Code a desk's messages about the goal name: (node id, why), best first."""
 
 DEFAULT_BUDGET = 8_000
 MAX_BUDGET = 1_000_000
@@ -239,7 +241,7 @@ class FocusEngine:
             graph, texts, embedder, config, earlier, known, report
         )
         self._renders: RenderCache = {}
-        self._last: tuple[str, Salience] | None = None
+        self._last: tuple[tuple[str, Discussed], Salience] | None = None
         self._weights: SalienceConfig | None = None
 
     def reweighted(self, config: SalienceConfig) -> FocusEngine:
@@ -275,19 +277,24 @@ class FocusEngine:
 
     # --- ranking -----------------------------------------------------------------------
 
-    def salience(self, goal: str) -> Salience:
-        if self._last is not None and self._last[0] == goal:
+    def salience(self, goal: str, discussed: Discussed = ()) -> Salience:
+        """The goal's ranking; ``discussed`` (node id, reason) best first is the code a
+        desk's messages about the goal name, which gains (unknown ids are passed over)."""
+        key = (goal, discussed)
+        if self._last is not None and self._last[0] == key:
             return self._last[1]
-        result = rank(self.index, goal, self._weights)
-        self._last = (goal, result)
+        position = self.index.position
+        seeds = [(position[node], why) for node, why in discussed if node in position]
+        result = rank(self.index, goal, self._weights, room_seeds=seeds)
+        self._last = (key, result)
         return result
 
-    def rank_files(self, goal: str) -> list[str]:
-        scores = file_scores(self.index, self.salience(goal))
+    def rank_files(self, goal: str, discussed: Discussed = ()) -> list[str]:
+        scores = file_scores(self.index, self.salience(goal, discussed))
         return [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if scores[p] > 0]
 
-    def rank_functions(self, goal: str) -> list[str]:
-        sal = self.salience(goal)
+    def rank_functions(self, goal: str, discussed: Discussed = ()) -> list[str]:
+        sal = self.salience(goal, discussed)
         rows = [
             r
             for r in self.index.symbol_rows
@@ -298,11 +305,19 @@ class FocusEngine:
 
     # --- surfaces ----------------------------------------------------------------------
 
-    def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
+    def focus(
+        self,
+        goal: str,
+        budget: int = DEFAULT_BUDGET,
+        mode: str = "set",
+        discussed: Discussed = (),
+    ) -> FocusResult:
+        """The code worth loading for ``goal`` in ``budget`` tokens; ``discussed`` as
+        :meth:`salience` takes it."""
         goal = checked_goal("goal", goal)
         budget = checked_budget(budget)
         chosen = checked_mode(mode)
-        sal = self.salience(goal)
+        sal = self.salience(goal, discussed)
         packing = pack_to_budget(self.index, sal, budget, self.counter, self._renders)
         verdict = judge(packing, sal, self.index)
         covered: set[str] = set()

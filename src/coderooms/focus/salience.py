@@ -50,6 +50,9 @@ PAGERANK_ITERATIONS = 30
 PAGERANK_TOLERANCE = 1e-9
 EDGE_PREFIX = "edge:"  # names an edge kind in an ablation
 STANDALONE_SCRIPTS = "standalone_scripts"  # names the standalone-script prior in an ablation
+ROOM_SEED_WEIGHT = 1.0
+"""Weight of the code a team's discussion of the goal names (``rank``'s ``room_seeds``),
+fused as one more ranked list: half of what naming a symbol in the goal itself earns."""
 
 
 def _default_signal_weights() -> dict[str, float]:
@@ -733,10 +736,18 @@ def check_rank_time_only(built: SalienceConfig, config: SalienceConfig) -> None:
         raise ValueError("only the rank-time weights may differ from the index's config")
 
 
-def rank(index: SalienceIndex, goal: str, config: SalienceConfig | None = None) -> Salience:
+def rank(
+    index: SalienceIndex,
+    goal: str,
+    config: SalienceConfig | None = None,
+    room_seeds: Sequence[tuple[int, str]] = (),
+) -> Salience:
     """Score every node of the index for ``goal``. ``config`` may change the weights
     :func:`rank` reads (:data:`RANK_TIME_FIELDS`) and nothing else (a refusal otherwise):
-    one index then serves many weightings, as an ablation or a weight search needs."""
+    one index then serves many weightings, as an ablation or a weight search needs.
+    ``room_seeds``, (row, reason) best first, is the code the team's messages about the
+    goal name: one more seed list, for the rows and their files, at
+    :data:`ROOM_SEED_WEIGHT`."""
     n = len(index.nodes)
     if config is None:
         config = index.config
@@ -760,6 +771,11 @@ def rank(index: SalienceIndex, goal: str, config: SalienceConfig | None = None) 
             precise += len(seeds)
         if signal.names_files:
             named.extend(row for row, _ in seeds)
+    if room_seeds:
+        fusion.add(room_seeds, ROOM_SEED_WEIGHT)
+        own = {row for row, _ in room_seeds}
+        files = [(int(index.file_row_of[row]), why) for row, why in room_seeds]
+        fusion.add([(f, why) for f, why in files if f not in own], ROOM_SEED_WEIGHT)
     prior = _prior_for_goal(index, named)
     seeds_mass = fusion.scores * prior
     terms = set(query.terms)

@@ -30,12 +30,14 @@ from coderooms.focus.packing import Loaded, Packing, Render, ancestors, pack_to_
 from coderooms.focus.packing import render as render_node
 from coderooms.focus.runtime import (
     SALIENCE_DIGITS,
+    Discussed,
     FocusEngine,
     FocusResult,
     checked_budget,
     checked_goal,
     checked_mode,
 )
+from coderooms.focus.salience import Salience
 from coderooms.focus.sufficiency import judge
 from coderooms.focus.workingset import (
     GOAL_DRIFT_OVERLAP,
@@ -283,16 +285,18 @@ def _covered(engine: FocusEngine, packing: Packing) -> frozenset[str]:
     return frozenset(covered)
 
 
-def _judged(engine: FocusEngine, packing: Packing, goal: str) -> Any:
+def _judged(engine: FocusEngine, packing: Packing, sal: Salience) -> Any:
     """Sufficiency over what the agent holds: sent now or resident."""
     held = tuple(
         Loaded(k.node, k.salience, k.tokens, k.render, "", "resident") for k in packing.kept
     )
     view = Packing(packing.limit, packing.loaded + held, packing.ignored, packing.candidates)
-    return judge(view, engine.salience(goal), engine.index)
+    return judge(view, sal, engine.index)
 
 
-def _pivot(engine: FocusEngine, ws: WorkingSet, packing: Packing, goal: str) -> str | None:
+def _pivot(
+    engine: FocusEngine, ws: WorkingSet, packing: Packing, goal: str, discussed: Discussed = ()
+) -> str | None:
     """Where unexplored salience lies: the best candidate left out for budget, else the
     best-ranked file holding no resident node."""
     for entry in packing.ignored:
@@ -303,7 +307,7 @@ def _pivot(engine: FocusEngine, ws: WorkingSet, packing: Packing, goal: str) -> 
         node = engine.graph.node(resident.id)
         if node is not None:
             held_paths.add(node.path)
-    return next((p for p in engine.rank_files(goal) if p not in held_paths), None)
+    return next((p for p in engine.rank_files(goal, discussed) if p not in held_paths), None)
 
 
 def _absorbed(
@@ -345,14 +349,16 @@ def focus_in_session(
     budget: int,
     mode: str = "set",
     resident_in_budget: bool = RESIDENT_IN_BUDGET,
+    discussed: Discussed = (),
 ) -> SessionFocus:
-    """One focus call of the session ``ws`` (see the module docstring)."""
+    """One focus call of the session ``ws`` (see the module docstring); ``discussed`` as
+    :meth:`FocusEngine.salience` takes it."""
     goal = checked_goal("goal", goal)
     budget = checked_budget(budget)
     chosen = checked_mode(mode)
     now = ws.calls + 1
     fresh, stale, stale_ids, gone = _check_residents(engine, ws)
-    sal = engine.salience(goal)
+    sal = engine.salience(goal, discussed)
     cache = engine._renders
 
     def pack(limit: int) -> tuple[Packing, list[PageOut], WorkingSet]:
@@ -413,7 +419,7 @@ def focus_in_session(
             )
     if extra:
         packing = replace(packing, loaded=packing.loaded + tuple(extra))
-    verdict = _judged(engine, packing, goal)
+    verdict = _judged(engine, packing, sal)
     result = FocusResult(goal, chosen, packing, verdict, _covered(engine, packing))
     leaving = [*gone, *absorbed, *paged]
     resent = {s.id for s in stale if s.resent}
@@ -439,7 +445,7 @@ def focus_in_session(
         repeated = tuple(
             k.node.id for k in sorted(packing.kept, key=lambda k: -k.salience)[:REPEATED_SHOWN]
         )
-        pivot = _pivot(engine, after, packing, goal)
+        pivot = _pivot(engine, after, packing, goal, discussed)
         where = f"pivot to {pivot}" if pivot is not None else "act on what you hold"
         thrash = Thrash(
             after.low_value_streak + 1,

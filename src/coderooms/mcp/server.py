@@ -386,7 +386,8 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             str | None,
             Field(
                 description="A desk you are a member of: also bring what it discussed about "
-                "the goal (messages outside your current window), in the same budget."
+                "the goal (messages outside your current window), in the same budget; code "
+                "those messages name ranks higher (its why: discussed in message #N)."
             ),
         ] = None,
     ) -> Annotated[CallToolResult, FocusOut]:

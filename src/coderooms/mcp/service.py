@@ -28,7 +28,7 @@ from coderooms.codepins import (
 from coderooms.deskrecall import DeskRecall, focus_with_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.envelope import enveloped_impact, enveloped_seek
-from coderooms.focus.runtime import ignored_view
+from coderooms.focus.runtime import Discussed, ignored_view
 from coderooms.mcp.errors import (
     ArgumentOutOfRange,
     NotADeskMember,
@@ -177,9 +177,11 @@ T = TypeVar("T")
 class WorkspaceLike(Protocol):
     """The face of :class:`coderooms.workspace.Workspace` the focus tools use."""
 
-    def focus(self, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
+    def focus(self, goal: str, budget: int = ..., mode: str = ..., discussed: Any = ...) -> Any: ...
 
-    def focus_session(self, state: Any, goal: str, budget: int = ..., mode: str = ...) -> Any: ...
+    def focus_session(
+        self, state: Any, goal: str, budget: int = ..., mode: str = ..., discussed: Any = ...
+    ) -> Any: ...
 
     def seek(self, query: str, limit: int = ...) -> Any: ...
 
@@ -792,7 +794,9 @@ class RoomService:
         check), the desk's discussion of the goal beside the code, in the same budget."""
         snap = await self._caller(agent_id)
 
-        async def code(code_budget: int, desk_pins: tuple[str, ...] = ()) -> dict[str, Any]:
+        async def code(
+            code_budget: int, desk_pins: tuple[str, ...] = (), discussed: Discussed = ()
+        ) -> dict[str, Any]:
             out: dict[str, Any] = await focus_call(
                 self._working_sets(),
                 self._in_workspace,
@@ -805,6 +809,7 @@ class RoomService:
                 session_budget=session_budget,
                 ignored_limit=IGNORED_LISTED,
                 desk_pins=desk_pins,
+                discussed=discussed,
             )
             return out
 
