@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coderooms.focus.session import focus_in_session, session_status
+from coderooms.focus.sufficiency import KNEE_WINDOW, knee
 from coderooms.focus.workingset import WorkingSet, with_pins
 
 ENGINE = shop_engine()
@@ -186,12 +187,46 @@ def test_asking_one_question_again_and_again_is_thrash_by_the_third_call() -> No
     assert "Cart" in signals[2].why and signals[2].repeated
 
 
-def test_a_call_that_brings_new_code_is_never_thrash() -> None:
+def test_progressing_goals_are_never_thrash() -> None:
     ws = fresh()
     for goal in GOALS:
         answer = focus_in_session(ENGINE, ws, goal, 200)
-        if answer.result.packing.loaded:
+        assert answer.thrash is None
+        ws = answer.state
+
+
+REWORDED = [
+    "Cart.add_item rejects zero quantity",
+    "add_item in Cart refuses a zero quantity",
+    "zero quantity rejected by Cart add_item",
+    "why does Cart.add_item reject a zero quantity",
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    calls=st.lists(
+        st.tuples(st.sampled_from(GOALS + REWORDED), st.integers(40, 400)), min_size=1, max_size=8
+    ),
+    session_budget=st.integers(100, 5_000),
+)
+def test_a_call_that_brings_new_material_is_never_thrash(
+    calls: list[tuple[str, int]], session_budget: int
+) -> None:
+    ws = fresh(session_budget)
+    for goal, budget in calls:
+        answer = focus_in_session(ENGINE, ws, goal, budget)
+        packing = answer.result.packing
+        scores = ENGINE.salience(goal).scores
+        curve = [float(scores[ENGINE.index.position[c]]) for c in packing.candidates]
+        head = set(packing.candidates[: knee(curve[:KNEE_WINDOW])])
+        if answer.value is not None and answer.value.core > 0:
             assert answer.thrash is None
+        if answer.thrash is not None:
+            assert answer.value is not None and answer.value.core == 0
+            # nothing it sent lies ahead of its goal's knee: all of it was tail
+            assert not {item.node.id for item in packing.loaded} & head
+            assert answer.thrash.calls == answer.state.low_value_streak + 1
         ws = answer.state
 
 
