@@ -195,6 +195,21 @@ def test_progressing_goals_are_never_thrash() -> None:
         ws = answer.state
 
 
+def test_asking_again_with_room_for_new_core_code_is_not_thrash() -> None:
+    goal = "Cart.add_item rejects zero quantity"
+    ws, material, alarms = fresh(), [], []
+    for budget in (60, 120, 240, 480, 480):
+        answer = focus_in_session(ENGINE, ws, goal, budget)
+        assert answer.value is not None
+        material.append(answer.value.new_material)
+        alarms.append(answer.thrash is not None)
+        ws = answer.state
+    # the wider second budget brings core code; then nothing of a core item's worth
+    assert material == [True, True, False, False, False]
+    # so the same goal asked again is thrash only at the second low-value call in a row
+    assert alarms == [False, False, False, True, True]
+
+
 REWORDED = [
     "Cart.add_item rejects zero quantity",
     "add_item in Cart refuses a zero quantity",
@@ -220,12 +235,15 @@ def test_a_call_that_brings_new_material_is_never_thrash(
         scores = ENGINE.salience(goal).scores
         curve = [float(scores[ENGINE.index.position[c]]) for c in packing.candidates]
         head = set(packing.candidates[: knee(curve[:KNEE_WINDOW])])
-        if answer.value is not None and answer.value.core > 0:
+        if answer.value is not None and answer.value.new_material:
             assert answer.thrash is None
         if answer.thrash is not None:
-            assert answer.value is not None and answer.value.core == 0
-            # nothing it sent lies ahead of its goal's knee: all of it was tail
-            assert not {item.node.id for item in packing.loaded} & head
+            assert answer.value is not None and not answer.value.new_material
+            # it sent no core code in full that the agent held none of (that alone would
+            # be at least one core item's worth)
+            held_before = {r.id for r in ws.resident}
+            sent_full = {i.node.id for i in packing.loaded if i.render == "full"}
+            assert not (sent_full & head) - held_before
             assert answer.thrash.calls == answer.state.low_value_streak + 1
         ws = answer.state
 

@@ -111,7 +111,7 @@ class Stale:
 @dataclass(frozen=True, slots=True)
 class Thrash:
     calls: int  # low-value calls in a row, this one included
-    value: float  # the share of the candidates' salience this call added (all past the knee)
+    value: float  # the share of the candidates' salience this call added
     repeated: tuple[str, ...]
     pivot: str | None
     why: str
@@ -275,8 +275,9 @@ def _goal_drift(
 
 
 def _credits(engine: FocusEngine, held: Iterable[tuple[str, Render]]) -> dict[str, float]:
-    """How much of each node code held as ``(id, render)`` gives the agent: 1 for a node
-    held in full and everything inside it, :data:`SKELETON_CREDIT` for an outline."""
+    """The share of each node the agent holds through code held as ``(id, render)``: 1
+    for a node held in full and everything inside it, :data:`SKELETON_CREDIT` for an
+    outline."""
     out: dict[str, float] = {}
     for node_id, how in held:
         if how != "full":
@@ -466,7 +467,7 @@ def focus_in_session(
     value = _value(engine, sal, packing, fresh)
     after = advance(ws, goal, arrivals, hits, [p.id for p in leaving], value)
     thrash = None
-    if value is not None and value.core <= 0 and after.low_value_streak >= THRASH_STREAK:
+    if value is not None and not value.new_material and after.low_value_streak >= THRASH_STREAK:
         repeated = tuple(
             k.node.id for k in sorted(packing.kept, key=lambda k: -k.salience)[:REPEATED_SHOWN]
         )
@@ -479,7 +480,8 @@ def focus_in_session(
             repeated,
             pivot,
             f"thrash: {after.low_value_streak + 1} calls in a row asked the same again and "
-            f"brought nothing ahead of the salience knee{held if repeated else ''}; {where}",
+            f"brought less new code than one item ahead of the salience knee"
+            f"{held if repeated else ''}; {where}",
         )
     return SessionFocus(result, after, now, tuple(leaving), tuple(stale), thrash, drift, value)
 

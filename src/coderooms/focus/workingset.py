@@ -17,12 +17,14 @@ it), or the agent named it in a post (:func:`named_in_post`). Pinned nodes, and 
 **Thrash**: a call's value of information is the salience mass it newly put in the
 agent's hands among the items ahead of its goal's salience knee (the items the goal's
 ranking sets apart from its tail, as sufficiency counts them; :func:`value_of_information`).
-A call whose value is zero brought nothing the goal ranks as core: what it sent, if
-anything, lies past the knee, in the budget the resident code left free. When its goal
-also repeats the previous one's terms (:data:`THRASH_GOAL_OVERLAP`) it asked the same
-again. :data:`THRASH_STREAK` such calls in a row are reported. A call that brought new
-material (any mass ahead of the knee: new code, the full body of an outline, or edited
-code sent again) ends the streak; no floor on the value is tuned.
+A call brought new material when that mass comes to at least one such item's worth (the
+least salient item ahead of the knee, held in full): new code the goal ranks as core,
+or edited core code sent again. Below that its value is near zero: what it sent lies
+past the knee, or deepens code already held (an outline's body), in the budget the
+resident code left free. When its goal also repeats the previous one's terms
+(:data:`THRASH_GOAL_OVERLAP`) it asked the same again, and :data:`THRASH_STREAK` such
+calls in a row are reported. A call that brought new material ends the streak. The
+measure of "near zero" comes from each goal's own salience curve; no floor is tuned.
 
 **Goal drift**: a goal sharing less than :data:`GOAL_DRIFT_OVERLAP` of its terms with
 the session's earlier goals (and, with an embedder, less than
@@ -254,19 +256,28 @@ class Value:
 
     core: float  # added ahead of the goal's salience knee: the value of information
     added: float  # added anywhere, the tail included
+    item: float  # one item's worth: the least salient item ahead of the knee
+
+    @property
+    def new_material(self) -> bool:
+        """Whether the call added at least one core item's worth of salience."""
+        return self.core >= self.item
 
 
 def value_of_information(
     candidates: Sequence[Gain], knee_at: int, total: float | None = None
 ) -> Value | None:
     """The salience mass a call newly put in the agent's hands: ahead of the knee (the
-    first ``knee_at`` candidates, best first) and in all, as shares of the candidates'
-    salience (``total``, default theirs). None: the call had no candidate at all."""
+    first ``knee_at`` candidates, best first, at least one) and in all, beside one core
+    item's worth, as shares of the candidates' salience (``total``, default theirs).
+    None: the call had no candidate at all."""
     mass = sum(g.salience for g in candidates) if total is None else total
     if not candidates or mass <= 0:
         return None
-    core = sum(g.added for g in candidates[:knee_at])
-    return Value(core / mass, sum(g.added for g in candidates) / mass)
+    head = candidates[: max(knee_at, 1)]
+    core = sum(g.added for g in head)
+    least = min(g.salience for g in head)
+    return Value(core / mass, sum(g.added for g in candidates) / mass, least / mass)
 
 
 def advance(
@@ -314,7 +325,7 @@ def advance(
     if value is not None:
         again = goal_overlap(goal, ws.goals[-1:])
         repeated = again is not None and again >= THRASH_GOAL_OVERLAP
-        streak = streak + 1 if value.core <= 0 and repeated else 0
+        streak = streak + 1 if not value.new_material and repeated else 0
     goals = (*[g for g in ws.goals if g != goal], goal)[-GOALS_KEPT:]
     return replace(
         ws,
