@@ -6,30 +6,41 @@ One command::
 
 For each instance of ``../shared/bench/swe-bench-dev.jsonl`` (see ``benchmarks/localize.py``
 for the data, the mirrors and the checkout), a scripted session of four ``focus`` calls
-at the same per-call budget: the problem statement, then three narrower goals derived
-from it alone (never from the patch): its title, its code identifiers and its error
-text. The session runs twice, with a working set (``focus_in_session``) and without
-(each call independent), and reports in one run:
+at the same per-call budget: the problem statement, then up to three narrower goals
+derived from it alone (never from the patch): its title, its code identifiers and its
+error text. A statement with no code identifiers or no error line has no such goal: the
+session skips it rather than ask the title again (a goal asked twice word for word is a
+repeat, not progress). The session runs twice, with a working set (``focus_in_session``)
+and without (each call independent), and reports in one run:
 
 - tokens sent over the session with the working set vs without (their ratio), and the
   gold functions the agent holds at the end (covered by what it was sent, or resident);
 - thrash: a session asking the problem's title reworded five times — the call that first
-  reports thrash (detected by the 3rd call?) — and false alarms over the four progressing
-  calls;
+  reports thrash (detected by the 3rd call?) — and false alarms over the progressing
+  calls, with how many alarms fell on a call that sent any new code (all of it past the
+  knee: the detector's value of information is the salience added ahead of it), and both
+  figures per repository (the detector has no tuned constant, so each repository is its
+  own held-out fold);
 - drift: after the session, each resident file is edited in the checkout (a line
   appended); the next call must report every resident node of an edited file as stale;
-- the time a working-set-aware ``set`` and a ``status`` add to a warm focus (p50).
+- the time a working-set-aware ``set`` and a ``status`` add to a warm focus (p50), in the
+  pure runtime (against the engine's focus) and through ``focus_call`` with the session
+  in a SQLite store (against the workspace's stateless focus, which checks its files
+  first as a session ``set`` does), wall and CPU time, with the load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import re
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +65,27 @@ def title_of(statement: str) -> str:
 
 
 def identifiers_of(statement: str) -> str:
+    """The statement's code identifiers ("" when it names none)."""
     from coderooms.focus.text import is_code_like
 
     seen: list[str] = []
     for word in _WORD.findall(statement):
         if is_code_like(word) and word not in seen:
             seen.append(word)
-    return " ".join(seen[:IDENTIFIERS_KEPT]) or title_of(statement)
+    return " ".join(seen[:IDENTIFIERS_KEPT])
 
 
 def error_text_of(statement: str) -> str:
+    """The statement's error lines ("" when it has none)."""
     lines = [line.strip() for line in statement.splitlines() if _ERROR.search(line)]
-    return "\n".join(lines[:ERROR_LINES_KEPT]) or title_of(statement)
+    return "\n".join(lines[:ERROR_LINES_KEPT])
 
 
 def scripted_goals(statement: str) -> list[str]:
-    return [statement, title_of(statement), identifiers_of(statement), error_text_of(statement)]
+    """The progressing session: the statement, its title, identifiers and error text,
+    each goal once (a missing or already asked one is skipped)."""
+    goals = [statement, title_of(statement), identifiers_of(statement), error_text_of(statement)]
+    return list(dict.fromkeys(g for g in goals if g.strip()))
 
 
 def reworded(statement: str) -> list[str]:
@@ -98,9 +114,24 @@ def _held(engine: Any, ids: set[str]) -> set[str]:
     return out
 
 
+def _traced(answer: Any) -> dict[str, Any]:
+    """What the thrash detector saw in one call: its value of information (the salience
+    added ahead of the knee), the salience added in all, the code it sent, the streak."""
+    value = answer.value
+    return {
+        "core": None if value is None else round(value.core, 6),
+        "added": None if value is None else round(value.added, 6),
+        "sent": len(answer.result.packing.loaded),
+        "streak": answer.state.low_value_streak,
+        "thrash": answer.thrash is not None,
+    }
+
+
 def replay(inst: Instance, mirrors: Path) -> dict[str, Any]:
     from coderooms.focus.session import focus_in_session, session_status
     from coderooms.focus.workingset import WorkingSet
+    from coderooms.sessions import focus_call
+    from coderooms.store.sqlite import SQLiteStore
     from coderooms.workspace import Workspace
 
     with tempfile.TemporaryDirectory(prefix="coderooms-session-") as tmp:
@@ -118,37 +149,75 @@ def replay(inst: Instance, mirrors: Path) -> dict[str, Any]:
             plain_tokens += result.budget_used
             plain_held |= set(result.covered_ids())
         ws = WorkingSet("bench", "progressing", SESSION_BUDGET)
-        ws_tokens, false_alarms = 0, 0
+        ws_tokens, false_alarms, alarms_sending, trace = 0, 0, 0, []
         for goal in goals:
             answer = focus_in_session(engine, ws, goal, BUDGET_TOKENS)
             ws = answer.state
             ws_tokens += answer.result.budget_used
             false_alarms += answer.thrash is not None
+            alarms_sending += answer.thrash is not None and bool(answer.result.packing.loaded)
+            trace.append(_traced(answer))
         full = {r.id for r in ws.resident if r.render == "full"}
         ws_held = _held(engine, full)
 
         repeat = WorkingSet("bench", "repeating", SESSION_BUDGET)
-        thrash_call = None
+        thrash_call, repeat_trace = None, []
         for n, goal in enumerate(reworded(inst.problem_statement), 1):
             answer = focus_in_session(engine, repeat, goal, BUDGET_TOKENS)
             repeat = answer.state
+            repeat_trace.append(_traced(answer))
             if answer.thrash is not None and thrash_call is None:
                 thrash_call = n
 
-        # Warm timing: a stateless focus, a working-set-aware set, a status.
+        # Warm timing: a stateless focus, a working-set-aware set, a status; and the
+        # same two as a user reaches them (focus_call: the session read from a SQLite
+        # store, the set saved back only over the working set it read).
         goal = goals[1]
         engine.focus(goal, budget=BUDGET_TOKENS)
-        timings: dict[str, list[float]] = {"focus": [], "set": [], "status": []}
-        for _ in range(TIMING_REPEATS):
-            started = time.perf_counter()
-            engine.focus(goal, budget=BUDGET_TOKENS)
-            timings["focus"].append(time.perf_counter() - started)
-            started = time.perf_counter()
-            focus_in_session(engine, ws, goal, BUDGET_TOKENS)
-            timings["set"].append(time.perf_counter() - started)
-            started = time.perf_counter()
-            session_status(engine, ws)
-            timings["status"].append(time.perf_counter() - started)
+        store = SQLiteStore(Path(tmp) / "rooms.db")
+        sets = store.working_sets()
+
+        async def direct(work: Any) -> Any:
+            return work(workspace)
+
+        async def stored(mode: str) -> Any:
+            return await focus_call(
+                sets,
+                direct,
+                ws.agent,
+                mode,
+                session=ws.session,
+                goal=goal if mode == "set" else None,
+                budget=BUDGET_TOKENS,
+            )
+
+        async def pure(work: Callable[[], Any]) -> Any:
+            return work()
+
+        runs: dict[str, Callable[[], Awaitable[Any]]] = {
+            "focus": lambda: pure(lambda: engine.focus(goal, budget=BUDGET_TOKENS)),
+            # the stateless focus a user reaches: the workspace checks its files first
+            "workspace_focus": lambda: pure(lambda: workspace.focus(goal, budget=BUDGET_TOKENS)),
+            "set": lambda: pure(lambda: focus_in_session(engine, ws, goal, BUDGET_TOKENS)),
+            "status": lambda: pure(lambda: session_status(engine, ws)),
+            "stored_set": lambda: stored("set"),
+            "stored_status": lambda: stored("status"),
+        }
+        timings: dict[str, list[float]] = {k: [] for k in runs}
+        cpu: dict[str, list[float]] = {k: [] for k in runs}
+
+        async def timed() -> None:
+            # one event loop for all, as a server has (its worker threads stay up)
+            await sets.save(ws)
+            for _ in range(TIMING_REPEATS):  # in turn, so a slower moment hits all alike
+                for name, run in runs.items():
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    await run()
+                    timings[name].append(time.perf_counter() - started)
+                    cpu[name].append(time.process_time() - cpu_started)
+
+        asyncio.run(timed())
+        store.close()
 
         # Drift: edit the code of every resident node in the checkout (a comment on a
         # line its sent text holds, so line numbers stay), then call again.
@@ -179,10 +248,14 @@ def replay(inst: Instance, mirrors: Path) -> dict[str, Any]:
             "gold": len(needed),
             "thrash_call": thrash_call,
             "false_alarms": false_alarms,
+            "false_alarms_sending_code": alarms_sending,
             "progressing_calls": len(goals),
+            "progressing_trace": trace,
+            "repeating_trace": repeat_trace,
             "drift_expected": len(changed),
             "drift_missed": len(changed - reported),
             "warm_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in timings.items()},
+            "warm_cpu_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in cpu.items()},
         }
 
 
@@ -221,24 +294,36 @@ def main(argv: list[str] | None = None) -> int:
         )
     report = summarize(rows)
     for key, value in report.items():
-        print(f"{key:<34} {value}")
+        if isinstance(value, dict):
+            print(key)
+            for inner, figure in value.items():
+                print(f"  {inner:<32} {figure}")
+        else:
+            print(f"{key:<34} {value}")
     if args.out:
         args.out.write_text(json.dumps({"summary": report, "instances": rows}, indent=1))
     return 0
+
+
+def _detected(rows: list[dict[str, Any]]) -> int:
+    return sum(
+        1 for r in rows if r["thrash_call"] is not None and r["thrash_call"] <= THRASH_BY_CALL
+    )
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     plain = sum(r["plain_tokens"] for r in rows)
     with_ws = sum(r["ws_tokens"] for r in rows)
     ratios = [r["ws_tokens"] / r["plain_tokens"] for r in rows if r["plain_tokens"]]
-    detected = sum(
-        1 for r in rows if r["thrash_call"] is not None and r["thrash_call"] <= THRASH_BY_CALL
-    )
+    detected = _detected(rows)
     calls = sum(r["progressing_calls"] for r in rows)
     alarms = sum(r["false_alarms"] for r in rows)
+    folds: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        folds.setdefault(r["repo"], []).append(r)
 
-    def p50(key: str) -> float:
-        return round(statistics.median(r["warm_ms"][key] for r in rows), 2)
+    def p50(key: str, what: str = "warm_ms") -> float:
+        return round(statistics.median(r[what][key] for r in rows), 2)
 
     return {
         "instances": len(rows),
@@ -253,12 +338,27 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "sessions_losing_gold": sum(1 for r in rows if r["ws_gold_held"] < r["plain_gold_held"]),
         "thrash_detected_by_call_3": f"{detected}/{len(rows)} ({detected / len(rows):.0%})",
         "thrash_false_alarms": f"{alarms}/{calls} calls ({alarms / max(calls, 1):.1%})",
+        "thrash_false_alarms_sending_code": sum(r["false_alarms_sending_code"] for r in rows),
+        "thrash_per_repository": {
+            repo: f"detected {_detected(fold)}/{len(fold)}, false alarms "
+            f"{sum(r['false_alarms'] for r in fold)}/{sum(r['progressing_calls'] for r in fold)}"
+            for repo, fold in sorted(folds.items())
+        },
         "drift_missed": f"{sum(r['drift_missed'] for r in rows)}/"
         f"{sum(r['drift_expected'] for r in rows)} edited resident nodes",
         "warm_focus_p50_ms": p50("focus"),
         "warm_ws_set_p50_ms": p50("set"),
         "warm_status_p50_ms": p50("status"),
         "ws_set_added_p50_ms": round(p50("set") - p50("focus"), 2),
+        "stored_set_p50_ms": p50("stored_set"),
+        "stored_status_p50_ms": p50("stored_status"),
+        "warm_workspace_focus_p50_ms": p50("workspace_focus"),
+        "stored_set_added_p50_ms": round(p50("stored_set") - p50("workspace_focus"), 2),
+        "cpu_p50_ms": {
+            k: p50(k, "warm_cpu_ms")
+            for k in ("focus", "set", "status", "workspace_focus", "stored_set", "stored_status")
+        },
+        "load_average": " ".join(f"{v:.2f}" for v in os.getloadavg()),
     }
 
 

@@ -4,6 +4,11 @@
 (``set`` and ``check`` through the workspace's focus runtime, the rest on the working
 set itself), saves what changed and returns the answer's wire form. Without a session,
 ``set`` and ``check`` answer as a stateless focus does.
+
+A call that changes a session saves only if nobody changed it since the call read it
+(:meth:`~coderooms.store.worksets.WorkingSets.save_if`); otherwise it reads it again and
+redoes its work on what it finds, up to :data:`SAVE_ATTEMPTS` times. Two hosts updating
+one session at once both take effect, one after the other.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from coderooms.focus.errors import (
     MissingArgument,
     NotInWorkingSet,
     NotPinned,
+    SessionContended,
     TooManyPins,
     UnknownPinTarget,
     UnknownSession,
@@ -45,6 +51,10 @@ SESSION_MODES = frozenset({"status", "pin", "unpin", "drop", "reset"})
 """Modes that act on a working set, so need a session."""
 
 T = TypeVar("T")
+
+SAVE_ATTEMPTS = 5
+"""Times a call that changes a session reads it, works on it and tries to save it, while
+other calls keep changing it first, before it gives up (:class:`SessionContended`)."""
 
 
 class SessionWorkspace(Protocol):
@@ -87,6 +97,25 @@ async def _existing(sets: WorkingSets, agent: str, session: str) -> WorkingSet:
     if found is None:
         raise UnknownSession(session, agent)
     return found
+
+
+async def _updated(
+    sets: WorkingSets,
+    agent: str,
+    session: str,
+    change: Callable[[WorkingSet | None], Awaitable[tuple[WorkingSet | None, T]]],
+    first: WorkingSet | None = None,
+) -> T:
+    """Run ``change`` on the session's stored working set and save what it returns (None:
+    nothing to save) only if the session is still as ``change`` saw it; on a change
+    made meanwhile, read it again and run ``change`` anew. ``first``: the working set as
+    the caller just read it, for the first attempt."""
+    for attempt in range(SAVE_ATTEMPTS):
+        before = first if attempt == 0 and first is not None else await sets.load(agent, session)
+        after, out = await change(before)
+        if after is None or after == before or await sets.save_if(after, before):
+            return out
+    raise SessionContended(session, agent, SAVE_ATTEMPTS)
 
 
 def _summary(mode: str, done: str, ws: WorkingSet | None, engine: Any) -> dict[str, Any]:
@@ -142,21 +171,28 @@ async def focus_call(
         raise MissingArgument(mode, "a store to keep the session in")
     if mode in ("set", "check"):
         assert goal is not None
-        state = await sets.load(agent, session)
-        if state is None:
-            state = WorkingSet(agent, session, session_budget or DEFAULT_SESSION_BUDGET)
-        elif session_budget is not None:
-            state = replace(state, budget=session_budget)
-        borrowed = [n for n in dict.fromkeys(desk_pins) if n not in state.pinned_nodes]
-        current, text = (with_pins(state, nodes=borrowed) if borrowed else state), goal
-        answer = await in_workspace(
-            lambda ws: ws.focus_session(
-                current, text, budget=budget, mode=mode, discussed=discussed
+        text = goal
+
+        async def focused(found: WorkingSet | None) -> tuple[WorkingSet | None, Any]:
+            state = found
+            if state is None:
+                state = WorkingSet(agent, session, session_budget or DEFAULT_SESSION_BUDGET)
+            elif session_budget is not None:
+                state = replace(state, budget=session_budget)
+            borrowed = [n for n in dict.fromkeys(desk_pins) if n not in state.pinned_nodes]
+            current = with_pins(state, nodes=borrowed) if borrowed else state
+            answer = await in_workspace(
+                lambda ws: ws.focus_session(
+                    current, text, budget=budget, mode=mode, discussed=discussed
+                )
             )
-        )
-        if mode == "set":
-            kept = without_pins(answer.state, nodes=borrowed) if borrowed else answer.state
-            await sets.save(kept)
+            if mode != "set":
+                return None, answer
+            return (
+                without_pins(answer.state, nodes=borrowed) if borrowed else answer.state
+            ), answer
+
+        answer = await _updated(sets, agent, session, focused)
         out: dict[str, Any] = answer.to_json(ignored_limit)
         return out
     if mode == "reset":
@@ -167,41 +203,43 @@ async def focus_call(
     if mode == "status":
         state = await _existing(sets, agent, session)
         return _summary(mode, f"focus session {session!r}", state, engine)
-    if mode == "pin":
-        state = await sets.load(agent, session) or WorkingSet(
-            agent, session, session_budget or DEFAULT_SESSION_BUDGET
-        )
-        if len(state.pinned_nodes) + len(state.pinned_goals) >= MAX_PINS:
-            raise TooManyPins(MAX_PINS)
-        if node is not None:
-            if engine.graph.node(node) is None:
-                raise UnknownPinTarget(node)
-            state, done = with_pins(state, nodes=[node]), f"pinned {node}"
-        elif goal is not None:
-            state, done = with_pins(state, goals=[goal]), "pinned the goal"
-        else:
+
+    def changed(state: WorkingSet) -> tuple[WorkingSet, str]:
+        if mode == "pin":
+            if len(state.pinned_nodes) + len(state.pinned_goals) >= MAX_PINS:
+                raise TooManyPins(MAX_PINS)
+            if node is not None:
+                if engine.graph.node(node) is None:
+                    raise UnknownPinTarget(node)
+                return with_pins(state, nodes=[node]), f"pinned {node}"
+            if goal is not None:
+                return with_pins(state, goals=[goal]), "pinned the goal"
             raise MissingArgument(mode, "a node id or a goal to pin")
-        await sets.save(state)
-        return _summary(mode, done, state, engine)
-    state = await _existing(sets, agent, session)
-    if mode == "unpin":
-        if node is not None:
-            if node not in state.pinned_nodes:
-                raise NotPinned(node, session)
-            state, done = without_pins(state, nodes=[node]), f"unpinned {node}"
-        elif goal is not None:
-            if goal not in state.pinned_goals:
-                raise NotPinned(goal, session)
-            state, done = without_pins(state, goals=[goal]), "unpinned the goal"
-        else:
+        if mode == "unpin":
+            if node is not None:
+                if node not in state.pinned_nodes:
+                    raise NotPinned(node, session)
+                return without_pins(state, nodes=[node]), f"unpinned {node}"
+            if goal is not None:
+                if goal not in state.pinned_goals:
+                    raise NotPinned(goal, session)
+                return without_pins(state, goals=[goal]), "unpinned the goal"
             raise MissingArgument(mode, "a node id or a goal to unpin")
-    else:  # drop
-        if node is None:
+        if node is None:  # drop
             raise MissingArgument(mode, "the id of a resident node")
         if state.get(node) is None:
             raise NotInWorkingSet(node, session)
-        state, done = dropped(without_pins(state, nodes=[node]), [node]), f"dropped {node}"
-    await sets.save(state)
+        return dropped(without_pins(state, nodes=[node]), [node]), f"dropped {node}"
+
+    async def change(found: WorkingSet | None) -> tuple[WorkingSet | None, tuple[WorkingSet, str]]:
+        if found is None:
+            if mode != "pin":  # only a pin may start a session
+                raise UnknownSession(session, agent)
+            found = WorkingSet(agent, session, session_budget or DEFAULT_SESSION_BUDGET)
+        state, done = changed(found)
+        return state, (state, done)
+
+    state, done = await _updated(sets, agent, session, change)
     return _summary(mode, done, state, engine)
 
 
@@ -269,10 +307,12 @@ async def ground_named_residents(sets: WorkingSets | None, agent: str, content: 
     if sets is None:
         return 0
     words = code_mentions(content)
+
+    async def grounded(found: WorkingSet | None) -> tuple[WorkingSet | None, bool]:
+        after = None if found is None else named_in_post(found, words)
+        return (None, False) if after is None or after is found else (after, True)
+
     changed = 0
     for ws in await sets.of_agents([agent]):
-        grounded = named_in_post(ws, words)
-        if grounded is not ws:
-            await sets.save(grounded)
-            changed += 1
+        changed += await _updated(sets, agent, ws.session, grounded, first=ws)
     return changed

@@ -11,10 +11,11 @@ from coderooms.focus.workingset import (
     GOALS_KEPT,
     HEAT_DECAY,
     HEAT_RECENCY,
-    THRASH_VALUE_FLOOR,
     Arrival,
+    Gain,
     Hit,
     Resident,
+    Value,
     WorkingSet,
     advance,
     goal_overlap,
@@ -107,7 +108,7 @@ def test_nothing_leaves_the_working_set_but_what_is_named(
     ws = WorkingSet("a", "s", 1000, 2, tuple(resident(i) for i in sorted(start)))
     arrivals = [Arrival(i, "full", 5, "new" + i, 0.4) for i in sorted(arriving)]
     hits = [Hit(i, 0.3) for i in sorted(hit & start - leaving)]
-    after = advance(ws, "goal", arrivals, hits, leaving - arriving)
+    after = advance(ws, "goal", arrivals, hits, leaving - arriving, None)
     assert {r.id for r in after.resident} == (start - (leaving - arriving)) | arriving
     assert after.calls == 3
     for r in after.resident:
@@ -117,28 +118,67 @@ def test_nothing_leaves_the_working_set_but_what_is_named(
             assert r.accesses == 2 and r.last_access == 3 and r.grounded == 1
 
 
+NOTHING_NEW = Value(0.0, 0.0, 0.1)
+TAIL_ONLY = Value(0.0, 0.2, 0.1)  # new code, all of it past the knee
+NEAR_ZERO = Value(0.05, 0.05, 0.1)  # half a core item's worth: an outline's body
+ONE_ITEM = Value(0.1, 0.1, 0.1)  # one whole core item's worth: new material
+
+
 def test_the_low_value_streak_counts_the_same_question_bringing_nothing_new() -> None:
     asked = "cart total price wrong"
     ws = WorkingSet("a", "s", 1000)
-    ws = advance(ws, asked, [Arrival("a", "full", 5, "x", 1.0)], [], ())
+    ws = advance(ws, asked, [Arrival("a", "full", 5, "x", 1.0)], [], (), Value(1.0, 1.0, 0.1))
     assert ws.low_value_streak == 0
-    ws = advance(ws, "wrong cart total price", [], [Hit("a", 1.0)], ())
-    ws = advance(ws, "the cart total price is wrong", [], [Hit("a", 1.0)], ())
+    ws = advance(ws, "wrong cart total price", [], [Hit("a", 1.0)], (), NOTHING_NEW)
+    ws = advance(ws, "the cart total price is wrong", [], [Hit("a", 1.0)], (), TAIL_ONLY)
     assert ws.low_value_streak == 2
-    ws = advance(ws, asked, [Arrival("b", "full", 5, "y", 1.0)], [Hit("a", 1.0)], ())
+    ws = advance(ws, asked, [Arrival("b", "skeleton", 5, "y", 1.0)], [], (), NEAR_ZERO)
+    assert ws.low_value_streak == 3
+    # no candidate at all: the streak neither grows nor ends
+    assert advance(ws, asked, [], [], (), None).low_value_streak == 3
+    # one core item's worth of new material ends it
+    ws = advance(ws, asked, [Arrival("c", "full", 5, "z", 1.0)], [Hit("a", 1.0)], (), ONE_ITEM)
     assert ws.low_value_streak == 0
     # a narrower follow-up asking something else is not a repeat, even with nothing new
-    ws = advance(ws, "shipping depot routing", [], [Hit("a", 1.0)], ())
+    ws = advance(ws, "shipping depot routing", [], [Hit("a", 1.0)], (), NOTHING_NEW)
     assert ws.low_value_streak == 0
-    assert value_of_information([], []) is None
-    small = value_of_information([Arrival("c", "full", 1, "z", 0.1)], [Hit("a", 1.0)])
-    assert small is not None and small < THRASH_VALUE_FLOOR
+
+
+def test_value_of_information_is_the_salience_newly_held_ahead_of_the_knee() -> None:
+    assert value_of_information([], 0) is None
+    assert value_of_information([Gain("a", 0.0, 0.0, 1.0)], 1) is None
+    gains = [
+        Gain("a", 0.4, 1.0, 1.0),  # held in full before: nothing new
+        Gain("b", 0.3, 0.5, 1.0),  # an outline before, its body now: half of it new
+        Gain("c", 0.2, 0.0, 0.0),  # not held, not sent
+        Gain("d", 0.1, 0.0, 0.5),  # past the knee, sent as an outline
+    ]
+    value = value_of_information(gains, 3)
+    assert value is not None
+    assert abs(value.core - 0.15) < 1e-12 and abs(value.added - 0.2) < 1e-12
+    assert abs(value.item - 0.2) < 1e-12  # "c", the least salient item ahead of the knee
+    assert not value.new_material  # an outline's body is less than one core item
+    # the least salient core item, new and in full, is one item's worth: new material
+    fresh = [gains[0], gains[1], Gain("c", 0.2, 0.0, 1.0), gains[3]]
+    found = value_of_information(fresh, 3)
+    assert found is not None and found.new_material
+    # the same call with nothing new ahead of the knee adds nothing there
+    held = [gains[0], Gain("b", 0.3, 1.0, 1.0), gains[2], gains[3]]
+    again = value_of_information(held, 3)
+    assert again is not None and again.core == 0.0 and again.added > 0
+    assert not again.new_material
+    # sending less than the agent held is no loss of value, never negative
+    less = value_of_information([Gain("a", 1.0, 1.0, 0.5)], 1)
+    assert less == Value(0.0, 0.0, 1.0)
+    # a knee at 0 still has one item ahead of it
+    first = value_of_information([Gain("a", 0.5, 0.0, 1.0), Gain("b", 0.5, 0.0, 0.0)], 0)
+    assert first is not None and first.new_material
 
 
 def test_goals_are_remembered_newest_last_and_bounded() -> None:
     ws = WorkingSet("a", "s", 1000)
     for i in range(GOALS_KEPT + 3):
-        ws = advance(ws, f"goal {i}", [], [], ())
+        ws = advance(ws, f"goal {i}", [], [], (), None)
     assert len(ws.goals) == GOALS_KEPT and ws.goals[-1] == f"goal {GOALS_KEPT + 2}"
 
 

@@ -21,7 +21,8 @@
             ├── UnknownPinTarget       pinning a node the index does not know
             ├── MissingArgument        a mode called without what it needs
             ├── TooManyPins            more pins than one session may hold
-            └── NotPinned              unpinning what is not pinned
+            ├── NotPinned              unpinning what is not pinned
+            └── SessionContended       a session other calls kept changing under this one
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "MissingArgument",
     "TooManyPins",
     "NotPinned",
+    "SessionContended",
 ]
 
 
@@ -161,3 +163,11 @@ class TooManyPins(WorkingSetError):
 class NotPinned(WorkingSetError):
     fields = ("what", "session")
     template = "{what!r} is not pinned in focus session {session!r}"
+
+
+class SessionContended(WorkingSetError):
+    fields = ("session", "agent", "attempts")
+    template = (
+        "focus session {session!r} of agent {agent!r} was changed by other calls each of "
+        "the {attempts} times this call read it; nothing was saved: send the call again"
+    )

@@ -232,7 +232,7 @@ def pack_to_budget(
                 a
                 for a in ancestors(index, node)
                 if (a in loaded and loaded[a].render == "full")
-                or (a in kept and kept[a].render == "full")
+                or (a in held and held[a][0] == "full")  # held in full, ranked lower or not
             ),
             None,
         )

@@ -38,16 +38,17 @@ from coderooms.focus.runtime import (
     checked_mode,
 )
 from coderooms.focus.salience import Salience
-from coderooms.focus.sufficiency import judge
+from coderooms.focus.sufficiency import KNEE_WINDOW, SKELETON_CREDIT, judge, knee
 from coderooms.focus.workingset import (
     GOAL_DRIFT_OVERLAP,
     GOAL_DRIFT_SIMILARITY,
     MAX_SESSION_BUDGET,
     THRASH_STREAK,
-    THRASH_VALUE_FLOOR,
     Arrival,
+    Gain,
     Hit,
     PageOut,
+    Value,
     WorkingSet,
     advance,
     content_digest,
@@ -111,7 +112,7 @@ class Stale:
 @dataclass(frozen=True, slots=True)
 class Thrash:
     calls: int  # low-value calls in a row, this one included
-    value: float  # this call's share of new salience
+    value: float  # the share of the candidates' salience this call added
     repeated: tuple[str, ...]
     pivot: str | None
     why: str
@@ -151,6 +152,7 @@ class SessionFocus:
     stale: tuple[Stale, ...]
     thrash: Thrash | None
     drift: GoalDrift | None
+    value: Value | None = None  # the call's value of information (a set's; None: a check)
 
     def to_json(self, ignored_limit: int | None = None) -> dict[str, Any]:
         out = self.result.to_json(ignored_limit)
@@ -273,16 +275,45 @@ def _goal_drift(
     )
 
 
+def _credits(engine: FocusEngine, held: Iterable[tuple[str, Render]]) -> dict[str, float]:
+    """The share of each node the agent holds through code held as ``(id, render)``: 1
+    for a node held in full and everything inside it, :data:`SKELETON_CREDIT` for an
+    outline."""
+    out: dict[str, float] = {}
+    for node_id, how in held:
+        if how != "full":
+            out[node_id] = max(out.get(node_id, 0.0), SKELETON_CREDIT)
+            continue
+        stack = [node_id]
+        while stack:
+            inner = stack.pop()
+            out[inner] = 1.0
+            stack.extend(c.id for c in engine.index.children_of(inner))
+    return out
+
+
 def _covered(engine: FocusEngine, packing: Packing) -> frozenset[str]:
-    covered: set[str] = set()
-    full = [i.node.id for i in packing.loaded if i.render == "full"]
-    full += [k.node.id for k in packing.kept if k.render == "full"]
-    stack = list(full)
-    while stack:
-        node_id = stack.pop()
-        covered.add(node_id)
-        stack.extend(c.id for c in engine.index.children_of(node_id))
-    return frozenset(covered)
+    held = [(i.node.id, i.render) for i in packing.loaded]
+    held += [(k.node.id, k.render) for k in packing.kept]
+    return frozenset(n for n, credit in _credits(engine, held).items() if credit >= 1.0)
+
+
+def _value(
+    engine: FocusEngine,
+    sal: Salience,
+    packing: Packing,
+    fresh: Mapping[str, tuple[Render, int]],
+) -> Value | None:
+    """The call's value of information: the salience its sent code adds to what the
+    agent held before (unchanged residents), ahead of the knee and in all."""
+    before = _credits(engine, ((node_id, how) for node_id, (how, _tokens) in fresh.items()))
+    sent = _credits(engine, ((i.node.id, i.render) for i in packing.loaded))
+    position = engine.index.position
+    gains = [
+        Gain(c, float(sal.scores[position[c]]), before.get(c, 0.0), sent.get(c, 0.0))
+        for c in packing.candidates
+    ]
+    return value_of_information(gains, knee([g.salience for g in gains[:KNEE_WINDOW]]))
 
 
 def _judged(engine: FocusEngine, packing: Packing, sal: Salience) -> Any:
@@ -438,24 +469,26 @@ def focus_in_session(
     drift = _goal_drift(engine, ws, goal, keep)
     if chosen == "check":
         return SessionFocus(result, ws, now, tuple(leaving), tuple(stale), None, drift)
-    after = advance(ws, goal, arrivals, hits, [p.id for p in leaving])
+    value = _value(engine, sal, packing, fresh)
+    after = advance(ws, goal, arrivals, hits, [p.id for p in leaving], value)
     thrash = None
-    voi = value_of_information(arrivals, hits)
-    if voi is not None and voi < THRASH_VALUE_FLOOR and after.low_value_streak >= THRASH_STREAK:
+    if value is not None and not value.new_material and after.low_value_streak >= THRASH_STREAK:
         repeated = tuple(
             k.node.id for k in sorted(packing.kept, key=lambda k: -k.salience)[:REPEATED_SHOWN]
         )
         pivot = _pivot(engine, after, packing, goal, discussed)
         where = f"pivot to {pivot}" if pivot is not None else "act on what you hold"
+        held = f": you already hold its most salient code ({', '.join(repeated)})"
         thrash = Thrash(
             after.low_value_streak + 1,
-            voi,
+            value.added,
             repeated,
             pivot,
-            f"thrash: {after.low_value_streak + 1} calls in a row returned almost only code "
-            f"you already hold ({', '.join(repeated)}); {where}",
+            f"thrash: {after.low_value_streak + 1} calls in a row asked the same again and "
+            f"brought less new code than one item ahead of the salience knee"
+            f"{held if repeated else ''}; {where}",
         )
-    return SessionFocus(result, after, now, tuple(leaving), tuple(stale), thrash, drift)
+    return SessionFocus(result, after, now, tuple(leaving), tuple(stale), thrash, drift, value)
 
 
 def session_status(engine: FocusEngine | None, ws: WorkingSet) -> dict[str, Any]:

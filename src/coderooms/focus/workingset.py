@@ -14,10 +14,17 @@ in focus calls, never in wall time, so the same calls give the same answers.
 asked for it again, its code was edited after it was sent (the agent is working on
 it), or the agent named it in a post (:func:`named_in_post`). Pinned nodes, and nodes loaded for a pinned goal, are never paged out.
 
-**Thrash**: a call whose new material carries less than :data:`THRASH_VALUE_FLOOR` of
-the salience it returned adds almost nothing; when its goal also repeats the previous
-one's terms (:data:`THRASH_GOAL_OVERLAP`) it asked the same again. :data:`THRASH_STREAK`
-such calls in a row are reported. A call that brought new material ends the streak.
+**Thrash**: a call's value of information is the salience mass it newly put in the
+agent's hands among the items ahead of its goal's salience knee (the items the goal's
+ranking sets apart from its tail, as sufficiency counts them; :func:`value_of_information`).
+A call brought new material when that mass comes to at least one such item's worth (the
+least salient item ahead of the knee, held in full): new code the goal ranks as core,
+or edited core code sent again. Below that its value is near zero: what it sent lies
+past the knee, or deepens code already held (an outline's body), in the budget the
+resident code left free. When its goal also repeats the previous one's terms
+(:data:`THRASH_GOAL_OVERLAP`) it asked the same again, and :data:`THRASH_STREAK` such
+calls in a row are reported. A call that brought new material ends the streak. The
+measure of "near zero" comes from each goal's own salience curve; no floor is tuned.
 
 **Goal drift**: a goal sharing less than :data:`GOAL_DRIFT_OVERLAP` of its terms with
 the session's earlier goals (and, with an embedder, less than
@@ -52,11 +59,12 @@ __all__ = [
     "MAX_SESSION_ID_CHARS",
     "THRASH_GOAL_OVERLAP",
     "THRASH_STREAK",
-    "THRASH_VALUE_FLOOR",
     "Arrival",
+    "Gain",
     "Hit",
     "PageOut",
     "Resident",
+    "Value",
     "WorkingSet",
     "advance",
     "content_digest",
@@ -90,12 +98,9 @@ HEAT_PER_GROUNDING = 1.5
 GROUNDING_CAP = 3
 HEAT_DIGITS = 4
 
-THRASH_VALUE_FLOOR = 0.35
-"""A call whose new code carries less than this share of the salience it returned (the
-rest already resident) adds almost nothing."""
 THRASH_GOAL_OVERLAP = 0.75
-"""… and it asks the same question again when at least this share of its goal's terms
-were in the previous goal (a narrower follow-up asks something else)."""
+"""A call that brought nothing new asks the same question again when at least this share
+of its goal's terms were in the previous goal (a narrower follow-up asks something else)."""
 THRASH_STREAK = 2
 """Low-value calls in a row that are reported as thrash (the third asking of one
 question, when the first brought the material)."""
@@ -229,14 +234,50 @@ class Arrival:
     edited: bool = False
 
 
-def value_of_information(arrivals: Sequence[Arrival], hits: Sequence[Hit]) -> float | None:
-    """The share of a call's returned salience that is new code (None: it returned
-    nothing at all)."""
-    new = sum(a.salience for a in arrivals)
-    total = new + sum(h.salience for h in hits)
-    if total <= 0:
+@dataclass(frozen=True, slots=True)
+class Gain:
+    """One candidate of a call as the agent holds it: its salience, and how much of it
+    the agent held before the call and holds from what the call sent (1 in full,
+    :data:`~coderooms.focus.sufficiency.SKELETON_CREDIT` as an outline, 0 not at all)."""
+
+    id: str
+    salience: float
+    before: float
+    sent: float
+
+    @property
+    def added(self) -> float:
+        return self.salience * max(self.sent - self.before, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """What a call's new material is worth, as shares of its candidates' salience."""
+
+    core: float  # added ahead of the goal's salience knee: the value of information
+    added: float  # added anywhere, the tail included
+    item: float  # one item's worth: the least salient item ahead of the knee
+
+    @property
+    def new_material(self) -> bool:
+        """Whether the call added at least one core item's worth of salience."""
+        return self.core >= self.item
+
+
+def value_of_information(
+    candidates: Sequence[Gain], knee_at: int, total: float | None = None
+) -> Value | None:
+    """The salience mass a call newly put in the agent's hands: ahead of the knee (the
+    first ``knee_at`` candidates, best first, at least one) and in all, beside one core
+    item's worth, as shares of the candidates' salience (``total``, default theirs).
+    None: the call had no candidate at all."""
+    mass = sum(g.salience for g in candidates) if total is None else total
+    if not candidates or mass <= 0:
         return None
-    return new / total
+    head = candidates[: max(knee_at, 1)]
+    core = sum(g.added for g in head)
+    least = min(g.salience for g in head)
+    return Value(core / mass, sum(g.added for g in candidates) / mass, least / mass)
 
 
 def advance(
@@ -245,10 +286,11 @@ def advance(
     arrivals: Sequence[Arrival],
     hits: Sequence[Hit],
     leaving: Iterable[str],
+    value: Value | None,
 ) -> WorkingSet:
     """The working set after one focus ``set`` call: ``leaving`` paged out (or replaced),
     ``hits`` accessed again, ``arrivals`` resident, the goal remembered and the thrash
-    streak moved."""
+    streak moved by the call's ``value`` (None: it had no candidate; the streak stays)."""
     now = ws.calls + 1
     gone = set(leaving)
     by_id: dict[str, Resident] = {r.id: r for r in ws.resident if r.id not in gone}
@@ -279,12 +321,11 @@ def advance(
             grounded,
             arrival.salience,
         )
-    voi = value_of_information(arrivals, hits)
     streak = ws.low_value_streak
-    if voi is not None:
+    if value is not None:
         again = goal_overlap(goal, ws.goals[-1:])
         repeated = again is not None and again >= THRASH_GOAL_OVERLAP
-        streak = streak + 1 if voi < THRASH_VALUE_FLOOR and repeated else 0
+        streak = streak + 1 if not value.new_material and repeated else 0
     goals = (*[g for g in ws.goals if g != goal], goal)[-GOALS_KEPT:]
     return replace(
         ws,

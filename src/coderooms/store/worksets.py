@@ -6,13 +6,18 @@ made it and is shared by every host opening the same store. ``focus_sessions`` h
 row per session (budget, call count, pins, earlier goals, thrash streak) and
 ``focus_resident`` one row per resident node. :data:`WORKSET_TABLES` creates both; a
 store appends them to its own migrations (SQLite: migration 8, PostgreSQL: 2).
+
+Two hosts may update one session at once (a load, a focus call, a save each). A host
+saves with :meth:`WorkingSets.save_if`, which writes only when the stored working set is
+still the one it loaded, checked and written in one write transaction; otherwise it is
+told so and loads again (:func:`coderooms.sessions.focus_call`), so neither update is lost.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from coderooms.focus.workingset import Resident, WorkingSet
@@ -22,6 +27,9 @@ if TYPE_CHECKING:
     from coderooms.store.sql import SqlStore
 
 __all__ = ["WORKSET_TABLES", "SqlWorkingSets", "WorkingSets"]
+
+_Query = Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]
+"""Runs one read statement and returns its rows."""
 
 WORKSET_TABLES: tuple[str, ...] = (
     """CREATE TABLE focus_sessions (
@@ -71,6 +79,11 @@ class WorkingSets(ABC):
     @abstractmethod
     async def save(self, ws: WorkingSet) -> None:
         """Replace the session's stored working set with ``ws``."""
+
+    @abstractmethod
+    async def save_if(self, ws: WorkingSet, expected: WorkingSet | None) -> bool:
+        """Replace the session's stored working set with ``ws`` only when it is still
+        ``expected`` (None: the session has none yet); whether ``ws`` was saved."""
 
     @abstractmethod
     async def delete(self, agent: str, session: str) -> bool:
@@ -174,19 +187,21 @@ class SqlWorkingSets(WorkingSets):
         self._store = store
 
     async def load(self, agent: str, session: str) -> WorkingSet | None:
-        store = self._store
-        head = store._query(
+        return self._read(self._store._query, agent, session)
+
+    def _read(self, query: _Query, agent: str, session: str) -> WorkingSet | None:
+        head = query(
             f"SELECT {_SESSION_COLUMNS} FROM focus_sessions WHERE agent_id = ? AND session_id = ?",
             (agent, session),
         )
         if not head:
             return None
-        residents = store._query(
+        residents = query(
             f"SELECT {_RESIDENT_COLUMNS} FROM focus_resident "
             "WHERE agent_id = ? AND session_id = ? ORDER BY node_id",
             (agent, session),
         )
-        return rows_to_working_set(agent, session, head[0], residents, store.location)
+        return rows_to_working_set(agent, session, head[0], residents, self._store.location)
 
     async def of_agents(self, agents: Iterable[str]) -> list[WorkingSet]:
         wanted = sorted(set(agents))
@@ -202,30 +217,23 @@ class SqlWorkingSets(WorkingSets):
         return [ws for ws in found if ws is not None]
 
     async def save(self, ws: WorkingSet) -> None:
-        head, residents = working_set_rows(ws)
+        await self._store._writing(lambda db: _write(db, ws))
 
-        def write(db: Any) -> None:
-            db.execute(
-                f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE "
-                "SET budget = excluded.budget, calls = excluded.calls, "
-                "low_value_streak = excluded.low_value_streak, "
-                "pinned_nodes = excluded.pinned_nodes, pinned_goals = excluded.pinned_goals, "
-                "goals = excluded.goals",
-                head,
+    async def save_if(self, ws: WorkingSet, expected: WorkingSet | None) -> bool:
+        def write(db: Any) -> bool:
+            # every writer of the store is serialized (SQLite's write lock, PostgreSQL's
+            # write lock): what is read here cannot change before the write commits
+            stored = self._read(
+                lambda sql, params: list(db.execute(sql, params).fetchall()),
+                ws.agent,
+                ws.session,
             )
-            db.execute(
-                "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ?",
-                (ws.agent, ws.session),
-            )
-            for resident in residents:
-                db.execute(
-                    f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    resident,
-                )
+            if stored != expected:
+                return False
+            _write(db, ws)
+            return True
 
-        await self._store._writing(write)
+        return await self._store._writing(write)
 
     async def delete(self, agent: str, session: str) -> bool:
         def write(db: Any) -> bool:
@@ -240,3 +248,27 @@ class SqlWorkingSets(WorkingSets):
             return gone.rowcount > 0
 
         return await self._store._writing(write)
+
+
+def _write(db: Any, ws: WorkingSet) -> None:
+    """Replace the session's rows with ``ws`` (inside a write transaction)."""
+    head, residents = working_set_rows(ws)
+    db.execute(
+        f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE "
+        "SET budget = excluded.budget, calls = excluded.calls, "
+        "low_value_streak = excluded.low_value_streak, "
+        "pinned_nodes = excluded.pinned_nodes, pinned_goals = excluded.pinned_goals, "
+        "goals = excluded.goals",
+        head,
+    )
+    db.execute(
+        "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ?",
+        (ws.agent, ws.session),
+    )
+    for resident in residents:
+        db.execute(
+            f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            resident,
+        )

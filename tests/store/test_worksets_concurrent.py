@@ -1,0 +1,196 @@
+"""Two hosts updating one focus session at once: a save only lands on the working set it
+was computed from, so neither update is lost; in every store kind."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "focus"))
+
+from fixture_repo import shop_engine  # noqa: E402
+
+from coderooms.focus.errors import SessionContended  # noqa: E402
+from coderooms.focus.session import focus_in_session  # noqa: E402
+from coderooms.focus.workingset import WorkingSet, with_pins  # noqa: E402
+from coderooms.sessions import SAVE_ATTEMPTS, focus_call, ground_named_residents  # noqa: E402
+
+ENGINE = shop_engine()
+FIRST = "Cart.add_item rejects zero quantity"
+SECOND = "route_parcel picks the wrong depot"
+
+
+class Shop:
+    """The face of a workspace focus_call uses, over the fixture engine."""
+
+    def focus(self, goal: str, budget: int = 8000, mode: str = "set") -> Any:
+        return ENGINE.focus(goal, budget=budget, mode=mode)
+
+    def focus_session(
+        self,
+        state: WorkingSet,
+        goal: str,
+        budget: int = 8000,
+        mode: str = "set",
+        discussed: Any = (),
+    ) -> Any:
+        return focus_in_session(ENGINE, state, goal, budget, mode, discussed=discussed)
+
+    def focus_engine(self) -> Any:
+        return ENGINE
+
+
+SHOP = Shop()
+
+
+async def direct(work: Callable[[Shop], Any]) -> Any:
+    return work(SHOP)
+
+
+async def test_save_if_writes_only_over_the_working_set_it_was_computed_from(new_store) -> None:  # type: ignore[no-untyped-def]
+    sets = new_store().working_sets()
+    start = focus_in_session(ENGINE, WorkingSet("alice", "s1", 5_000), FIRST, 200).state
+    assert await sets.save_if(start, None)
+    assert not await sets.save_if(start, None)  # the session exists now
+    mine = focus_in_session(ENGINE, start, SECOND, 200).state
+    theirs = with_pins(start, nodes=["shop/cart.py::Cart"])
+    assert await sets.save_if(theirs, start)
+    assert not await sets.save_if(mine, start)  # computed from what is no longer stored
+    assert await sets.load("alice", "s1") == theirs
+    assert await sets.save_if(mine, theirs)
+    assert await sets.load("alice", "s1") == mine
+
+
+async def test_two_hosts_setting_one_session_at_once_both_take_effect(new_store) -> None:  # type: ignore[no-untyped-def]
+    here = new_store()
+    there = new_store.again(here)  # another host on the same store
+    b_saved = asyncio.Event()
+    a_read = asyncio.Event()
+    runs: list[str] = []
+
+    async def host_a(work: Callable[[Shop], Any]) -> Any:
+        runs.append("a")
+        a_read.set()
+        if runs.count("a") == 1:
+            await b_saved.wait()  # host B saves while A works on what it read
+        return work(SHOP)
+
+    async def call_a() -> dict[str, Any]:
+        return await focus_call(
+            here.working_sets(), host_a, "alice", "set", session="s", goal=FIRST, budget=200
+        )
+
+    async def call_b() -> dict[str, Any]:
+        await a_read.wait()
+        out = await focus_call(
+            there.working_sets(), direct, "alice", "set", session="s", goal=SECOND, budget=200
+        )
+        b_saved.set()
+        return out
+
+    a, b = await asyncio.gather(call_a(), call_b())
+    assert runs.count("a") == 2  # A found the session changed, read it again, redid its call
+    stored = await here.working_sets().load("alice", "s")
+    assert stored is not None
+    assert stored.calls == 2 and set(stored.goals) == {FIRST, SECOND}
+    assert b["session"]["call"] == 1 and a["session"]["call"] == 2
+    # A's call was redone over B's working set: what B sent is still resident beside
+    # what A sent
+    sent_by_b = {item["id"] for item in b["focus_set"]}
+    sent_by_a = {item["id"] for item in a["focus_set"]}
+    assert sent_by_b and {r.id for r in stored.resident} >= sent_by_b | sent_by_a
+    # pins, drops and post grounding go through the same check
+    await focus_call(there.working_sets(), direct, "alice", "pin", session="s", goal=FIRST)
+    after = await here.working_sets().load("alice", "s")
+    assert after is not None and after.pinned_goals == (FIRST,) and after.calls == 2
+
+
+async def test_a_session_changed_on_every_attempt_is_a_typed_error_and_nothing_lands(
+    new_store,
+) -> None:  # type: ignore[no-untyped-def]
+    here = new_store()
+    there = new_store.again(here)
+    await focus_call(
+        here.working_sets(), direct, "alice", "set", session="s", goal=FIRST, budget=200
+    )
+    attempts = 0
+
+    async def contended(work: Callable[[Shop], Any]) -> Any:
+        nonlocal attempts
+        attempts += 1
+        # another host changes the session each time this call has read it
+        other = await there.working_sets().load("alice", "s")
+        assert other is not None
+        await there.working_sets().save(with_pins(other, goals=[f"goal {attempts}"]))
+        return work(SHOP)
+
+    with pytest.raises(SessionContended, match="send the call again"):
+        await focus_call(
+            here.working_sets(), contended, "alice", "set", session="s", goal=SECOND, budget=200
+        )
+    assert attempts == SAVE_ATTEMPTS
+    stored = await here.working_sets().load("alice", "s")
+    assert stored is not None and stored.calls == 1  # the contended call saved nothing
+    assert len(stored.pinned_goals) == SAVE_ATTEMPTS  # and every other update landed
+
+
+async def test_grounding_by_a_post_keeps_a_set_saved_meanwhile(new_store) -> None:  # type: ignore[no-untyped-def]
+    store = new_store()
+    sets = store.working_sets()
+    await focus_call(sets, direct, "alice", "set", session="s", goal=FIRST, budget=200)
+    before = await sets.load("alice", "s")
+    assert before is not None
+    held = before.resident[0].id
+    newer = focus_in_session(ENGINE, before, SECOND, 200).state
+    assert await sets.save_if(newer, before)
+    # the post's grounding starts from the stale copy, finds it changed and reads again
+    original_of_agents = sets.of_agents
+
+    async def stale_listing(agents: Any) -> list[WorkingSet]:
+        return [before]
+
+    sets.of_agents = stale_listing  # type: ignore[method-assign]
+    try:
+        assert await ground_named_residents(sets, "alice", f"look at `{held}`") == 1
+    finally:
+        sets.of_agents = original_of_agents  # type: ignore[method-assign]
+    stored = await sets.load("alice", "s")
+    assert stored is not None and stored.calls == newer.calls
+    node = stored.get(held)
+    kept = newer.get(held)
+    assert node is not None and kept is not None and node.grounded == kept.grounded + 1
+
+
+async def test_two_agents_at_once_on_one_session_id_keep_their_own_working_sets(new_store) -> None:  # type: ignore[no-untyped-def]
+    here = new_store()
+    there = new_store.again(here)
+
+    async def calls(store: Any, agent: str, goal: str) -> list[dict[str, Any]]:
+        out = []
+        for _ in range(3):
+            out.append(
+                await focus_call(
+                    store.working_sets(), direct, agent, "set", session="s", goal=goal, budget=200
+                )
+            )
+            await asyncio.sleep(0)  # let the other agent's call run in between
+        return out
+
+    alice, bob = await asyncio.gather(calls(here, "alice", FIRST), calls(there, "bob", SECOND))
+    for answers in (alice, bob):
+        assert [a["session"]["call"] for a in answers] == [1, 2, 3]
+        sent: set[str] = set()
+        for answer in answers:  # what is resident is only what this agent was sent
+            assert {r["id"] for r in answer["resident"]} <= sent
+            sent |= {item["id"] for item in answer["focus_set"]}
+        assert answers[-1]["resident"]
+    stored = {agent: await here.working_sets().load(agent, "s") for agent in ("alice", "bob")}
+    assert stored["alice"] is not None and stored["alice"].goals == (FIRST,)
+    assert stored["bob"] is not None and stored["bob"].goals == (SECOND,)
+    alone = focus_in_session(ENGINE, WorkingSet("alice", "s", 32_000), FIRST, 200).state
+    assert {r.id for r in stored["alice"].resident} == {r.id for r in alone.resident}
