@@ -30,7 +30,7 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
-from coderooms.focus.salience import Report
+from coderooms.focus.salience import KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
 from coderooms.index import db, focus_state, indexer
@@ -340,25 +340,57 @@ class Workspace:
                 warming.start()
             state = self._state_path(focus_state.STATE_FILE)
             tag = self._state_tag()
-            known = focus_state.load(state, tag) if previous is None else None
-            if known is not None:
-                counted = self._state_path(focus_state.TOKENS_FILE)
-                known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
-            engine = FocusEngine.from_reader(
-                graph,
-                self,
-                tokens.count_tokens,
-                embeddings.embed,
-                previous=previous,
-                known=known,
-                report=self.report,
+            built_path = self._state_path(focus_state.BUILT_FILE)
+            built_key = focus_state.built_key(tag, self._graph[0] if self._graph else "")
+            engine = (
+                self._restored(graph, state, tag, built_path, built_key)
+                if previous is None
+                else None
             )
-            if engine.index.fresh_work:
-                focus_state.save(state, engine.index.known_work(), tag)
+            if engine is None:
+                known = focus_state.load(state, tag) if previous is None else None
+                if known is not None:
+                    counted = self._state_path(focus_state.TOKENS_FILE)
+                    known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
+                engine = FocusEngine.from_reader(
+                    graph,
+                    self,
+                    tokens.count_tokens,
+                    embeddings.embed,
+                    previous=previous,
+                    known=known,
+                    report=self.report,
+                )
+                if engine.index.fresh_work:
+                    focus_state.save(state, engine.index.known_work(), tag)
+                focus_state.save_built(built_path, engine.index.built(), built_key)
             if warming.is_alive():
                 warming.join()
             self._engine = (graph, engine)
             return engine
+
+    def _restored(
+        self, graph: CodeGraph, state: str, tag: str, built_path: str, built_key: str
+    ) -> FocusEngine | None:
+        """The engine kept for this generation at ``built_path``, or None (then built)."""
+        from coderooms import embeddings, tokens
+
+        built = focus_state.load_built(built_path, built_key)
+        if built is None:
+            return None
+        counted = focus_state.load_token_counts(self._state_path(focus_state.TOKENS_FILE), tag)
+        try:
+            return FocusEngine.restored(
+                graph,
+                self,
+                tokens.count_tokens,
+                built,
+                embeddings.embed,
+                known=lambda: _known_or_none(state, tag),
+                token_counts=counted,
+            )
+        except ValueError:  # kept for other nodes than the graph's: build it again
+            return None
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
         self.refresh()
@@ -414,6 +446,12 @@ class Workspace:
         if os.path.islink(full) or not os.path.isfile(full):
             raise UnknownNode(path)
         return full
+
+
+def _known_or_none(state: str, tag: str) -> KnownWork:
+    """The work kept at ``state``, else none (a later index then counts everything)."""
+    known = focus_state.load(state, tag)
+    return known if known is not None else KnownWork.nothing()
 
 
 def _phase_lines(phase: str, done: int, total: int) -> None:
