@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from coderooms.datadir import make_dirs
-from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, FileSignals
+from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, DeferredEdges, FileSignals
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
 from coderooms.focus.runtime import (
@@ -48,7 +48,7 @@ from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
-GRAPH_CACHE_VERSION = 1
+GRAPH_CACHE_VERSION = 2
 INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
@@ -115,6 +115,8 @@ class Workspace:
         self._graph: tuple[str, CodeGraph] | None = None
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._stamp: _Stamp | None = None
+        self._warming: threading.Thread | None = None
+        self._models = threading.Event()  # set once the embedding model is loaded
         # Told of long work (indexing, counting, embedding) by a surface that shows it.
         self.report: Report | None = None
 
@@ -328,16 +330,12 @@ class Workspace:
         embedded again; what it had to compute is kept there for the next process."""
         from coderooms import embeddings, tokens
 
+        self._warm()
         with self._lock:
             graph = self.graph()
             if self._engine is not None and self._engine[0] is graph:
                 return self._engine[1]
             previous = self._engine[1] if self._engine is not None else None
-            # The first engine of a process also loads the embedding model and the token
-            # counter's tables: on the other core, while the index is read.
-            warming = threading.Thread(target=_load_models, name="coderooms-warm")
-            if previous is None:
-                warming.start()
             state = self._state_path(focus_state.STATE_FILE)
             tag = self._state_tag()
             built_path = self._state_path(focus_state.BUILT_FILE)
@@ -364,8 +362,7 @@ class Workspace:
                 if engine.index.fresh_work:
                     focus_state.save(state, engine.index.known_work(), tag)
                 focus_state.save_built(built_path, engine.index.built(), built_key)
-            if warming.is_alive():
-                warming.join()
+            self._models.wait()  # the embedder ranks the goal: loaded once, not twice
             self._engine = (graph, engine)
             return engine
 
@@ -393,6 +390,7 @@ class Workspace:
             return None
 
     def focus(self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set") -> FocusResult:
+        self._warm()
         self.refresh()
         engine = self.focus_engine()
         result = engine.focus(self.relative(goal), budget=budget, mode=mode)
@@ -402,6 +400,15 @@ class Workspace:
                 focus_state.save_token_counts(path, engine.counter.counts, self._state_tag())
                 engine.counter.added = 0
         return result
+
+    def _warm(self) -> None:
+        """Before the first engine: load the embedding model, then the token counter's
+        tables, on another thread (the other core), while the index is checked and read."""
+        if self._warming is None:
+            self._warming = threading.Thread(
+                target=_load_models, args=(self._models,), name="coderooms-warm", daemon=True
+            )
+            self._warming.start()
 
     def _state_path(self, name: str) -> str:
         return os.path.join(os.path.dirname(self.db_path), name)
@@ -416,10 +423,12 @@ class Workspace:
     ) -> SessionFocus:
         """``focus`` inside a session: what ``state`` holds is not sent again (see
         :mod:`coderooms.focus.session`)."""
+        self._warm()
         self.refresh()
         return focus_in_session(self.focus_engine(), state, self.relative(goal), budget, mode)
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
+        self._warm()
         self.refresh()
         return self.focus_engine().seek(self.relative(query), limit=limit)
 
@@ -459,13 +468,20 @@ def _phase_lines(phase: str, done: int, total: int) -> None:
         sys.stderr.write(f"{phase}: {total}\n")
 
 
-def _load_models() -> None:
-    """Load what a first focus needs besides the index: the embedding model and the token
-    counter (each loaded once per process and kept)."""
+def _load_models(loaded: threading.Event) -> None:
+    """Load what a first focus needs besides the index: the embedding model (``loaded``
+    is set then, also when it fails: the first embedding then says why), then the token
+    counter's tables (each loaded once per process and kept)."""
     from coderooms import embeddings, tokens
 
-    embeddings.load_model()
-    tokens.count_tokens("")
+    try:
+        embeddings.load_model()
+    except Exception:  # noqa: BLE001  # told by the embedder itself, on the caller's thread
+        pass
+    finally:
+        loaded.set()
+    with contextlib.suppress(Exception):  # as above: a count loads it again and says why
+        tokens.load_encoding()
 
 
 def _require_root(root: str) -> None:
@@ -494,7 +510,7 @@ def _index_dir(path: str) -> None:
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    list[tuple[Any, ...]],
+    bytes,  # the edge rows, marshalled: read only when the edges are
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -515,14 +531,26 @@ def _graph_rows(conn: sqlite3.Connection) -> GraphRows:
     symbols.sort()
     edges = conn.execute("SELECT src, kind, dst, weight FROM edges").fetchall()
     edges.sort()
+    edge_rows = marshal.dumps(edges)
     signals = sorted(conn.execute("SELECT path, commit_count, last_change FROM signals"))
     co_changes = sorted(conn.execute("SELECT a, b, count FROM co_changes"))
     head_time = int(db.get_meta(conn, "head_time", "0") or 0)
-    return files, symbols, edges, signals, co_changes, head_time
+    return files, symbols, edge_rows, signals, co_changes, head_time
+
+
+def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
+    collecting = gc.isenabled()
+    gc.disable()  # hundreds of thousands of small objects
+    try:
+        rows = marshal.loads(edge_rows)
+        return tuple(CodeEdge(src, dst, kind, weight) for src, kind, dst, weight in rows)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _build_graph(rows: GraphRows) -> CodeGraph:
-    files, symbols, edges, signals, co_changes, head_time = rows
+    files, symbols, edge_rows, signals, co_changes, head_time = rows
     nodes: list[CodeNode] = []
     file_meta: dict[str, tuple[str, bool, bool]] = {}
     for path, language, lines, chash, size, is_test, is_gen, is_vend in files:
@@ -585,7 +613,7 @@ def _build_graph(rows: GraphRows) -> CodeGraph:
         )
     return CodeGraph(
         nodes=tuple(nodes),
-        edges=tuple(CodeEdge(src, dst, kind, weight) for src, kind, dst, weight in edges),
+        edges=DeferredEdges(lambda: _edges(edge_rows)),
         signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
         co_changes=tuple((a, b, n) for a, b, n in co_changes),
         head_time=head_time,
