@@ -189,5 +189,9 @@ def top_ranked(scores: np.ndarray, limit: int) -> list[int]:
     positive = np.flatnonzero(scores > 0)
     if positive.size == 0:
         return []
+    if 0 < limit < positive.size:
+        # Only scores at least the limit-th best can place (ties kept): sort those alone.
+        kth = np.partition(scores[positive], positive.size - limit)[positive.size - limit]
+        positive = positive[scores[positive] >= kth]
     order = np.lexsort((positive, -scores[positive]))
     return [int(i) for i in positive[order][:limit]]

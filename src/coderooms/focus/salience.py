@@ -819,9 +819,10 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
     p = seeds / seeds.sum()
     r = p.copy()
     transition_t, has_out = index.spreading()
+    no_out = ~has_out
     for _ in range(PAGERANK_ITERATIONS):
         spread = transition_t @ r
-        dangling = float(r[~has_out].sum())
+        dangling = float(r[no_out].sum())
         nxt = restart * p + (1.0 - restart) * (spread + dangling * p)
         if float(np.abs(nxt - r).sum()) < PAGERANK_TOLERANCE:
             r = nxt
