@@ -9,7 +9,8 @@ In one run:
 
 - the cold index (``Workspace.index``), in files/s, then preparing focus (what
   ``coderooms index`` does after indexing: counting, embedding, keeping the state);
-- the first focus of a fresh process once the index is built, from the kept state,
+- the first focus of a fresh process once the index is built, from the kept state
+  (the built index of this generation, focus-built.bin, and focus.npz),
   against the baseline of the same process building its engine from nothing (the path
   before focus state was kept), both as the whole process wall (``python -c``) and the
   CPU it took; and the wall of the ``coderooms focus --json`` command itself;
@@ -34,11 +35,12 @@ from pathlib import Path
 
 from coderooms import embeddings, tokens
 from coderooms.focus.runtime import FocusEngine
-from coderooms.index.focus_state import STATE_FILE
+from coderooms.index.focus_state import BUILT_FILE, STATE_FILE
 from coderooms.workspace import Workspace
 from index import MIRRORED, edit_one, pick_file, print_rows, subject
 
 DEFAULT_RUNS = 3
+KEPT = (STATE_FILE, BUILT_FILE)  # what preparing focus leaves beside the index
 WARM_SAMPLES = 30
 GOALS = {
     "pytest": (
@@ -127,8 +129,7 @@ def main() -> None:
         t_index = timed(ws.index)
         files = ws.summary().files
         t_prepare = timed(ws.focus_engine)
-        state = root / ".coderooms" / STATE_FILE
-        kept_mb = state.stat().st_size / 1e6
+        kept_mb = sum((root / ".coderooms" / name).stat().st_size for name in KEPT) / 1e6
 
         fresh, nothing, command = [], [], []
         for n in range(args.runs):

@@ -21,6 +21,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -333,6 +334,7 @@ class SalienceIndex:
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
+        self._row_arrays: dict[str, np.ndarray] = {}
         self.embeddings: np.ndarray | None = None
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
@@ -425,6 +427,7 @@ class SalienceIndex:
         index.prior = built.prior
         index.source_rows = built.source_rows
         index._notes = {}
+        index._row_arrays = {}
         index.embeddings = built.embeddings if embedder is not None else None
         index.embedding_keys = ()
         index.fresh_embeddings = 0
@@ -445,6 +448,14 @@ class SalienceIndex:
     def fresh_work(self) -> int:
         """Documents tokenised and rows embedded here rather than taken from known work."""
         return self._fresh_documents + self.fresh_embeddings
+
+    def row_array(self, kind: Literal["file", "symbol"]) -> np.ndarray:
+        """:attr:`file_rows` or :attr:`symbol_rows` as an array, made once."""
+        array = self._row_arrays.get(kind)
+        if array is None:
+            rows = self.file_rows if kind == "file" else self.symbol_rows
+            array = self._row_arrays[kind] = np.asarray(rows, dtype=np.int64)
+        return array
 
     def notes_of(self, row: int) -> list[str]:
         """The penalty notes of a row (see :meth:`penalty_notes`), worked out once."""
@@ -834,11 +845,11 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
 def _file_strength(index: SalienceIndex, scores: np.ndarray) -> np.ndarray:
     """Per file row: its own score plus the best score of the symbols inside it."""
     best = np.zeros(len(index.nodes), dtype=np.float64)
-    rows = np.asarray(index.symbol_rows, dtype=np.int64)
+    rows = index.row_array("symbol")
     if rows.size:
         np.maximum.at(best, index.file_row_of[rows], scores[rows])
     strength = np.zeros(len(index.nodes), dtype=np.float64)
-    files = np.asarray(index.file_rows, dtype=np.int64)
+    files = index.row_array("file")
     strength[files] = scores[files] + FILE_CHILD_SHARE * best[files]
     return strength
 
@@ -853,7 +864,7 @@ def _weigh_by_file(
         return scores
     relative = strength[index.file_row_of] / top
     factor = np.ones(len(index.nodes), dtype=np.float64)
-    rows = np.asarray(index.symbol_rows, dtype=np.int64)
+    rows = index.row_array("symbol")
     factor[rows] = (1.0 - share) + share * relative[rows]
     return scores * factor
 
