@@ -9,7 +9,8 @@ In one run:
 
 - the cold index (``Workspace.index``), in files/s, then preparing focus (what
   ``coderooms index`` does after indexing: counting, embedding, keeping the state);
-- the first focus of a fresh process once the index is built, from the kept state,
+- the first focus of a fresh process once the index is built, from the kept state
+  (the built index of this generation, focus-built.bin, and focus.npz),
   against the baseline of the same process building its engine from nothing (the path
   before focus state was kept), both as the whole process wall (``python -c``) and the
   CPU it took; and the wall of the ``coderooms focus --json`` command itself;
@@ -34,11 +35,12 @@ from pathlib import Path
 
 from coderooms import embeddings, tokens
 from coderooms.focus.runtime import FocusEngine
-from coderooms.index.focus_state import STATE_FILE
+from coderooms.index.focus_state import BUILT_FILE, STATE_FILE
 from coderooms.workspace import Workspace
 from index import MIRRORED, edit_one, pick_file, print_rows, subject
 
 DEFAULT_RUNS = 3
+KEPT = (STATE_FILE, BUILT_FILE)  # what preparing focus leaves beside the index
 WARM_SAMPLES = 30
 GOALS = {
     "pytest": (
@@ -54,17 +56,35 @@ GOALS = {
 }
 TARGET_FRESH_FOCUS_S = 1.0
 TARGET_WARM_MS = 30
+# The child's own peak (KiB): VmHWM belongs to the program exec'd, while ru_maxrss keeps
+# the peak of the forked copy of this (large) process from before the exec.
+PEAK = """
+def peak_kib():
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+"""
 # A fresh process: open the workspace, focus once. FROM_NOTHING builds its engine as
 # every process did before focus state was kept (no state read, none written).
-FRESH = """
+FRESH = (
+    PEAK
+    + """
 import sys
 from coderooms.workspace import Workspace
 ws = Workspace.open(sys.argv[1])
 ws.focus(sys.argv[2])
-import resource
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(peak_kib())
 """
-FROM_NOTHING = """
+)
+FROM_NOTHING = (
+    PEAK
+    + """
 import sys
 from coderooms import embeddings, tokens
 from coderooms.focus.runtime import FocusEngine
@@ -72,9 +92,9 @@ from coderooms.workspace import Workspace
 ws = Workspace.open(sys.argv[1])
 ws.refresh()
 FocusEngine.from_reader(ws.graph(), ws, tokens.count_tokens, embeddings.embed).focus(sys.argv[2])
-import resource
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(peak_kib())
 """
+)
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -85,8 +105,8 @@ def timed(fn: Callable[[], object]) -> float:
 
 def process(args: list[str], says_rss: bool = True) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and peak RSS (MB; 0 when unknown) of one child process.
-    The peak is the one the child prints last (its own getrusage): the one wait4 reports
-    starts from this process's size at the fork."""
+    The peak is the one the child prints last (see PEAK): the one wait4 reports starts
+    from this process's size at the fork."""
     start = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.PIPE)
     out = child.stdout.read() if child.stdout is not None else b""
@@ -127,8 +147,7 @@ def main() -> None:
         t_index = timed(ws.index)
         files = ws.summary().files
         t_prepare = timed(ws.focus_engine)
-        state = root / ".coderooms" / STATE_FILE
-        kept_mb = state.stat().st_size / 1e6
+        kept_mb = sum((root / ".coderooms" / name).stat().st_size for name in KEPT) / 1e6
 
         fresh, nothing, command = [], [], []
         for n in range(args.runs):

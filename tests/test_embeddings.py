@@ -237,3 +237,21 @@ def test_piece_cache_is_bounded_and_results_do_not_depend_on_it(
     assert np.allclose(embed(texts[:10]), first[:10], atol=1e-6)
     assert len(encoder.pieces) <= 50
     assert np.allclose(embed(texts), first, atol=1e-6)
+
+
+def test_the_shipped_model_read_directly_is_the_model_model2vec_loads() -> None:
+    from model2vec import StaticModel
+
+    direct = embeddings._read_plain(embeddings.DEFAULT_MODEL_DIR)
+    assert direct is not None
+    loaded = StaticModel.from_pretrained(
+        embeddings.DEFAULT_MODEL_DIR, quantize_to=embeddings.COMPUTE_DTYPE, force_download=False
+    )
+    assert direct.embedding.dtype == loaded.embedding.dtype
+    assert np.array_equal(direct.embedding, loaded.embedding)
+    assert direct.tokens == loaded.tokens
+    for name in ("normalize", "max_length", "median_token_length", "unk_token_id", "config"):
+        assert getattr(direct, name) == getattr(loaded, name), name
+    assert (direct.weights, direct.token_mapping) == (loaded.weights, loaded.token_mapping)
+    texts = ["def add_item(self, sku):", "Cart raises ValueError [PAD] here", ""]
+    assert np.array_equal(direct.encode(texts), loaded.encode(texts))

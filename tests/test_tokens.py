@@ -174,11 +174,11 @@ def test_altered_file_is_a_typed_error(tmp_path: Path) -> None:
 
 def test_counting_without_data_raises_the_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "BPE_PACKAGE", "no_such_bpe_package_here")
-    tokens._encoding.cache_clear()
+    tokens._loaded_encoding.cache_clear()
     try:
         with pytest.raises(TokenizerUnavailable):
             count_tokens("anything")
     finally:
         monkeypatch.undo()
-        tokens._encoding.cache_clear()
+        tokens._loaded_encoding.cache_clear()
     assert count_tokens("hello world") == 2

@@ -239,7 +239,47 @@ def _checked_directory(model: str, path: Path) -> Path:
 @cache
 def _encoder(path: Path) -> _Encoder:
     try:
-        model = StaticModel.from_pretrained(path, quantize_to=COMPUTE_DTYPE, force_download=False)
+        model = _read_plain(path) or StaticModel.from_pretrained(
+            path, quantize_to=COMPUTE_DTYPE, force_download=False
+        )
     except Exception as exc:  # corrupt or foreign files surface as many library errors
         raise EmbeddingModelUnavailable(model=str(path), reason=str(exc) or repr(exc)) from exc
     return _Encoder(model)
+
+
+def _read_plain(path: Path) -> StaticModel | None:
+    """The model in ``path`` when it has model2vec's own layout and no model card, read as
+    ``StaticModel.from_pretrained`` reads it, but without importing model2vec's hub support
+    (huggingface_hub and what it brings are about a second of a fresh process, for a
+    README this layout does not have). None for any other directory."""
+    if (path / "README.md").exists() or _missing_files(path):
+        return None
+    try:
+        from model2vec.model import _DEFAULT_NORMALIZE, DEFAULT_MAX_LENGTH, quantize_model
+    except ImportError:  # another model2vec: its own loader reads it
+        return None
+    import json
+
+    import safetensors
+    from tokenizers import Tokenizer
+
+    with safetensors.safe_open(str(path / "model.safetensors"), framework="numpy") as tensors:
+        names = set(tensors.keys())
+        vectors = tensors.get_tensor("embeddings")
+        weights = tensors.get_tensor("weights") if "weights" in names else None
+        mapping = tensors.get_tensor("mapping") if "mapping" in names else None
+    with open(path / "config.json", encoding="utf-8") as fh:
+        config = json.load(fh)
+    try:
+        model = StaticModel(
+            vectors=vectors,
+            tokenizer=Tokenizer.from_file(str(path / "tokenizer.json")),
+            config=config,
+            normalize=config.get("normalize", _DEFAULT_NORMALIZE),
+            weights=weights,
+            token_mapping=mapping,
+            max_length=config.get("max_length", DEFAULT_MAX_LENGTH),
+        )
+        return quantize_model(model, quantize_to=COMPUTE_DTYPE)
+    except TypeError:  # another model2vec's signatures: its own loader reads it
+        return None

@@ -23,6 +23,7 @@ import binascii
 import gzip
 import hashlib
 import importlib.util
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -39,6 +40,7 @@ __all__ = [
     "count_tokens",
     "count_tokens_many",
     "encoding_name",
+    "load_encoding",
 ]
 
 ENCODING_NAME = "o200k_base"
@@ -84,6 +86,12 @@ class TokenizerUnavailable(HostError):
 def encoding_name() -> str:
     """The name of the tokenizer whose counts this module returns."""
     return ENCODING_NAME
+
+
+def load_encoding() -> None:
+    """Load the tokenizer's tables now (once per process; a first count does otherwise):
+    a host warms it on another thread while it reads the index."""
+    _encoding()
 
 
 def count_tokens(text: str) -> int:
@@ -198,8 +206,16 @@ def _split_pattern() -> regex.Pattern[str]:
     return regex.compile(SPLIT_PATTERN)
 
 
-@cache
+_loading = threading.Lock()  # a warming thread and a first count load it once between them
+
+
 def _encoding() -> tiktoken.Encoding:
+    with _loading:
+        return _loaded_encoding()
+
+
+@cache
+def _loaded_encoding() -> tiktoken.Encoding:
     return tiktoken.Encoding(
         name=ENCODING_NAME,
         pat_str=SPLIT_PATTERN,

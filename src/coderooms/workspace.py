@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from coderooms.datadir import make_dirs
-from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, FileSignals
+from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, DeferredEdges, FileSignals
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
 from coderooms.focus.runtime import (
@@ -31,7 +31,7 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
-from coderooms.focus.salience import Report
+from coderooms.focus.salience import KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
 from coderooms.index import db, focus_state, indexer
@@ -49,7 +49,7 @@ from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
-GRAPH_CACHE_VERSION = 1
+GRAPH_CACHE_VERSION = 2
 INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
@@ -116,6 +116,8 @@ class Workspace:
         self._graph: tuple[str, CodeGraph] | None = None
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._stamp: _Stamp | None = None
+        self._warming: threading.Thread | None = None
+        self._models = threading.Event()  # set once the embedding model is loaded
         # Told of long work (indexing, counting, embedding) by a surface that shows it.
         self.report: Report | None = None
 
@@ -329,43 +331,71 @@ class Workspace:
         embedded again; what it had to compute is kept there for the next process."""
         from coderooms import embeddings, tokens
 
+        self._warm()
         with self._lock:
             graph = self.graph()
             if self._engine is not None and self._engine[0] is graph:
                 return self._engine[1]
             previous = self._engine[1] if self._engine is not None else None
-            # The first engine of a process also loads the embedding model and the token
-            # counter's tables: on the other core, while the index is read.
-            warming = threading.Thread(target=_load_models, name="coderooms-warm")
-            if previous is None:
-                warming.start()
             state = self._state_path(focus_state.STATE_FILE)
             tag = self._state_tag()
-            known = focus_state.load(state, tag) if previous is None else None
-            if known is not None:
-                counted = self._state_path(focus_state.TOKENS_FILE)
-                known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
-            engine = FocusEngine.from_reader(
+            built_path = self._state_path(focus_state.BUILT_FILE)
+            built_key = focus_state.built_key(tag, self._graph[0] if self._graph else "")
+            engine = (
+                self._restored(graph, state, tag, built_path, built_key)
+                if previous is None
+                else None
+            )
+            if engine is None:
+                known = focus_state.load(state, tag) if previous is None else None
+                if known is not None:
+                    counted = self._state_path(focus_state.TOKENS_FILE)
+                    known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
+                engine = FocusEngine.from_reader(
+                    graph,
+                    self,
+                    tokens.count_tokens,
+                    embeddings.embed,
+                    previous=previous,
+                    known=known,
+                    report=self.report,
+                )
+                if engine.index.fresh_work:
+                    focus_state.save(state, engine.index.known_work(), tag)
+                focus_state.save_built(built_path, engine.index.built(), built_key)
+            self._models.wait()  # the embedder ranks the goal: loaded once, not twice
+            self._engine = (graph, engine)
+            return engine
+
+    def _restored(
+        self, graph: CodeGraph, state: str, tag: str, built_path: str, built_key: str
+    ) -> FocusEngine | None:
+        """The engine kept for this generation at ``built_path``, or None (then built)."""
+        from coderooms import embeddings, tokens
+
+        built = focus_state.load_built(built_path, built_key)
+        if built is None:
+            return None
+        counted = focus_state.load_token_counts(self._state_path(focus_state.TOKENS_FILE), tag)
+        try:
+            return FocusEngine.restored(
                 graph,
                 self,
                 tokens.count_tokens,
+                built,
                 embeddings.embed,
-                previous=previous,
-                known=known,
-                report=self.report,
+                known=lambda: _known_or_none(state, tag),
+                token_counts=counted,
             )
-            if engine.index.fresh_work:
-                focus_state.save(state, engine.index.known_work(), tag)
-            if warming.is_alive():
-                warming.join()
-            self._engine = (graph, engine)
-            return engine
+        except ValueError:  # kept for other nodes than the graph's: build it again
+            return None
 
     def focus(
         self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set", discussed: Discussed = ()
     ) -> FocusResult:
         """``discussed``: code a desk's messages about the goal name (see
         :meth:`FocusEngine.salience`)."""
+        self._warm()
         self.refresh()
         engine = self.focus_engine()
         result = engine.focus(self.relative(goal), budget=budget, mode=mode, discussed=discussed)
@@ -375,6 +405,15 @@ class Workspace:
                 focus_state.save_token_counts(path, engine.counter.counts, self._state_tag())
                 engine.counter.added = 0
         return result
+
+    def _warm(self) -> None:
+        """Before the first engine: load the embedding model, then the token counter's
+        tables, on another thread (the other core), while the index is checked and read."""
+        if self._warming is None:
+            self._warming = threading.Thread(
+                target=_load_models, args=(self._models,), name="coderooms-warm", daemon=True
+            )
+            self._warming.start()
 
     def _state_path(self, name: str) -> str:
         return os.path.join(os.path.dirname(self.db_path), name)
@@ -394,12 +433,14 @@ class Workspace:
     ) -> SessionFocus:
         """``focus`` inside a session: what ``state`` holds is not sent again (see
         :mod:`coderooms.focus.session`)."""
+        self._warm()
         self.refresh()
         return focus_in_session(
             self.focus_engine(), state, self.relative(goal), budget, mode, discussed=discussed
         )
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
+        self._warm()
         self.refresh()
         return self.focus_engine().seek(self.relative(query), limit=limit)
 
@@ -428,18 +469,31 @@ class Workspace:
         return full
 
 
+def _known_or_none(state: str, tag: str) -> KnownWork:
+    """The work kept at ``state``, else none (a later index then counts everything)."""
+    known = focus_state.load(state, tag)
+    return known if known is not None else KnownWork.nothing()
+
+
 def _phase_lines(phase: str, done: int, total: int) -> None:
     if done == min(1, total):
         sys.stderr.write(f"{phase}: {total}\n")
 
 
-def _load_models() -> None:
-    """Load what a first focus needs besides the index: the embedding model and the token
-    counter (each loaded once per process and kept)."""
+def _load_models(loaded: threading.Event) -> None:
+    """Load what a first focus needs besides the index: the embedding model (``loaded``
+    is set then, also when it fails: the first embedding then says why), then the token
+    counter's tables (each loaded once per process and kept)."""
     from coderooms import embeddings, tokens
 
-    embeddings.load_model()
-    tokens.count_tokens("")
+    try:
+        embeddings.load_model()
+    except Exception:  # noqa: BLE001  # told by the embedder itself, on the caller's thread
+        pass
+    finally:
+        loaded.set()
+    with contextlib.suppress(Exception):  # as above: a count loads it again and says why
+        tokens.load_encoding()
 
 
 def _require_root(root: str) -> None:
@@ -468,7 +522,7 @@ def _index_dir(path: str) -> None:
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    list[tuple[Any, ...]],
+    bytes,  # the edge rows, marshalled: read only when the edges are
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -489,14 +543,26 @@ def _graph_rows(conn: sqlite3.Connection) -> GraphRows:
     symbols.sort()
     edges = conn.execute("SELECT src, kind, dst, weight FROM edges").fetchall()
     edges.sort()
+    edge_rows = marshal.dumps(edges)
     signals = sorted(conn.execute("SELECT path, commit_count, last_change FROM signals"))
     co_changes = sorted(conn.execute("SELECT a, b, count FROM co_changes"))
     head_time = int(db.get_meta(conn, "head_time", "0") or 0)
-    return files, symbols, edges, signals, co_changes, head_time
+    return files, symbols, edge_rows, signals, co_changes, head_time
+
+
+def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
+    collecting = gc.isenabled()
+    gc.disable()  # hundreds of thousands of small objects
+    try:
+        rows = marshal.loads(edge_rows)
+        return tuple(CodeEdge(src, dst, kind, weight) for src, kind, dst, weight in rows)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _build_graph(rows: GraphRows) -> CodeGraph:
-    files, symbols, edges, signals, co_changes, head_time = rows
+    files, symbols, edge_rows, signals, co_changes, head_time = rows
     nodes: list[CodeNode] = []
     file_meta: dict[str, tuple[str, bool, bool]] = {}
     for path, language, lines, chash, size, is_test, is_gen, is_vend in files:
@@ -559,7 +625,7 @@ def _build_graph(rows: GraphRows) -> CodeGraph:
         )
     return CodeGraph(
         nodes=tuple(nodes),
-        edges=tuple(CodeEdge(src, dst, kind, weight) for src, kind, dst, weight in edges),
+        edges=DeferredEdges(lambda: _edges(edge_rows)),
         signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
         co_changes=tuple((a, b, n) for a, b, n in co_changes),
         head_time=head_time,

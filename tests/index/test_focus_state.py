@@ -56,6 +56,10 @@ def _state(root: Path) -> Path:
     return root / ".coderooms" / focus_state.STATE_FILE
 
 
+def _built(root: Path) -> Path:
+    return root / ".coderooms" / focus_state.BUILT_FILE
+
+
 def _same_index(mine: FocusEngine, theirs: FocusEngine) -> None:
     assert mine.index.embeddings is not None and theirs.index.embeddings is not None
     assert mine.index.embeddings.dtype == theirs.index.embeddings.dtype
@@ -115,6 +119,7 @@ def test_a_damaged_state_file_is_read_as_none_and_replaced(
     root, ws = _indexed(make_repo)
     ws.focus_engine()
     _state(root).write_bytes(b"PK\x03\x04 not really a zip file")
+    _built(root).write_bytes(b"coderooms-built\0\xff\xff\xff\xff\xff\xff\xff\x7f")
     engine = Workspace.open(root).focus_engine()
     assert engine.index.fresh_work > 0
     assert _answers(engine) == _answers(_from_nothing(ws))
@@ -171,3 +176,56 @@ def test_focus_in_a_fresh_process_prints_what_a_warm_workspace_answers(
     )
     assert json.loads(printed.stdout) == json.loads(json.dumps(warm.to_json()))
     assert printed.stderr == ""
+
+
+def test_a_new_workspace_restores_the_built_index_and_answers_as_the_one_it_was_taken_from(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    warm = ws.focus_engine()
+    assert _built(root).is_file()
+    restored = Workspace.open(root).focus_engine()
+    assert restored.index.fresh_work == 0
+    # Every attribute the built index holds is set on the restored one: a new one added
+    # to SalienceIndex without a place in BuiltIndex fails here.
+    missing = set(vars(warm.index)) - set(vars(restored.index))
+    assert missing <= {"file_documents", "symbol_documents"}  # lent on demand
+    _same_index(restored, warm)
+    assert _answers(restored) == _answers(warm) == _answers(_from_nothing(ws))
+
+
+def test_a_damaged_or_foreign_built_index_is_not_used(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    expected = _answers(ws.focus_engine())
+    tag = ws._state_tag()
+    key = focus_state.built_key(tag, ws.generation())
+    assert focus_state.load_built(str(_built(root)), key) is not None
+    assert focus_state.load_built(str(_built(root)), focus_state.built_key(tag, "0")) is None
+    whole = _built(root).read_bytes()
+    _built(root).write_bytes(whole[: len(whole) // 2])
+    assert focus_state.load_built(str(_built(root)), key) is None
+    _built(root).write_bytes(b"not a built index")
+    assert focus_state.load_built(str(_built(root)), key) is None
+    engine = Workspace.open(root).focus_engine()  # from focus.npz: nothing computed
+    assert engine.index.fresh_work == 0
+    assert _answers(engine) == expected
+    assert focus_state.load_built(str(_built(root)), key) is not None  # and kept again
+
+
+def test_an_edit_after_a_restored_engine_reuses_the_work_it_was_built_from(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _indexed(make_repo)
+    full = ws.focus_engine().index.fresh_work
+    later = Workspace.open(root)
+    later.focus(GOALS[0], budget=400)  # restored
+    with (root / "shop/shipping.py").open("a") as fh:
+        fh.write("\n\ndef track_parcel(code):\n    return code.upper()\n")
+    later.focus(GOALS[0], budget=400)
+    engine = later.focus_engine()
+    assert 0 < engine.index.fresh_work < full
+    fresh = _from_nothing(later)
+    _same_index(engine, fresh)
+    assert _answers(engine) == _answers(fresh)

@@ -20,7 +20,6 @@ from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
 from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT, Discussed
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
-from coderooms.mcp.render import team_lines
 from coderooms.sessions import MODES, focus_call, session_lines, working_set_lines
 from coderooms.workspace import Workspace
 
@@ -81,7 +80,7 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     )
     for line in session_lines(data):
         click.echo(line)
-    for line in team_lines(data):
+    for line in _team_lines(data):
         click.echo(line)
     if data.get("discussion") is not None:
         from coderooms.mcp.render import render_discussion
@@ -91,6 +90,16 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     if show_context and data.get("context"):
         click.echo("")
         click.echo(data["context"], nl=False)
+
+
+def _team_lines(data: dict[str, Any]) -> list[str]:
+    """The team's lines (see ``mcp.render.team_lines``), imported only when there is a
+    team: the MCP rendering brings pydantic, which a plain focus does not need."""
+    if data.get("team") is None:
+        return []
+    from coderooms.mcp.render import team_lines
+
+    return team_lines(data)
 
 
 @click.command()
@@ -212,7 +221,7 @@ def focus(
     elif mode in ("set", "check"):
         _print_focus(data, show_context and mode == "set")
     else:
-        for line in [*working_set_lines(data), *team_lines(data)]:
+        for line in [*working_set_lines(data), *_team_lines(data)]:
             click.echo(line)
 
 

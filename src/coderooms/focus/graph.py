@@ -6,8 +6,9 @@ Pure data: the code indexer (``coderooms.index``) builds a :class:`CodeGraph` fr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, overload
 
 NodeKind = Literal["file", "module", "class", "function", "method"]
 EdgeKind = Literal[
@@ -48,6 +49,44 @@ class CodeEdge:
     weight: float = 1.0
 
 
+class DeferredEdges(Sequence[CodeEdge]):
+    """Edges made by ``make`` when first read, then kept: a graph loaded only to rank
+    from a kept index (which holds the transition matrix) never builds its edges. Equal
+    to any sequence of the same edges."""
+
+    def __init__(self, make: Callable[[], Sequence[CodeEdge]]) -> None:
+        self._make: Callable[[], Sequence[CodeEdge]] | None = make
+        self._edges: tuple[CodeEdge, ...] = ()
+
+    def _all(self) -> tuple[CodeEdge, ...]:
+        if self._make is not None:
+            self._edges = tuple(self._make())
+            self._make = None
+        return self._edges
+
+    @overload
+    def __getitem__(self, at: int) -> CodeEdge: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[CodeEdge]: ...
+    def __getitem__(self, at: int | slice) -> CodeEdge | Sequence[CodeEdge]:
+        return self._all()[at]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[CodeEdge]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self._all() == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return f"DeferredEdges({self._all()!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class FileSignals:
     """Git signals for one file; zeros when the repository has no git history."""
@@ -60,7 +99,7 @@ class FileSignals:
 @dataclass(frozen=True, slots=True)
 class CodeGraph:
     nodes: tuple[CodeNode, ...]
-    edges: tuple[CodeEdge, ...]
+    edges: Sequence[CodeEdge]  # a tuple, or edges made when first read (DeferredEdges)
     signals: tuple[FileSignals, ...] = ()
     co_changes: tuple[tuple[str, str, int], ...] = ()  # (path_a, path_b, commits together)
     head_time: int = 0  # unix seconds of HEAD (0 without git): the "now" for recency

@@ -43,6 +43,22 @@ class DocumentCounts:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class BM25Parts:
+    """A built :class:`BM25` as plain data (what :meth:`BM25.parts` gives and
+    :meth:`BM25.restored` takes back): its vocabulary in order, the inverse document
+    frequencies and the weight matrix's compressed columns."""
+
+    terms: tuple[str, ...]
+    columns: tuple[int, ...]
+    idf: np.ndarray
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple[int, int]
+    size: int
+
+
 class BM25:
     def __init__(self, documents: Sequence[Sequence[str]]) -> None:
         self._build([Counter(terms) for terms in documents])
@@ -115,6 +131,30 @@ class BM25:
         data = data * self.idf[weighted.col]
         self.weights = sp.csc_matrix((data, (weighted.row, weighted.col)), shape=shape)
 
+    def parts(self) -> BM25Parts:
+        weights = self.weights
+        shape = (int(weights.shape[0]), int(weights.shape[1]))
+        return BM25Parts(
+            tuple(self.vocabulary),
+            tuple(self.vocabulary.values()),
+            self.idf,
+            weights.data,
+            weights.indices,
+            weights.indptr,
+            shape,
+            self.size,
+        )
+
+    @classmethod
+    def restored(cls, parts: BM25Parts) -> BM25:
+        """The index :meth:`parts` was taken from; it scores bit for bit as that one."""
+        index = cls.__new__(cls)
+        index.vocabulary = dict(zip(parts.terms, parts.columns, strict=True))
+        index.size = parts.size
+        index.idf = parts.idf
+        index.weights = sp.csc_matrix((parts.data, parts.indices, parts.indptr), shape=parts.shape)
+        return index
+
     def document_frequency(self, term: str) -> int:
         col = self.vocabulary.get(term)
         if col is None:
@@ -149,5 +189,9 @@ def top_ranked(scores: np.ndarray, limit: int) -> list[int]:
     positive = np.flatnonzero(scores > 0)
     if positive.size == 0:
         return []
+    if 0 < limit < positive.size:
+        # Only scores at least the limit-th best can place (ties kept): sort those alone.
+        kth = np.partition(scores[positive], positive.size - limit)[positive.size - limit]
+        positive = positive[scores[positive] >= kth]
     order = np.lexsort((positive, -scores[positive]))
     return [int(i) for i in positive[order][:limit]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -27,6 +27,7 @@ from coderooms.focus.packing import (
     pack_to_budget,
 )
 from coderooms.focus.salience import (
+    BuiltIndex,
     Embedder,
     KnownWork,
     LazyTexts,
@@ -230,16 +231,24 @@ class FocusEngine:
         """``previous``, the engine of an earlier graph of the same repository, or
         ``known``, the work of one kept by the host, lends the work done for code that has
         not changed (see :class:`SalienceIndex`); ``report`` hears of the work done."""
-        self.graph = graph
-        self.count_tokens = count_tokens
         counted: Mapping[bytes, int] = known.token_counts if known is not None else {}
         if previous is not None and previous.count_tokens is count_tokens:
             counted = previous.counter.counts
-        self.counter: CountMemo = CountMemo(count_tokens, counted)
         earlier = previous.index if previous is not None else None
-        self.index: SalienceIndex = SalienceIndex(
-            graph, texts, embedder, config, earlier, known, report
-        )
+        index = SalienceIndex(graph, texts, embedder, config, earlier, known, report)
+        self._start(graph, index, count_tokens, counted)
+
+    def _start(
+        self,
+        graph: CodeGraph,
+        index: SalienceIndex,
+        count_tokens: TokenCounter,
+        counted: Mapping[bytes, int],
+    ) -> None:
+        self.graph = graph
+        self.count_tokens = count_tokens
+        self.counter: CountMemo = CountMemo(count_tokens, counted)
+        self.index: SalienceIndex = index
         self._renders: RenderCache = {}
         self._last: tuple[tuple[str, Discussed], Salience] | None = None
         self._weights: SalienceConfig | None = None
@@ -274,6 +283,27 @@ class FocusEngine:
         them (code reused from ``previous`` or ``known`` is not read again)."""
         texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
         return cls(graph, texts, count_tokens, embedder, config, previous, known, report)
+
+    @classmethod
+    def restored(
+        cls,
+        graph: CodeGraph,
+        reader: SourceReader,
+        count_tokens: TokenCounter,
+        built: BuiltIndex,
+        embedder: Embedder | None = None,
+        known: Callable[[], KnownWork] | None = None,
+        token_counts: Mapping[bytes, int] | None = None,
+    ) -> FocusEngine:
+        """The engine whose index :meth:`SalienceIndex.built` gave ``built``, over the same
+        ``graph`` and ``embedder`` (see :meth:`SalienceIndex.restored`): it answers as
+        that engine did, with nothing counted or embedded first. ``token_counts`` are
+        counts kept by the host (see :class:`CountMemo`)."""
+        texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
+        index = SalienceIndex.restored(graph, texts, built, embedder, None, known)
+        engine = cls.__new__(cls)
+        engine._start(graph, index, count_tokens, token_counts or {})
+        return engine
 
     # --- ranking -----------------------------------------------------------------------
 

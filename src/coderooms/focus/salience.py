@@ -21,13 +21,14 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from coderooms.focus.errors import UnknownSignal
 from coderooms.focus.graph import CodeGraph, CodeNode
-from coderooms.focus.lexical import BM25, DocumentCounts
+from coderooms.focus.lexical import BM25, BM25Parts, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 from coderooms.focus.text import tokenize
@@ -160,8 +161,48 @@ class KnownWork:
     embeddings: np.ndarray | None = None
     token_counts: Mapping[bytes, int] = field(default_factory=dict)  # by text_key(text)
 
+    @classmethod
+    def nothing(cls) -> KnownWork:
+        """No work known: every document is counted and every row embedded."""
+        empty = np.zeros(0, dtype=np.int64)
+        documents = DocumentCounts((), (), np.zeros(1, dtype=np.int64), empty, empty)
+        return cls(documents, documents)
+
     def without_embeddings(self) -> KnownWork:
         return replace(self, embedding_keys=(), embeddings=None)
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltIndex:
+    """What a :class:`SalienceIndex` works out from its graph before any goal, as plain
+    data: the lexical indexes, the name and path tables, the transition matrix, the prior
+    and the embedding rows. A host may keep it beside the index: :meth:`SalienceIndex.
+    restored` makes of it, without counting, embedding or walking the graph, an index that
+    ranks bit for bit as the one :meth:`SalienceIndex.built` took it from. The documents
+    and keys that index was built from (its :class:`KnownWork`) are not in it."""
+
+    node_ids: tuple[str, ...]  # the rows, in order: what a restoring graph must hold
+    file_rows: list[int]
+    symbol_rows: list[int]
+    file_of_path: dict[str, int]
+    file_row_of: np.ndarray
+    file_bm25: BM25Parts
+    symbol_bm25: BM25Parts
+    definitions: dict[str, list[int]]
+    qualnames: dict[str, list[int]]
+    path_tails: dict[str, list[int]]
+    module_ends: dict[str, list[int]]
+    stems: dict[str, list[int]]
+    symbols_by_file: dict[int, list[int]]
+    children: dict[str, list[int]]  # rows, in source order
+    transition: tuple[np.ndarray, np.ndarray, np.ndarray]  # CSR data, indices, indptr
+    transposed: tuple[np.ndarray, np.ndarray, np.ndarray]
+    has_out: np.ndarray
+    imported: tuple[str, ...]
+    packaged: bool
+    prior: np.ndarray
+    source_rows: list[int]
+    embeddings: np.ndarray | None
 
 
 class LazyTexts(Mapping[str, str]):
@@ -233,6 +274,7 @@ class SalienceIndex:
         self._lines: dict[str, list[str]] = {}
         self._file_keys: dict[str, bytes] = {}
         self._fresh_documents = 0  # documents counted here, not taken from known work
+        self._known: Callable[[], KnownWork] | None = None  # for a restored index
         if previous is not None:
             known = previous.known_work()
             if previous.embedder is not embedder:
@@ -295,14 +337,109 @@ class SalienceIndex:
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
+        self._row_arrays: dict[str, np.ndarray] = {}
         self.embeddings: np.ndarray | None = None
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
             self.embeddings = self._embed_all(embedder, known)
 
+    def built(self) -> BuiltIndex:
+        """What this index derived before any goal (see :class:`BuiltIndex`)."""
+        transposed, has_out = self.spreading()
+        return BuiltIndex(
+            tuple(n.id for n in self.nodes),
+            list(self.file_rows),
+            list(self.symbol_rows),
+            dict(self.file_of_path),
+            self.file_row_of,
+            self.file_bm25.parts(),
+            self.symbol_bm25.parts(),
+            dict(self.definitions),
+            dict(self.qualnames),
+            dict(self.path_tails),
+            dict(self.module_ends),
+            dict(self.stems),
+            dict(self.symbols_by_file),
+            {
+                parent: [self.position[kid.id] for kid in kids]
+                for parent, kids in self._children.items()
+            },
+            (self.transition.data, self.transition.indices, self.transition.indptr),
+            (transposed.data, transposed.indices, transposed.indptr),
+            has_out,
+            tuple(sorted(self._imported)),
+            self._packaged,
+            self.prior,
+            list(self.source_rows),
+            self.embeddings,
+        )
+
+    @classmethod
+    def restored(
+        cls,
+        graph: CodeGraph,
+        texts: Mapping[str, str],
+        built: BuiltIndex,
+        embedder: Embedder | None = None,
+        config: SalienceConfig | None = None,
+        known: Callable[[], KnownWork] | None = None,
+    ) -> SalienceIndex:
+        """The index :meth:`built` took ``built`` from, over ``graph`` (which must hold
+        the same nodes: refused otherwise) and its ``texts``, with the same ``embedder``
+        and ``config``. Nothing is counted or embedded. ``known`` hands over, when a later
+        index asks for it, the work ``built`` was derived from (none without it)."""
+        index = cls.__new__(cls)
+        index.graph = graph
+        index.config = config or SalienceConfig()
+        index.nodes = tuple(sorted(graph.nodes, key=lambda n: n.id))
+        if len(index.nodes) != len(built.node_ids) or any(
+            node.id != node_id for node, node_id in zip(index.nodes, built.node_ids, strict=True)
+        ):
+            raise ValueError("the graph does not hold the nodes the index was built over")
+        index.position = {node_id: i for i, node_id in enumerate(built.node_ids)}
+        index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
+        index.embedder = embedder
+        index._report = None
+        index.file_rows = built.file_rows
+        index.symbol_rows = built.symbol_rows
+        index.file_of_path = built.file_of_path
+        index.file_row_of = built.file_row_of
+        index._lines = {}
+        index._file_keys = {}
+        index._fresh_documents = 0
+        index._known = known or KnownWork.nothing
+        index.file_bm25 = BM25.restored(built.file_bm25)
+        index.symbol_bm25 = BM25.restored(built.symbol_bm25)
+        index.definitions = defaultdict(list, built.definitions)
+        index.qualnames = defaultdict(list, built.qualnames)
+        index.path_tails = defaultdict(list, built.path_tails)
+        index.module_ends = defaultdict(list, built.module_ends)
+        index.stems = defaultdict(list, built.stems)
+        index.symbols_by_file = defaultdict(list, built.symbols_by_file)
+        nodes = index.nodes
+        index._children = defaultdict(list)
+        for parent, rows in built.children.items():
+            index._children[parent] = [nodes[row] for row in rows]
+        size = (len(nodes), len(nodes))
+        index.transition = sp.csr_matrix(built.transition, shape=size)
+        index._spreading = (sp.csr_matrix(built.transposed, shape=size), built.has_out)
+        index._imported = frozenset(built.imported)
+        index._facts = {}
+        index._packaged = built.packaged
+        index.prior = built.prior
+        index.source_rows = built.source_rows
+        index._notes = {}
+        index._row_arrays = {}
+        index.embeddings = built.embeddings if embedder is not None else None
+        index.embedding_keys = ()
+        index.fresh_embeddings = 0
+        return index
+
     def known_work(self) -> KnownWork:
         """What a later index may reuse (see :class:`KnownWork`)."""
+        if self._known is not None:  # restored: the work it was derived from, lent
+            return self._known()
         return KnownWork(
             _compacted(self.file_documents),
             _compacted(self.symbol_documents),
@@ -314,6 +451,14 @@ class SalienceIndex:
     def fresh_work(self) -> int:
         """Documents tokenised and rows embedded here rather than taken from known work."""
         return self._fresh_documents + self.fresh_embeddings
+
+    def row_array(self, kind: Literal["file", "symbol"]) -> np.ndarray:
+        """:attr:`file_rows` or :attr:`symbol_rows` as an array, made once."""
+        array = self._row_arrays.get(kind)
+        if array is None:
+            rows = self.file_rows if kind == "file" else self.symbol_rows
+            array = self._row_arrays[kind] = np.asarray(rows, dtype=np.int64)
+        return array
 
     def notes_of(self, row: int) -> list[str]:
         """The penalty notes of a row (see :meth:`penalty_notes`), worked out once."""
@@ -688,9 +833,10 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
     p = seeds / seeds.sum()
     r = p.copy()
     transition_t, has_out = index.spreading()
+    no_out = ~has_out
     for _ in range(PAGERANK_ITERATIONS):
         spread = transition_t @ r
-        dangling = float(r[~has_out].sum())
+        dangling = float(r[no_out].sum())
         nxt = restart * p + (1.0 - restart) * (spread + dangling * p)
         if float(np.abs(nxt - r).sum()) < PAGERANK_TOLERANCE:
             r = nxt
@@ -702,11 +848,11 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
 def _file_strength(index: SalienceIndex, scores: np.ndarray) -> np.ndarray:
     """Per file row: its own score plus the best score of the symbols inside it."""
     best = np.zeros(len(index.nodes), dtype=np.float64)
-    rows = np.asarray(index.symbol_rows, dtype=np.int64)
+    rows = index.row_array("symbol")
     if rows.size:
         np.maximum.at(best, index.file_row_of[rows], scores[rows])
     strength = np.zeros(len(index.nodes), dtype=np.float64)
-    files = np.asarray(index.file_rows, dtype=np.int64)
+    files = index.row_array("file")
     strength[files] = scores[files] + FILE_CHILD_SHARE * best[files]
     return strength
 
@@ -721,7 +867,7 @@ def _weigh_by_file(
         return scores
     relative = strength[index.file_row_of] / top
     factor = np.ones(len(index.nodes), dtype=np.float64)
-    rows = np.asarray(index.symbol_rows, dtype=np.int64)
+    rows = index.row_array("symbol")
     factor[rows] = (1.0 - share) + share * relative[rows]
     return scores * factor
 

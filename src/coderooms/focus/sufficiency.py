@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from coderooms.focus.packing import Packing, ancestors
 from coderooms.focus.salience import Salience, SalienceIndex
 
@@ -60,7 +62,8 @@ def _clear_lead(index: SalienceIndex, salience: Salience) -> tuple[str, float, s
     strength = salience.file_strength
     if strength is None or len(index.file_rows) < 2:
         return None
-    files = sorted(index.file_rows, key=lambda r: (-float(strength[r]), r))
+    rows = np.asarray(index.file_rows, dtype=np.int64)
+    files = rows[np.lexsort((rows, -strength[rows]))].tolist()  # strongest first, ties by row
     first, second = float(strength[files[0]]), float(strength[files[1]])
     if first <= 0 or (second > 0 and first / second < MIN_TOP_MARGIN):
         return None

@@ -75,11 +75,17 @@ def without_lone_surrogates(text: str) -> str:
 
 def split_identifier(word: str) -> list[str]:
     """Lower-case parts of one identifier: snake_case and camelCase both split."""
+    return list(_identifier_parts(word))
+
+
+@lru_cache(maxsize=WORD_TERMS_CACHE_SIZE)
+def _identifier_parts(word: str) -> tuple[str, ...]:
+    # Remembered: a signal splits every file name of the repository for every goal.
     parts: list[str] = []
     for chunk in word.split("_"):
         if chunk:
             parts.extend(p.lower() for p in _CAMEL.findall(chunk))
-    return parts
+    return tuple(parts)
 
 
 def _normalize(term: str) -> str:

@@ -16,31 +16,43 @@ reads as no known work at all.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
+import marshal
+import mmap
 import os
+import struct
+import sys
 import threading
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from coderooms.focus import lexical, salience, text
-from coderooms.focus.lexical import DocumentCounts
-from coderooms.focus.salience import KnownWork
+from coderooms.focus.lexical import BM25Parts, DocumentCounts
+from coderooms.focus.salience import BuiltIndex, KnownWork
 
 __all__ = [
+    "BUILT_FILE",
     "STATE_FILE",
     "TOKENS_FILE",
+    "built_key",
     "load",
+    "load_built",
     "load_token_counts",
     "save",
+    "save_built",
     "save_token_counts",
     "state_tag",
 ]
 
 STATE_FILE = "focus.npz"
 TOKENS_FILE = "focus-tokens.npz"  # token counts of rendered code, written after a focus
+BUILT_FILE = "focus-built.bin"  # the built salience index of one index generation
+BUILT_FORMAT = 2
 MAX_KEPT_TOKEN_COUNTS = 200_000  # the newest are kept
 STATE_FORMAT = 1
 KEY_BYTES = 16  # the size of the salience index's keys (blake2b digests)
@@ -173,3 +185,112 @@ def _bytes(value: str) -> np.ndarray:
 
 def _text(array: np.ndarray) -> str:
     return bytes(array.astype(np.uint8)).decode("utf-8")
+
+
+def built_key(tag: str, generation: str) -> str:
+    """What a kept :class:`BuiltIndex` must have been made for: the state's ``tag`` (the
+    code, model and counter), the index ``generation`` it was built over, this format and
+    this Python (marshal's format belongs to one version)."""
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return f"coderooms-built-{BUILT_FORMAT}-py{python}\0{tag}\0{generation}"
+
+
+def save_built(path: str, built: BuiltIndex, key: str) -> None:
+    """Keep ``built`` at ``path`` under ``key`` (in one step, as :func:`save` does): a
+    marshalled head with the plain fields, then each array's bytes, aligned, so that
+    :func:`load_built` maps them instead of reading them."""
+    arrays: list[np.ndarray] = []
+    fields = {field.name: _encoded(getattr(built, field.name), arrays) for field in _BUILT_FIELDS}
+    places: list[tuple[str, tuple[int, ...], int]] = []
+    offset = 0
+    for array in arrays:
+        places.append((array.dtype.str, array.shape, offset))
+        offset += _aligned(array.nbytes)
+    head = marshal.dumps((key, fields, places))
+    start = _aligned(_HEAD_START + len(head))
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(_BUILT_MAGIC + _HEAD_SIZE.pack(len(head)))
+            fh.write(head)
+            for array, (_, _, at) in zip(arrays, places, strict=True):
+                fh.seek(start + at)
+                fh.write(np.ascontiguousarray(array).tobytes())
+            fh.truncate(start + offset)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def load_built(path: str, key: str) -> BuiltIndex | None:
+    """The :class:`BuiltIndex` kept at ``path`` under ``key``, or None when there is none
+    that fits (missing, damaged, or made for another generation, code or Python). Its
+    arrays are mapped from the file, read-only: pages are read as ranking touches them."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.read(_HEAD_START)
+            if not first.startswith(_BUILT_MAGIC):
+                return None
+            (size,) = _HEAD_SIZE.unpack(first[len(_BUILT_MAGIC) :])
+            if size > os.fstat(fh.fileno()).st_size:
+                return None
+            data = marshal.loads(fh.read(size))
+            if not isinstance(data, tuple) or len(data) != 3 or data[0] != key:
+                return None
+            _, fields, places = data
+            start = _aligned(_HEAD_START + size)
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if places else None
+        arrays = []
+        for dtype, shape, at in places:
+            kind = np.dtype(dtype)
+            if kind.hasobject:
+                raise ValueError("an array of objects")
+            count = int(np.prod(shape, dtype=np.int64))
+            if count == 0 or mapped is None:
+                arrays.append(np.zeros(shape, dtype=kind))
+                continue
+            array = np.frombuffer(mapped, dtype=kind, count=count, offset=start + at)
+            arrays.append(array.reshape(shape))
+        return BuiltIndex(**{f.name: _decoded(fields[f.name], arrays) for f in _BUILT_FIELDS})
+    except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, struct.error):
+        return None
+
+
+def _aligned(size: int) -> int:
+    return -(-size // _ALIGN) * _ALIGN
+
+
+_BUILT_MAGIC = b"coderooms-built\0"
+_HEAD_SIZE = struct.Struct("<Q")
+_HEAD_START = len(_BUILT_MAGIC) + _HEAD_SIZE.size
+_ALIGN = 64
+_BUILT_FIELDS = dataclasses.fields(BuiltIndex)
+_BM25_FIELDS = dataclasses.fields(BM25Parts)
+
+
+def _encoded(value: Any, arrays: list[np.ndarray]) -> Any:
+    """``value`` in marshal's types; an array becomes its place in ``arrays``."""
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        return ("array", len(arrays) - 1)
+    if isinstance(value, BM25Parts):
+        parts = {f.name: _encoded(getattr(value, f.name), arrays) for f in _BM25_FIELDS}
+        return ("bm25", parts)
+    if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
+        return ("arrays", tuple(_encoded(part, arrays) for part in value))
+    return ("plain", value)
+
+
+def _decoded(value: Any, arrays: list[np.ndarray]) -> Any:
+    kind, *rest = value
+    if kind == "array":
+        return arrays[rest[0]]
+    if kind == "bm25":
+        parts = rest[0]
+        return BM25Parts(**{f.name: _decoded(parts[f.name], arrays) for f in _BM25_FIELDS})
+    if kind == "arrays":
+        return tuple(_decoded(part, arrays) for part in rest[0])
+    if kind == "plain":
+        return rest[0]
+    raise ValueError(f"unknown kind {kind!r}")
