@@ -60,9 +60,8 @@ from coderooms.mcp.service import RoomService  # noqa: E402
 from mcp import Client  # noqa: E402
 
 sys.path.append(str(_HERE))
-from reliability import HttpAgent, served  # noqa: E402
+from reliability import SERVED_PIDS, HttpAgent, process_cpu_s, served  # noqa: E402
 
-sys.path.append(str(_HERE))  # importing reliability took this folder off the path again
 from rooms import DESKS, LARGE_ROWS, build, desk_id, staff, verdict  # noqa: E402
 
 SAMPLES = 200
@@ -111,6 +110,7 @@ class WireClient:
             [CODEROOMS, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         self._next = 0
+        self.pid = self._process.pid
         self.request(
             "initialize",
             {
@@ -302,6 +302,10 @@ def measure_http(db: str, repo: Path, base: Path, samples: int) -> bool:
     stdio = WireClient(["--db", db, "mcp", "--agent", AGENT, "--repo", str(repo)])
     with served(base, db, repo) as port:
         kept = HttpAgent(port, token)
+        # CPU seconds of each server, summed over its timed calls (the clock ticks at
+        # 10 ms, so a single call reads 0 or 10 ms; the sum over many is fair)
+        servers = {"stdio": stdio.pid, "keep-alive": SERVED_PIDS[port]}
+        cpu = {"stdio": 0.0, "keep-alive": 0.0}
 
         def fresh(arguments: dict[str, Any]) -> None:
             agent = HttpAgent(port, token)  # connects, initializes, then the timed call
@@ -318,10 +322,12 @@ def measure_http(db: str, repo: Path, base: Path, samples: int) -> bool:
         for i in range(WARMUP + samples):
             arguments = {"desk": desk_id(i % DESKS)}
             for name, way in ways if i % 2 == 0 else ways[::-1]:
+                cpu_before = process_cpu_s(servers[name])
                 started = time.perf_counter()
                 way(arguments)
                 if i >= WARMUP:
                     timings[name].append((time.perf_counter() - started) * 1000)
+                    cpu[name] += process_cpu_s(servers[name]) - cpu_before
             if i >= WARMUP:
                 fresh(arguments)
         kept.close()
@@ -331,9 +337,15 @@ def measure_http(db: str, repo: Path, base: Path, samples: int) -> bool:
     )
     ratio = keep_alive / over_stdio
     passed = keep_alive <= TARGET_HTTP_READ_MS and ratio <= TARGET_HTTP_RATIO
+    stdio_cpu, http_cpu = (cpu[name] / samples * 1000 for name in ("stdio", "keep-alive"))
     print(f"\nroom_read over HTTP (coderooms up), unchanged desks, median of {samples} (ms)")
-    print(f"  over stdio, bare client                 {over_stdio:8.3f}")
-    print(f"  HTTP, one kept-alive connection         {keep_alive:8.3f}  ratio {ratio:.2f}")
+    print(
+        f"  over stdio, bare client                 {over_stdio:8.3f}  server CPU {stdio_cpu:.2f}"
+    )
+    print(
+        f"  HTTP, one kept-alive connection         {keep_alive:8.3f}  server CPU {http_cpu:.2f}  "
+        f"ratio {ratio:.2f} (CPU {http_cpu / stdio_cpu:.2f})"
+    )
     print(
         f"  HTTP, a new connection per call         {new_connection:8.3f}  "
         f"ratio {new_connection / over_stdio:.2f} (the call only: connect and initialize untimed)"

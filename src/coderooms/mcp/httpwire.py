@@ -6,6 +6,11 @@ and a client woken twice for every MCP call. :class:`CoalescingHttpProtocol` gat
 one turn of the event loop writes to a connection and sends it in one call at the end of
 that turn. Nothing waits longer than the turn that wrote it (no timer, nothing held
 back for more data), and a connection closes only after what was written before it.
+
+Measured on the call mix of ``benchmarks/reliability.py``'s HTTP load, one client, paired
+blocks on a busy machine: the server's CPU per call is 1.70 ms with h11 (uvicorn's
+default without httptools), 1.40 ms with httptools, 1.35 ms with this protocol on
+uvloop; the median call 2.83, 1.84 and 1.42 ms.
 """
 
 from __future__ import annotations
