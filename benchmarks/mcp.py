@@ -12,6 +12,10 @@ stdio client. Reports, in one run:
   in-process through ``RoomService`` plus its text rendering — once on unchanged desks
   (the server reuses a turn whose conversation has no new row) and once with a new post
   in the desk before every read (nothing reused);
+* median ``room_read`` (unchanged desks in rotation) over HTTP on ``coderooms up``: one
+  kept-alive connection, and a new connection for every call, each interleaved call by
+  call with the same read over stdio by a bare client (both clients bare, so the ratio is
+  the transports' own; issue 16: keep-alive ≤ 3 ms and ≤ 1.5× stdio);
 * median warm ``focus`` over stdio, the same goals through ``Workspace.focus``
   in-process, and the same tool call through an in-memory MCP transport, with ratios.
   Over stdio it is timed with two clients: the SDK's (which also parses the result into
@@ -56,6 +60,8 @@ from coderooms.mcp.service import RoomService  # noqa: E402
 from mcp import Client  # noqa: E402
 
 sys.path.append(str(_HERE))
+from reliability import SERVED_PIDS, HttpAgent, process_cpu_s, served  # noqa: E402
+
 from rooms import DESKS, LARGE_ROWS, build, desk_id, staff, verdict  # noqa: E402
 
 SAMPLES = 200
@@ -64,6 +70,8 @@ WARMUP = 10
 AGENT = "agent-0"
 TARGET_READ_MS = 25.0
 TARGET_FOCUS_RATIO = 1.2
+TARGET_HTTP_READ_MS = 3.0
+TARGET_HTTP_RATIO = 1.5
 GOALS = (
     "search_messages returns hits in the wrong order for a regex",
     "a pin posted in a thread does not show on the desk pinboard",
@@ -102,6 +110,7 @@ class WireClient:
             [CODEROOMS, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         self._next = 0
+        self.pid = self._process.pid
         self.request(
             "initialize",
             {
@@ -284,6 +293,69 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
     return read_ok and focus_ok
 
 
+def measure_http(db: str, repo: Path, base: Path, samples: int) -> bool:
+    """``room_read`` over HTTP on ``coderooms up`` (kept alive, and a new connection each
+    call) against the same read over stdio, interleaved call by call."""
+    token = subprocess.run(
+        [CODEROOMS, "--db", db, "agent", "token", AGENT], capture_output=True, text=True
+    ).stdout.strip()
+    stdio = WireClient(["--db", db, "mcp", "--agent", AGENT, "--repo", str(repo)])
+    with served(base, db, repo) as port:
+        kept = HttpAgent(port, token)
+        # CPU seconds of each server, summed over its timed calls (the clock ticks at
+        # 10 ms, so a single call reads 0 or 10 ms; the sum over many is fair)
+        servers = {"stdio": stdio.pid, "keep-alive": SERVED_PIDS[port]}
+        cpu = {"stdio": 0.0, "keep-alive": 0.0}
+
+        def fresh(arguments: dict[str, Any]) -> None:
+            agent = HttpAgent(port, token)  # connects, initializes, then the timed call
+            started = time.perf_counter()
+            agent.call("room_read", arguments)
+            timings["new connection"].append((time.perf_counter() - started) * 1000)
+            agent.close()
+
+        ways: list[tuple[str, Callable[[dict[str, Any]], object]]] = [
+            ("stdio", lambda arguments: stdio.call_tool("room_read", arguments)),
+            ("keep-alive", lambda arguments: kept.call("room_read", arguments)),
+        ]
+        timings: dict[str, list[float]] = {"stdio": [], "keep-alive": [], "new connection": []}
+        for i in range(WARMUP + samples):
+            arguments = {"desk": desk_id(i % DESKS)}
+            for name, way in ways if i % 2 == 0 else ways[::-1]:
+                cpu_before = process_cpu_s(servers[name])
+                started = time.perf_counter()
+                way(arguments)
+                if i >= WARMUP:
+                    timings[name].append((time.perf_counter() - started) * 1000)
+                    cpu[name] += process_cpu_s(servers[name]) - cpu_before
+            if i >= WARMUP:
+                fresh(arguments)
+        kept.close()
+    stdio.close()
+    over_stdio, keep_alive, new_connection = (
+        statistics.median(timings[name]) for name in ("stdio", "keep-alive", "new connection")
+    )
+    ratio = keep_alive / over_stdio
+    passed = keep_alive <= TARGET_HTTP_READ_MS and ratio <= TARGET_HTTP_RATIO
+    stdio_cpu, http_cpu = (cpu[name] / samples * 1000 for name in ("stdio", "keep-alive"))
+    print(f"\nroom_read over HTTP (coderooms up), unchanged desks, median of {samples} (ms)")
+    print(
+        f"  over stdio, bare client                 {over_stdio:8.3f}  server CPU {stdio_cpu:.2f}"
+    )
+    print(
+        f"  HTTP, one kept-alive connection         {keep_alive:8.3f}  server CPU {http_cpu:.2f}  "
+        f"ratio {ratio:.2f} (CPU {http_cpu / stdio_cpu:.2f})"
+    )
+    print(
+        f"  HTTP, a new connection per call         {new_connection:8.3f}  "
+        f"ratio {new_connection / over_stdio:.2f} (the call only: connect and initialize untimed)"
+    )
+    print(
+        f"  keep-alive ≤ {TARGET_HTTP_READ_MS} ms and ≤ {TARGET_HTTP_RATIO}× stdio: {verdict(passed)}"
+    )
+    return passed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=LARGE_ROWS, help="rows in the log")
@@ -320,6 +392,7 @@ def main() -> int:
         passed = asyncio.run(
             measure(f"sqlite:///{path}", repo, store, args.samples, args.focus_samples)
         )
+        passed = measure_http(f"sqlite:///{path}", repo, Path(tmp), args.samples) and passed
         store.close()
     print(f"\n{load()} (medians are wall time: other work on the machine shows in them)")
     return 0 if passed else 1

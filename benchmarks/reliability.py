@@ -3,6 +3,7 @@
 One command::
 
     .venv/bin/python benchmarks/reliability.py [--rounds 8] [--clients 8] [--calls 200]
+        [--baseline main --load-rounds 4]
 
 Everything runs in a temporary directory and is bounded (a few minutes on two busy
 cores). Prints one table, with medians, of:
@@ -19,7 +20,10 @@ cores). Prints one table, with medians, of:
 * the size of one ``room_read`` on a desk of 30 messages of 1 MiB (target: message text
   within the documented ``READ_TEXT_BUDGET``);
 * HTTP load on ``coderooms up``: ``--clients`` clients each making ``--calls`` mixed
-  calls on kept-alive connections, p50 / p99 / errors (target: 10 ms / 50 ms / 0);
+  calls on kept-alive connections, p50 / p99 / errors (target: 10 ms / 50 ms / 0) and the
+  server's CPU time per call; with ``--baseline REV`` the same load on an `up` running
+  that git revision's source too (each on its own copy of the store, both serving at
+  once, the loads taking turns over ``--load-rounds`` rounds), medians over the rounds;
 * then the integrity rows of ``reliability_integrity.py`` (writers × posts, kill -9
   rounds, generated MCP requests and message texts, a hostile tree for the index;
   every target 0), unless ``--integrity none`` (``quick`` for small counts).
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -47,9 +52,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-# benchmarks/mcp.py is named like the SDK: keep this folder off the import path.
+# benchmarks/mcp.py is named like the SDK: this folder goes last on the import path, after
+# the SDK, and stays there for reliability_integrity (its spawned writers import this
+# script first, then look that module up).
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
+sys.path.append(str(_HERE))
 
 BIN = Path(sys.executable).parent
 CODEROOMS = str(BIN / "coderooms")
@@ -158,8 +166,27 @@ class HttpAgent:
         self.connection.close()
 
 
+SERVED_PIDS: dict[int, int] = {}
+"""The process id of the `up` serving on each port :func:`served` started."""
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far; NaN where /proc does
+    not say."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def served(base: Path, db: str, repo: Path) -> Iterator[int]:
+def served(base: Path, db: str, repo: Path, source: Path | None = None) -> Iterator[int]:
+    """``coderooms up`` on ``db``; with ``source``, the package imported from that tree
+    (a ``src`` folder) instead of the installed one."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     process = subprocess.Popen(
         [CODEROOMS, "--db", db, "up", "--port", "0", "--repo", str(repo)],
         stdout=subprocess.PIPE,
@@ -167,13 +194,16 @@ def served(base: Path, db: str, repo: Path) -> Iterator[int]:
         stdin=subprocess.DEVNULL,
         text=True,
         cwd=base,
+        env=env,
     )
     try:
         assert process.stdout is not None
         found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", process.stdout.readline())
         assert found, "up did not start"
         threading.Thread(target=process.stdout.read, daemon=True).start()
-        yield int(found.group(1))
+        port = int(found.group(1))
+        SERVED_PIDS[port] = process.pid
+        yield port
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -391,11 +421,14 @@ def measure_http_load(
             latencies.extend(mine)
 
     threads = [threading.Thread(target=client, args=(f"a{i}",)) for i in range(clients)]
+    cpu_before = process_cpu_s(SERVED_PIDS[port])
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(600)
+    cpu = process_cpu_s(SERVED_PIDS[port]) - cpu_before
     return {
+        "cpu_ms": cpu / max(1, len(latencies)) * 1000,
         "p50": _percentile(latencies, 0.5),
         "p99": _percentile(latencies, 0.99),
         "errors": len(errors),
@@ -404,11 +437,82 @@ def measure_http_load(
     }
 
 
+def baseline_source(base: Path, revision: str) -> Path:
+    """This repository's ``src`` at ``revision``, extracted under ``base``."""
+    root = SOURCE.parent.parent
+    out = base / "baseline"
+    out.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", revision, "src"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out / "src"
+
+
+def measure_paired_http_load(
+    base: Path, db_path: Path, repo: Path, tokens: dict[str, str], args: argparse.Namespace
+) -> list[tuple[str, dict[str, Any]]]:
+    """The HTTP load on this tree's `up`, and with ``--baseline`` on the baseline's too:
+    each on its own copy of the store as it stands now, both serving at once, the loads
+    taking turns (A B B A ...) so that both see the same machine."""
+    sides: list[tuple[str, Path | None]] = [("this tree", None)]
+    if args.baseline:
+        sides.append((f"baseline {args.baseline}", baseline_source(base, args.baseline)))
+    results: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}
+    with contextlib.ExitStack() as stack:
+        ports = {}
+        for n, (label, source) in enumerate(sides):
+            copy = base / f"load-{n}.db"
+            with sqlite3.connect(db_path) as source_db, sqlite3.connect(copy) as copy_db:
+                source_db.backup(copy_db)
+            ports[label] = stack.enter_context(served(base, f"sqlite:///{copy}", repo, source))
+            _first_use(ports[label], tokens["a0"])
+        for turn in range(args.load_rounds):
+            order = sides if turn % 2 == 0 else sides[::-1]
+            for label, _ in order:
+                load = measure_http_load(ports[label], tokens, args.clients, args.calls)
+                results[label].append(load)
+                print(
+                    f"  HTTP load, round {turn + 1}, {label}: p50 {load['p50'] * 1000:.1f} ms, "
+                    f"p99 {load['p99'] * 1000:.1f} ms, errors {load['errors']}; "
+                    f"server CPU {load['cpu_ms']:.2f} ms a call; load average {os.getloadavg()[0]:.1f}",
+                    file=sys.stderr,
+                )
+    return [(label, _median_load(results[label])) for label, _ in sides]
+
+
+def _first_use(port: int, token: str) -> None:
+    """Pay what a server pays once (the first skim loads the token counter's tables) before
+    its load is timed, as the `up` of the lock-wait row had before the load ran there."""
+    agent = HttpAgent(port, token)
+    agent.call("room_read", {})
+    agent.call("skim", {"text": "ok\n", "goal": "warm up"})
+    agent.close()
+
+
+def _median_load(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {
+        key: statistics.median(r[key] for r in rounds) for key in ("p50", "p99", "cpu_ms")
+    }
+    merged["errors"] = sum(r["errors"] for r in rounds)
+    merged["calls"] = sum(r["calls"] for r in rounds)
+    merged["first_error"] = next((r["first_error"] for r in rounds if r["first_error"]), "")
+    return merged
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=8, help="SIGTERM rounds")
     parser.add_argument("--clients", type=int, default=8, help="HTTP load clients")
     parser.add_argument("--calls", type=int, default=200, help="calls per HTTP client")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also serve the HTTP load from this git revision's source (e.g. main), paired",
+    )
+    parser.add_argument(
+        "--load-rounds", type=int, default=1, help="HTTP load rounds (medians are printed)"
+    )
     parser.add_argument(
         "--integrity",
         choices=("full", "quick", "none"),
@@ -443,7 +547,7 @@ def main() -> None:
                     "max <= 500 ms",
                 )
             )
-            load = measure_http_load(port, tokens, args.clients, args.calls)
+        loads = measure_paired_http_load(base, db_path, repo, tokens, args)
         read = measure_read_beside_writer(base, db_path)
         rows.append(
             (
@@ -480,17 +584,18 @@ def main() -> None:
                 f"text <= READ_TEXT_BUDGET ({big['budget']:,})",
             )
         )
-        rows.append(
-            (
-                f"HTTP load: {args.clients} clients x {args.calls} mixed calls",
-                f"p50 {load['p50'] * 1000:.1f} ms, p99 {load['p99'] * 1000:.1f} ms, "
-                f"errors {load['errors']} of {load['calls']}"
-                + (f" ({load['first_error'][:80]})" if load["first_error"] else ""),
-                "<= 10 ms / <= 50 ms / 0",
+        for label, load in loads:
+            rows.append(
+                (
+                    f"HTTP load: {args.clients} clients x {args.calls} mixed calls, {label}",
+                    f"p50 {load['p50'] * 1000:.1f} ms, p99 {load['p99'] * 1000:.1f} ms, "
+                    f"errors {load['errors']} of {load['calls']}; server CPU "
+                    f"{load['cpu_ms']:.2f} ms a call"
+                    + (f" ({load['first_error'][:80]})" if load["first_error"] else ""),
+                    "<= 10 ms / <= 50 ms / 0",
+                )
             )
-        )
         if args.integrity != "none":
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
             import reliability_integrity
 
             rows += reliability_integrity.run(quick=args.integrity == "quick")

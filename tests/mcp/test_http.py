@@ -228,3 +228,46 @@ def test_oauth_discovery_ends_with_use_a_bearer_token(
         assert answer.status_code == 404, path
         assert "authorization_servers" not in answer.text
         assert "Authorization: Bearer TOKEN" in answer.json()["error_description"], path
+
+
+def test_up_serves_on_uvloop_with_the_c_http_parser() -> None:
+    import sys
+
+    from coderooms.cli.mcp_cmds import event_loop_options
+
+    assert event_loop_options() == {"use_uvloop": sys.platform != "win32"}
+
+
+def test_a_response_head_and_body_leave_in_one_write() -> None:
+    from coderooms.mcp.httpwire import CoalescingTransport
+
+    class Recording:
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+            self.closed = False
+
+        def write(self, data: bytes) -> None:
+            self.writes.append(data)
+
+        def is_closing(self) -> bool:
+            return self.closed
+
+        def close(self) -> None:
+            self.closed = True
+
+    async def scenario() -> tuple[list[bytes], list[bytes], bool]:
+        sent = Recording()
+        transport = CoalescingTransport(sent, asyncio.get_running_loop())  # type: ignore[arg-type]
+        transport.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+        transport.write(b"{}")
+        within_the_turn = list(sent.writes)
+        await asyncio.sleep(0)
+        after_the_turn = list(sent.writes)
+        transport.write(b"bye")
+        transport.close()  # what was written goes out before the close
+        return within_the_turn, after_the_turn + sent.writes[len(after_the_turn) :], sent.closed
+
+    within, after, closed = asyncio.run(scenario())
+    assert within == []
+    assert after == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", b"bye"]
+    assert closed

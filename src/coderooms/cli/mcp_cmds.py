@@ -257,6 +257,7 @@ def up_command(
     from mcp.server.auth.settings import AuthSettings
 
     from coderooms.mcp.bearer import bearer_only
+    from coderooms.mcp.httpwire import CoalescingHttpProtocol
     from coderooms.mcp.server import build_server, token_caller
     from coderooms.mcp.service import RoomService
     from coderooms.mcp.tokens import AgentTokenVerifier, TokenBook
@@ -327,9 +328,24 @@ def up_command(
         app,
         log_level="warning",
         lifespan="on",
+        http=CoalescingHttpProtocol,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
-    anyio.run(_quiet_stop_server(uvicorn.Server)(config).serve, [sock])
+    anyio.run(
+        _quiet_stop_server(uvicorn.Server)(config).serve,
+        [sock],
+        backend_options=event_loop_options(),
+    )
+
+
+def event_loop_options() -> dict[str, bool]:
+    """anyio's asyncio options for `up`: libuv's event loop (uvloop) where it is
+    installed (a dependency everywhere but Windows, which it does not support); like the
+    standard loop, it turns Nagle's algorithm off on every TCP connection, so a kept-open
+    connection answers without waiting on the client's delayed ACK."""
+    import importlib.util
+
+    return {"use_uvloop": importlib.util.find_spec("uvloop") is not None}
 
 
 def _quiet_stop_server(base: type[Any]) -> type[Any]:
