@@ -28,7 +28,7 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
-from coderooms.index.facts import FileFacts, ImportFact
+from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
 from coderooms.index.protocols import BUILTIN_RESULT_CALLS, PROTOCOL_METHODS, PYTHON_BUILTIN_TYPES
 
 MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
@@ -629,7 +629,7 @@ class Resolver:
             if value is not None:
                 return value
             for star in self._stars.get(path, ()):  # re-exported wholesale
-                found = self._member(star, part, depth + 1)
+                found = self._member(star, part, depth + 1) if self._exports(star, part) else None
                 if found is not None and found[0] != "ext":
                     return found
             return None
@@ -738,10 +738,20 @@ class Resolver:
         if value is not None:
             return value
         for star in self._stars.get(path, ()):
-            found = self._member(star, name, 1)
+            found = self._member(star, name, 1) if self._exports(star, name) else None
             if found is not None and found[0] != "ext":
                 return found
         return None
+
+    def _exports(self, star: Target, name: str) -> bool:
+        """Whether ``from m import *`` of the Python module ``star`` binds ``name``: the
+        names its ``__all__`` lists, else its names not starting with ``_``."""
+        if star[0] != "file" or self.t.files.get(star[1]) != "python":
+            return True
+        listed = self._evidence(star[1]).get((star[1], STAR_EXPORTS))
+        if not listed:
+            return not name.startswith("_")
+        return name in listed or STAR_EXPORTS in listed
 
     def _named(self, name: str, kinds: frozenset[str]) -> list[str]:
         """Every symbol of the repository called ``name`` whose kind is one of ``kinds``
@@ -775,12 +785,15 @@ class Resolver:
         parts = text.removesuffix("::").split(sep)
         head = parts[0]
         python = facts.language == "python"
+        if python and text.endswith("()"):  # f(…).m(): what calling f gives
+            return self._type_of(facts, owner, text)
         if head in SELF_RECEIVERS:
             cls = self._enclosing_class(owner)
             cur: Target | None = ("sym", cls) if cls else None
             if cls is not None and python and len(parts) > 1:
                 # self.x: a member of the class, else what its methods assign to self.x
-                cur = self._member(("sym", cls), parts[1], 0) or self._attribute(cls, parts[1])
+                cur = self._member(("sym", cls), parts[1], 0)
+                cur = self._read(cur) if cur is not None else self._attribute(cls, parts[1])
                 parts = parts[1:]
         elif head.endswith("()") and len(parts) == 1:  # (new T()).m(): an instance of T
             cur = self._type_of(facts, owner, head)
@@ -795,8 +808,17 @@ class Resolver:
             found = self._member(cur, part, 0)
             if found is None and python and cur[0] == "sym" and self.t.sym[cur[1]].kind == "class":
                 found = self._attribute(cur[1], part)  # x.attr: what the class assigns
+            elif found is not None and python:
+                found = self._read(found)
             cur = found
         return cur
+
+    def _read(self, member: Target) -> Target | None:
+        """What reading a member gives: a method read as an attribute in a chain
+        (``r.text.strip()``) is a property, whose value is what it returns."""
+        if member[0] == "sym" and self.t.sym[member[1]].kind == "method":
+            return self._returned(member[1])
+        return member
 
     # --- type evidence (Python) ---------------------------------------------------
 
@@ -852,6 +874,9 @@ class Resolver:
                     value = ("sym", cls) if cls else None
                 else:
                     value = self._type_of(facts, function_id, text)
+            elif not text:  # no annotation: what every return statement agrees on
+                returned = self._evidence(row.path).get((function_id, RETURNED))
+                value = self._typed(facts, function_id, returned) if returned else None
         self._returns[function_id] = value
         return value
 
@@ -900,6 +925,9 @@ class Resolver:
     def _typed(self, facts: FileFacts, owner: str, evidence: list[str]) -> Target | None:
         """The one target all of a variable's evidence agrees on, annotations first;
         None when it disagrees or names nothing known."""
+        evidence = [e for e in evidence if e != LOCAL]
+        if not evidence:
+            return None
         annotated = [e for e in evidence if not e.endswith("()") and not e.startswith("=")]
         chosen = annotated or evidence
         targets = {self._type_of(facts, owner, e) for e in chosen}
@@ -909,7 +937,11 @@ class Resolver:
 
     def _type_of(self, facts: FileFacts, owner: str, evidence: str) -> Target | None:
         if evidence.startswith("="):  # X = Y: X is whatever Y is
-            return self._dotted(facts, owner, evidence[1:])
+            name = evidence[1:]
+            if name in SELF_RECEIVERS and facts.language == "python":  # return self
+                cls = self._enclosing_class(owner)
+                return ("sym", cls) if cls else None
+            return self._local_type(facts, owner, name) or self._dotted(facts, owner, name)
         python = facts.language == "python"
         if evidence.endswith("()"):  # x = T(…): an instance of the class T
             callee = evidence[:-2]
@@ -979,10 +1011,12 @@ class Resolver:
     def resolve_call(self, facts: FileFacts, owner: str, receiver: str, name: str) -> CallBinding:
         python = facts.language == "python"
         if receiver == "":
-            if name not in self.t.by_name and name not in self.bindings(facts.path):
+            if not self._may_name(facts.path, name):
                 # No symbol anywhere has this name and no import renames one to it.
                 builtin = python and name in PYTHON_BUILTINS
                 return CallBinding(None, "builtin" if builtin else "unknown")
+            if python and self._is_local(facts, owner, name):
+                return CallBinding(None, "unknown")  # a variable of the function
             got = self._scoped(facts, owner, name)
             if got is not None:
                 if got[0] == "sym":
@@ -1025,6 +1059,24 @@ class Resolver:
             return CallBinding(None, "builtin")
         return self._by_name(facts, name, CALLABLE_KINDS)
 
+    def _may_name(self, path: str, name: str) -> bool:
+        """Whether a bare ``name`` in ``path`` can mean project code: some symbol has the
+        name, or an import (a star import included) may bind it."""
+        return name in self.t.by_name or name in self.bindings(path) or bool(self._stars[path])
+
+    def _is_local(self, facts: FileFacts, owner: str, name: str) -> bool:
+        """Whether ``name`` is a variable a function around ``owner`` binds (a parameter,
+        an assignment): such a name never reaches the module's definitions."""
+        evidence = self._evidence(facts.path)
+        if not evidence:
+            return False
+        cur = self.t.sym.get(owner)
+        while cur is not None:
+            if cur.kind != "class" and (cur.id, name) in evidence:
+                return True
+            cur = self.t.sym.get(cur.parent) if cur.parent else None
+        return False
+
     def _by_name(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> CallBinding:
         """A call nothing but its name ties to code: Go and Java see their own package
         (a unique name in the same directory is resolved); otherwise the few symbols
@@ -1044,7 +1096,9 @@ class Resolver:
 
     def resolve_ref(self, facts: FileFacts, owner: str, receiver: str, name: str) -> str | None:
         if receiver == "":
-            if name not in self.t.by_name and name not in self.bindings(facts.path):
+            if not self._may_name(facts.path, name):
+                return None
+            if facts.language == "python" and self._is_local(facts, owner, name):
                 return None
             got = self._scoped(facts, owner, name)
         elif name not in self.t.by_name:

@@ -19,11 +19,10 @@ from coderooms.index.extract.common import (
     node_text,
     one_line,
 )
-from coderooms.index.facts import FileFacts, ImportFact
+from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
 
 # Names that are never worth a reference edge: the receiver conventions of methods.
 IGNORED_REFERENCES = frozenset({"self", "cls"})
-_IGNORED_DOTTED = tuple(f"{name}.".encode() for name in sorted(IGNORED_REFERENCES))
 
 _QUERY = """
 (function_definition) @def.function
@@ -54,8 +53,10 @@ _QUERY = """
 (lambda body: (identifier) @ref)
 (class_definition superclasses: (argument_list (identifier) @nofree))
 (assignment) @typed
+(augmented_assignment) @typed
 (typed_parameter) @typed
 (typed_default_parameter) @typed
+(return_statement) @typed
 """
 
 
@@ -198,14 +199,63 @@ RECEIVER_SCAN_BYTES = 256  # how far back a receiver's dotted name is looked for
 TYPE_TEXT_MAX_CHARS = 200  # longest annotation kept as type evidence
 
 
+_CLOSERS = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
+_OPENERS = frozenset(b"([{")
+_QUOTES = frozenset(b"'\"")
+_BACKSLASH = ord("\\")
+_HASH = ord("#")
+
+
+def _call_start(window: bytes) -> int:
+    """Where the argument list that ends ``window`` opens (its ``(``), or -1 when the
+    brackets do not match inside the window, or a comment or an escaped quote makes
+    the text ambiguous. Strings in the arguments are stepped over."""
+    depth: list[int] = []
+    i = len(window)
+    while i > 0:
+        i -= 1
+        byte = window[i]
+        if byte in _QUOTES:
+            i = window.rfind(window[i : i + 1], 0, i)
+            if i <= 0 or window[i - 1] == _BACKSLASH:
+                return -1
+            continue
+        if byte == _HASH or byte == _BACKSLASH:
+            return -1
+        if byte in _CLOSERS:
+            depth.append(_CLOSERS[byte])
+        elif depth and byte == depth[-1]:
+            depth.pop()
+            if not depth:
+                return i
+        elif byte in _OPENERS:
+            return -1
+    return -1
+
+
 def receiver_before(source: bytes, dot: int) -> str:
     """The receiver of a method call whose ``.`` is at byte ``dot``, read from the text:
-    a dotted name (``self.items``), ``super()``, or ``?`` for anything else."""
+    a dotted name (``self.items``), ``super()``, the result of calling a dotted name
+    (``Foo.create(…)`` reads ``Foo.create()``), or ``?`` for anything else."""
     if dot <= 0 or source[dot : dot + 1] != b".":
         return "?"
     window = source[max(0, dot - RECEIVER_SCAN_BYTES) : dot]
     if window.endswith(b"super()"):
         return "super()"
+    if window.endswith(b")"):
+        opened = _call_start(window)
+        if opened <= 0:
+            return "?"
+        callee = _name_before(source, dot - len(window) + opened)
+        return "?" if callee == "?" else callee + "()"
+    return _name_before(source, dot)
+
+
+def _name_before(source: bytes, end: int) -> str:
+    """The dotted name whose text ends at byte ``end``, or ``?`` when what ends there
+    is not one (or only the tail of a longer expression)."""
+    window = source[max(0, end - RECEIVER_SCAN_BYTES) : end]
+    dot = end
     # The run of name characters that ends at the dot (rstrip finds where it starts).
     start = len(window.rstrip(_NAME_BYTES))
     tail = window[start:]
@@ -355,20 +405,14 @@ def extract(facts: FileFacts, source: bytes) -> None:
     call_ends = set(attr_ends)
     call_name_starts = set(starts)
     call_name_starts.update(attr_starts)
-    pairs = sorted(
-        (
-            n
-            for n in caps.get("ref.pair", ())
-            if n.end_byte not in call_ends and not source.startswith(_IGNORED_DOTTED, n.start_byte)
-        ),
-        key=_start,
-    )
+    # self.x and cls.x stay: a property (or a method passed as a value) is read so.
+    pairs = sorted((n for n in caps.get("ref.pair", ()) if n.end_byte not in call_ends), key=_start)
     for node, owner in zip(pairs, owners_of(map(_start, pairs)), strict=True):
         split = _split_pair(source, node)
         if split is None:
             continue
         receiver, attr, attr_start = split
-        if attr_start in call_name_starts or receiver in IGNORED_REFERENCES:
+        if attr_start in call_name_starts:
             continue
         refs[owner, receiver, attr] = None
     facts.refs = list(refs)
@@ -384,9 +428,27 @@ def _types(
     and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed)."""
     found: dict[tuple[str, str, str], None] = {}
     for bound in nodes:
-        if bound.type == "assignment":
+        if bound.type == "return_statement":
+            returned = _returned_evidence(bound, source)
+            if returned is not None:
+                found[owner_at(bound.start_byte), RETURNED, returned] = None
+            continue
+        if bound.type in ("assignment", "augmented_assignment"):
             var = bound.child_by_field_name("left")
-            if var is None or var.type not in ("identifier", "attribute"):
+            if var is None:
+                continue
+            if _at_module_level(bound) and node_text(source, var) == "__all__":
+                for name in _exported(bound, source):
+                    found[owner_at(var.start_byte), STAR_EXPORTS, name] = None
+                continue
+            if bound.type == "augmented_assignment":
+                continue
+            if var.type in ("pattern_list", "tuple_pattern"):
+                for part in var.named_children:  # unpacked names: locals of no known type
+                    if part.type == "identifier":
+                        found[owner_at(part.start_byte), node_text(source, part), LOCAL] = None
+                continue
+            if var.type not in ("identifier", "attribute"):
                 continue
         else:
             var = bound.child_by_field_name("name") or bound.named_child(0)
@@ -409,14 +471,65 @@ def _types(
                 continue
             evidence = node_text(source, function) + "()"
         elif right.type in ("identifier", "attribute"):
-            statement = bound.parent
-            if statement is None or statement.parent is None or statement.parent.type != "module":
-                continue  # an alias only at module level
+            if not _at_module_level(bound):  # an alias only at module level
+                if "." not in name:
+                    found[owner_at(var.start_byte), name, LOCAL] = None
+                continue
             evidence = "=" + node_text(source, right)
         elif right.type in _LITERAL_TYPES:
             evidence = _LITERAL_TYPES[right.type]
-        else:
+        elif "." in name:
             continue
+        else:
+            evidence = LOCAL  # bound here, to what is not known: still a local name
         # A parameter belongs to its function: its start lies inside the definition.
         found[owner_at(var.start_byte), name, evidence] = None
     return sorted(found)
+
+
+_EXPORT_SEQUENCES = frozenset({"list", "tuple"})
+
+
+def _at_module_level(bound: Node) -> bool:
+    statement = bound.parent
+    return (
+        statement is not None and statement.parent is not None and statement.parent.type == "module"
+    )
+
+
+def _returned_evidence(node: Node, source: bytes) -> str | None:
+    """What ``return …`` shows of the value: ``T()`` for a call of ``T`` (``cls()`` in a
+    class method), ``=name`` for a name (``return self``)."""
+    if node.named_child_count == 0:  # a bare return
+        return None
+    value = node.named_child(0)
+    if value is None:
+        return None
+    if value.type == "call":
+        function = value.child_by_field_name("function")
+        if function is not None and function.type in ("identifier", "attribute"):
+            return node_text(source, function) + "()"
+        return None
+    if value.type == "identifier":
+        return "=" + node_text(source, value)
+    return None
+
+
+def _exported(bound: Node, source: bytes) -> list[str]:
+    """The names an ``__all__ = […]`` (or ``+= […]``) lists; ``*`` when it is not a
+    literal sequence of plain strings (the module's exports are then not known)."""
+    right = bound.child_by_field_name("right")
+    if right is None or right.type not in _EXPORT_SEQUENCES:
+        return [STAR_EXPORTS]
+    names = []
+    for item in right.named_children:
+        if item.type == "comment":
+            continue
+        text = node_text(source, item).strip()
+        if item.type != "string" or len(text) < 2 or text[0] not in "'\"" or text[-1] != text[0]:
+            return [STAR_EXPORTS]
+        name = text[1:-1]
+        if not name.isidentifier():
+            return [STAR_EXPORTS]
+        names.append(name)
+    return names
