@@ -829,7 +829,10 @@ class Resolver:
             got = self._types[path] = defaultdict(list)
             facts = self.facts(path)
             for owner, var, evidence in facts.types if facts is not None else ():
-                got[owner, var].append(evidence)
+                if evidence == LOCAL:
+                    got[owner, var]  # bound there, to nothing known: an empty list
+                else:
+                    got[owner, var].append(evidence)
         return got
 
     def _local_type(self, facts: FileFacts, owner: str, name: str) -> Target | None:
@@ -841,7 +844,9 @@ class Resolver:
         cur = self.t.sym.get(owner)
         while cur is not None:
             found = evidence.get((cur.id, name))
-            if found and (fields or cur.kind != "class"):
+            if found is not None and (fields or cur.kind != "class"):
+                if not found:
+                    return None  # a local of no known type hides any outer binding
                 key = (facts.path, cur.id, name)
                 if key in self._typing:
                     return None  # x = x.copy(): the evidence leads back to itself
@@ -925,9 +930,6 @@ class Resolver:
     def _typed(self, facts: FileFacts, owner: str, evidence: list[str]) -> Target | None:
         """The one target all of a variable's evidence agrees on, annotations first;
         None when it disagrees or names nothing known."""
-        evidence = [e for e in evidence if e != LOCAL]
-        if not evidence:
-            return None
         annotated = [e for e in evidence if not e.endswith("()") and not e.startswith("=")]
         chosen = annotated or evidence
         targets = {self._type_of(facts, owner, e) for e in chosen}
@@ -1206,8 +1208,8 @@ def names_used(facts: FileFacts) -> set[str]:
     receivers = set(map(_second, facts.calls))
     receivers.update(map(_second, facts.refs))
     receivers.discard("?")
-    for receiver in receivers:
-        names.update(receiver.replace("::", ".").split("."))
+    for receiver in receivers:  # Foo.create() uses Foo and create
+        names.update(receiver.replace("::", ".").replace("()", "").split("."))
     for imp in facts.imports:
         names.update(p for p in imp.module.replace("::", ".").replace("/", ".").split(".") if p)
         names.update(n for n, _ in imp.names)
@@ -1236,7 +1238,7 @@ def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> 
         return True
     if receiver == "super()":
         return False
-    head = receiver.split("::" if "::" in receiver else ".", 1)[0]
+    head = receiver.split("::" if "::" in receiver else ".", 1)[0].removesuffix("()")
     return head not in SELF_RECEIVERS and head not in nested
 
 

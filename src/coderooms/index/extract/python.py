@@ -53,10 +53,12 @@ _QUERY = """
 (lambda body: (identifier) @ref)
 (class_definition superclasses: (argument_list (identifier) @nofree))
 (assignment) @typed
-(augmented_assignment) @typed
 (typed_parameter) @typed
 (typed_default_parameter) @typed
-(return_statement) @typed
+(return_statement (call function: [(identifier) (attribute)] @returns.call))
+(return_statement (identifier) @returns.name)
+((assignment left: (identifier) @_all) @exports (#eq? @_all "__all__"))
+((augmented_assignment left: (identifier) @_all) @exports (#eq? @_all "__all__"))
 """
 
 
@@ -199,37 +201,40 @@ RECEIVER_SCAN_BYTES = 256  # how far back a receiver's dotted name is looked for
 TYPE_TEXT_MAX_CHARS = 200  # longest annotation kept as type evidence
 
 
-_CLOSERS = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
-_OPENERS = frozenset(b"([{")
+# In a reversed window: brackets, quotes, a comment's # and a backslash.
+_SIGNIFICANT = re.compile(rb"[()\[\]{}'\"#\\]")
+_CLOSER_OF = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
 _QUOTES = frozenset(b"'\"")
-_BACKSLASH = ord("\\")
-_HASH = ord("#")
+_OPENERS = frozenset(b"([{")
 
 
 def _call_start(window: bytes) -> int:
     """Where the argument list that ends ``window`` opens (its ``(``), or -1 when the
     brackets do not match inside the window, or a comment or an escaped quote makes
     the text ambiguous. Strings in the arguments are stepped over."""
+    text = window[::-1]  # read backwards, jumping from one significant byte to the next
     depth: list[int] = []
-    i = len(window)
-    while i > 0:
-        i -= 1
-        byte = window[i]
+    at = 0
+    while (found := _SIGNIFICANT.search(text, at)) is not None:
+        i = found.start()
+        byte = text[i]
         if byte in _QUOTES:
-            i = window.rfind(window[i : i + 1], 0, i)
-            if i <= 0 or window[i - 1] == _BACKSLASH:
+            close = text.find(text[i : i + 1], i + 1)
+            if close < 0 or text[close + 1 : close + 2] == b"\\":
                 return -1
+            at = close + 1
             continue
-        if byte == _HASH or byte == _BACKSLASH:
-            return -1
-        if byte in _CLOSERS:
-            depth.append(_CLOSERS[byte])
-        elif depth and byte == depth[-1]:
+        if byte in _CLOSER_OF:
+            depth.append(_CLOSER_OF[byte])
+        elif byte in _OPENERS:
+            if not depth or byte != depth[-1]:
+                return -1
             depth.pop()
             if not depth:
-                return i
-        elif byte in _OPENERS:
+                return len(window) - 1 - i
+        else:  # a comment or a backslash
             return -1
+        at = i + 1
     return -1
 
 
@@ -416,32 +421,54 @@ def extract(facts: FileFacts, source: bytes) -> None:
             continue
         refs[owner, receiver, attr] = None
     facts.refs = list(refs)
-    facts.types = _types(caps.get("typed", ()), source, owner_at)
+    # What return statements give: T() for a call of T (cls() in a class method), =name
+    # for a name (return self); and the names __all__ lists.
+    call_starts, call_ends_ = _spans(caps.get("returns.call", ()))
+    name_starts, name_ends = _spans(caps.get("returns.name", ()))
+    extra = list(
+        chain(
+            zip(
+                owners_of(call_starts),
+                repeat(RETURNED),
+                map(_called, text_of(call_starts, call_ends_)),
+            ),
+            zip(
+                owners_of(name_starts),
+                repeat(RETURNED),
+                map(_named, text_of(name_starts, name_ends)),
+            ),
+        )
+    )
+    for bound in caps.get("exports", ()):
+        if _at_module_level(bound):
+            extra.extend((path, STAR_EXPORTS, name) for name in _exported(bound, source))
+    facts.types = _types(caps.get("typed", ()), source, owner_at, extra)
+
+
+def _called(callee: str) -> str:
+    return callee + "()"
+
+
+def _named(name: str) -> str:
+    return "=" + name
 
 
 def _types(
-    nodes: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+    nodes: Iterable[Node],
+    source: bytes,
+    owner_at: Callable[[int], str],
+    extra: Iterable[tuple[str, str, str]] = (),
 ) -> list[tuple[str, str, str]]:
     """``(owner, variable, evidence)`` for each name bound where its type shows: the
     evidence is ``T()`` for a call of ``T``, ``T`` for an annotation or a literal of the
     builtin type ``T``, ``=T`` for a module-level ``X = T``. Variables are plain names
-    and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed)."""
-    found: dict[tuple[str, str, str], None] = {}
+    and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed), and
+    ``extra`` rows already made (returns, ``__all__``) are kept as they are."""
+    found: dict[tuple[str, str, str], None] = dict.fromkeys(extra)
     for bound in nodes:
-        if bound.type == "return_statement":
-            returned = _returned_evidence(bound, source)
-            if returned is not None:
-                found[owner_at(bound.start_byte), RETURNED, returned] = None
-            continue
-        if bound.type in ("assignment", "augmented_assignment"):
+        if bound.type == "assignment":
             var = bound.child_by_field_name("left")
             if var is None:
-                continue
-            if _at_module_level(bound) and node_text(source, var) == "__all__":
-                for name in _exported(bound, source):
-                    found[owner_at(var.start_byte), STAR_EXPORTS, name] = None
-                continue
-            if bound.type == "augmented_assignment":
                 continue
             if var.type in ("pattern_list", "tuple_pattern"):
                 for part in var.named_children:  # unpacked names: locals of no known type
@@ -495,24 +522,6 @@ def _at_module_level(bound: Node) -> bool:
     return (
         statement is not None and statement.parent is not None and statement.parent.type == "module"
     )
-
-
-def _returned_evidence(node: Node, source: bytes) -> str | None:
-    """What ``return …`` shows of the value: ``T()`` for a call of ``T`` (``cls()`` in a
-    class method), ``=name`` for a name (``return self``)."""
-    if node.named_child_count == 0:  # a bare return
-        return None
-    value = node.named_child(0)
-    if value is None:
-        return None
-    if value.type == "call":
-        function = value.child_by_field_name("function")
-        if function is not None and function.type in ("identifier", "attribute"):
-            return node_text(source, function) + "()"
-        return None
-    if value.type == "identifier":
-        return "=" + node_text(source, value)
-    return None
 
 
 def _exported(bound: Node, source: bytes) -> list[str]:
