@@ -28,6 +28,19 @@ Beside ours, in the same run, the baseline every name resolver starts from: bind
 to the one symbol of the repository with its name, when exactly one has it. Prints the
 figures per repository and overall, medians of the jedi time per site and of index
 time, and the counts.
+
+Then ``impact --depth 1`` of a seeded sample of functions and methods (``--definitions``
+per repository; outside tests, dunder methods left out, same-named twins of a file as
+one), both with ``resolved`` dependents alone and with the ``name_match`` ones listed:
+
+- recall: of the mentions of the name (outside imports and definitions; a seeded
+  subsample of OCCURRENCES_ASKED), those jedi's goto ties to the definition give its
+  reference dependents (their enclosing symbols); the share impact lists;
+- precision: each listed dependent (a subsample of DEPENDENTS_ASKED) is right when jedi
+  ties a mention of the name inside it to the definition. Kept out of the score, listed
+  (column ``out``): dependents jedi is silent on, and those where the definition is a
+  property and jedi takes ``self.<name> = …`` for an instance attribute (a property is a
+  data descriptor: the assignment runs its setter).
 """
 
 from __future__ import annotations
@@ -159,7 +172,7 @@ class Symbols:
         found = self.innermost(path, line)
         return found.id if found is not None else path
 
-    def defined(self, path: str, line: int, name: str) -> str | None:
+    def defined(self, path: str, line: int, name: str, installed: bool = False) -> str | None:
         around = [
             n
             for n in self.by_path.get(path, ())
@@ -167,6 +180,8 @@ class Symbols:
         ]
         if around:
             return max(around, key=lambda n: n.start_line).id
+        if not installed:
+            return None  # a variable or attribute of that name, no symbol
         # An installed copy of the file (another version): the one symbol of that name.
         named = [n.id for n in self.by_path.get(path, ()) if n.name == name]
         return named[0] if len(named) == 1 else None
@@ -214,7 +229,8 @@ def reference(script: Any, site: Site, root: Path, symbols: Symbols) -> tuple[st
             if rel is None:
                 outside = True
                 continue
-            sid = symbols.defined(rel, d.line, d.name)
+            installed = not Path(module).resolve().is_relative_to(root.resolve())
+            sid = symbols.defined(rel, d.line, d.name, installed)
             if sid is not None and sid not in ids:
                 ids.append(sid)
         if ids:
@@ -407,8 +423,10 @@ def _check_dependent(
     asker: Asker, symbols: Symbols, sources: Sources, d: Definition, dependent: str
 ) -> str:
     """right: jedi ties a mention of the name inside ``dependent`` (not in a symbol
-    nested in it) to the definition; silent: jedi says nothing of any mention; wrong:
-    it ties them elsewhere, or the dependent never mentions the name."""
+    nested in it) to the definition; silent: jedi says nothing of any mention;
+    jedi_wrong: the definition is a property and jedi takes a ``self.<name> = …`` for an
+    instance attribute instead (kept out of the score, listed); wrong: jedi ties the
+    mentions elsewhere, or the dependent never mentions the name."""
     owner = symbols.graph.node(dependent)
     if owner is None:
         return "wrong"
@@ -426,7 +444,54 @@ def _check_dependent(
         if d.id in set(map(_symbol, ids)):
             return "right"
         verdicts.append(verdict)
-    return "silent" if all(v == "silent" for v in verdicts) else "wrong"
+    if all(v == "silent" for v in verdicts):
+        return "silent"
+    if _is_property(sources, symbols, d) and any(
+        _instance_assignment(asker, m, d.name) for m in mentions
+    ):
+        return "jedi_wrong"
+    return "wrong"
+
+
+PROPERTY_DECORATOR = re.compile(r"\s*@(?:\w+\.)*(?:property|cached_property|setter)\b")
+
+
+def _is_property(sources: Sources, symbols: Symbols, d: Definition) -> bool:
+    """Whether the definition (or a twin) is decorated as a property or its setter."""
+    path = d.id.partition("::")[0]
+    lines = sources.lines.get(path, [])
+    for node in symbols.by_path.get(path, ()):
+        if _symbol(node.id) == d.id and 1 < node.start_line <= len(lines):
+            start = node.start_line - 1  # the def line, or its first decorator's
+            if any(PROPERTY_DECORATOR.match(line) for line in lines[max(0, start - 3) : start + 2]):
+                return True
+    return False
+
+
+def _instance_assignment(asker: Asker, m: Site, name: str) -> bool:
+    """Whether jedi's goto at ``m`` lands on an assignment ``self.<name> = …``: jedi takes
+    it for an instance attribute, where the class's property (a data descriptor) is what
+    the assignment and every read reach."""
+    script = asker.scripts.get(m.path)
+    if script is None:
+        return False
+    try:
+        found = script.goto(m.line, m.column)
+    except Exception:
+        return False
+    assigned = re.compile(rf"\s*self\.{re.escape(name)}\s*=[^=]")
+    for target in found:
+        if target.module_path is None or target.line is None:
+            continue
+        try:
+            line = (
+                Path(target.module_path).read_text(encoding="utf-8").splitlines()[target.line - 1]
+            )
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue
+        if assigned.match(line):
+            return True
+    return False
 
 
 def score_impact(
@@ -582,7 +647,7 @@ def report(results: list[dict[str, Any]]) -> None:
         )
     print()
     print(
-        f"{'impact --depth 1':<20} {'defs':>5} {'deps':>5} {'jedi':>5} {'silent':>6}  "
+        f"{'impact --depth 1':<20} {'defs':>5} {'deps':>5} {'jedi':>5} {'out':>6}  "
         f"{'resolved P / R':>14}  {'all listed P / R':>16}"
     )
     impact_rows = [(r["repo"], r.get("definitions", [])) for r in results]
@@ -590,7 +655,9 @@ def report(results: list[dict[str, Any]]) -> None:
     for repo, defs in impact_rows:
         resolved, listed = score_impact(defs, ("ours",)), score_impact(defs, ("ours", "by_name"))
         checked = sum(len(d["checked"]) for d in defs)
-        silent = sum(1 for d in defs for v in d["checked"].values() if v == "silent")
+        silent = sum(
+            1 for d in defs for v in d["checked"].values() if v in ("silent", "jedi_wrong")
+        )
         print(
             f"{repo:<20} {len(defs):>5} {checked:>5} {listed['reference']:>5} {silent:>6}  "
             f"{resolved['precision']:>6.3f} / {resolved['recall']:.3f}  "
@@ -653,9 +720,9 @@ def report(results: list[dict[str, Any]]) -> None:
 
 def _disagreements(definitions: list[dict[str, Any]]) -> None:
     """The impact disagreements with jedi, for a person to judge: dependents jedi ties
-    elsewhere (or never mentioning the name), dependents it is silent on (kept out of
-    the score), and owners of mentions jedi ties to a definition that impact misses."""
-    shown = {"wrong": 0, "silent": 0, "missed": 0}
+    elsewhere (or never mentioning the name), dependents it is silent or wrong on (kept
+    out of the score), and owners of mentions jedi ties to a definition impact misses."""
+    shown = {"wrong": 0, "silent": 0, "jedi_wrong": 0, "missed": 0}
     for d in definitions:
         listed = set(d["ours"]) | set(d["by_name"])
         for dependent, verdict in sorted(d["checked"].items()):
