@@ -20,7 +20,7 @@ SymbolKind = str  # "module" | "class" | "function" | "method"
 
 # Type evidence (FileFacts.types) filed under names no variable can have:
 RETURNED = "return"  # (function, RETURNED, what a return statement gives)
-STAR_EXPORTS = "*"  # (module, STAR_EXPORTS, a name its __all__ lists; "*": not known)
+STAR_EXPORTS = "*"  # (module, STAR_EXPORTS, a name __all__ lists; "*" not known, "" none)
 LOCAL = "?"  # (function, name, LOCAL): a name bound there to what is not known
 
 

@@ -308,13 +308,15 @@ class Resolver:
 
     def exports(self, path: str) -> str:
         """A digest of what other files import from ``path``: every name it binds by
-        import, followed to where it leads, and the modules it star-imports. Names it
+        import, followed to where it leads, the modules it star-imports and the names
+        its ``__all__`` lists. Names it
         defines itself are not in it (a change to those changes the names other files
         use); when this digest moves, files importing ``path`` may resolve differently."""
         bound = sorted(self.bindings(path).items(), key=lambda item: item[0])
         led = [(name, self._follow(target, 0) or target) for name, target in bound]
         stars = [self._follow(star, 0) or star for star in self._stars.get(path, ())]
-        text = repr((led, stars)).encode("utf-8", "surrogatepass")
+        listed = sorted(self._evidence(path).get((path, STAR_EXPORTS), ()))  # __all__
+        text = repr((led, stars, listed)).encode("utf-8", "surrogatepass")
         return hashlib.blake2b(text, digest_size=EXPORTS_DIGEST_BYTES).hexdigest()
 
     def imported_files(self, path: str) -> list[str]:

@@ -525,8 +525,9 @@ def _at_module_level(bound: Node) -> bool:
 
 
 def _exported(bound: Node, source: bytes) -> list[str]:
-    """The names an ``__all__ = […]`` (or ``+= […]``) lists; ``*`` when it is not a
-    literal sequence of plain strings (the module's exports are then not known)."""
+    """The names an ``__all__ = […]`` (or ``+= […]``) lists (``""`` alone for an empty
+    one); ``*`` when it is not a literal sequence of plain strings (the module's
+    exports are then not known)."""
     right = bound.child_by_field_name("right")
     if right is None or right.type not in _EXPORT_SEQUENCES:
         return [STAR_EXPORTS]
@@ -541,4 +542,4 @@ def _exported(bound: Node, source: bytes) -> list[str]:
         if not name.isidentifier():
             return [STAR_EXPORTS]
         names.append(name)
-    return names
+    return names or [""]  # an empty __all__ exports nothing, unlike none at all
