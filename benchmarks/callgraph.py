@@ -28,6 +28,19 @@ Beside ours, in the same run, the baseline every name resolver starts from: bind
 to the one symbol of the repository with its name, when exactly one has it. Prints the
 figures per repository and overall, medians of the jedi time per site and of index
 time, and the counts.
+
+Then ``impact --depth 1`` of a seeded sample of functions and methods (``--definitions``
+per repository; outside tests, dunder methods left out, same-named twins of a file as
+one), both with ``resolved`` dependents alone and with the ``name_match`` ones listed:
+
+- recall: of the mentions of the name (outside imports and definitions; a seeded
+  subsample of OCCURRENCES_ASKED), those jedi's goto ties to the definition give its
+  reference dependents (their enclosing symbols); the share impact lists;
+- precision: each listed dependent (a subsample of DEPENDENTS_ASKED) is right when jedi
+  ties a mention of the name inside it to the definition. Kept out of the score, listed
+  (column ``out``): dependents jedi is silent on, and those where the definition is a
+  property and jedi takes ``self.<name> = …`` for an instance attribute (a property is a
+  data descriptor: the assignment runs its setter).
 """
 
 from __future__ import annotations
@@ -37,6 +50,7 @@ import ast
 import json
 import os
 import random
+import re
 import signal
 import statistics
 import subprocess
@@ -60,7 +74,15 @@ SILENT_SHOWN = 15  # silent sites listed per repository
 WRONG_SHOWN = 10  # wrong predictions listed per repository
 TARGET_PRECISION = 0.95
 TARGET_RECALL = 0.85
+TARGET_IMPACT_PRECISION = 0.95
+TARGET_IMPACT_RECALL = 0.85
 SYMBOL_KINDS = frozenset({"class", "function", "method"})
+DEFINITION_KINDS = frozenset({"function", "method"})
+DEFAULT_DEFINITIONS = 30  # functions and methods sampled per repository for impact
+OCCURRENCES_ASKED = 20  # mentions of a sampled name jedi is asked about (seeded subsample)
+DEPENDENTS_ASKED = 20  # of a definition's dependents, checked with jedi (seeded subsample)
+MENTIONS_PER_DEPENDENT = 4  # mentions inside one dependent jedi is asked about
+DISAGREEMENTS_SHOWN = 10  # missed and wrong dependents listed per repository
 
 
 @dataclass(slots=True)
@@ -98,14 +120,22 @@ def clone(mirrors: Path, repo: str, into: Path) -> tuple[Path, str]:
     return target, head
 
 
+def _parsed(root: Path, path: str) -> tuple[str, ast.Module] | None:
+    """A file's text and syntax tree, or None when it does not parse."""
+    try:
+        source = (root / path).read_text(encoding="utf-8")
+        return source, ast.parse(source)
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+
+
 def call_sites(root: Path, paths: Sequence[str]) -> Iterator[Site]:
     """Every ``f(…)`` and ``x.f(…)`` of the files, where the called name starts."""
     for path in paths:
-        try:
-            source = (root / path).read_text(encoding="utf-8")
-            tree = ast.parse(source)
-        except (SyntaxError, UnicodeDecodeError, ValueError):
+        parsed = _parsed(root, path)
+        if parsed is None:
             continue
+        source, tree = parsed
         lines = source.splitlines()
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
@@ -132,6 +162,7 @@ class Symbols:
                 self.by_path[node.path].append(node)
                 self.by_name[node.name].append(node.id)
         self.name_of = {n.id: n.name for n in graph.nodes}
+        self.graph = graph
 
     def innermost(self, path: str, line: int) -> Any | None:
         around = [n for n in self.by_path.get(path, ()) if n.start_line <= line <= n.end_line]
@@ -141,7 +172,7 @@ class Symbols:
         found = self.innermost(path, line)
         return found.id if found is not None else path
 
-    def defined(self, path: str, line: int, name: str) -> str | None:
+    def defined(self, path: str, line: int, name: str, installed: bool = False) -> str | None:
         around = [
             n
             for n in self.by_path.get(path, ())
@@ -149,6 +180,8 @@ class Symbols:
         ]
         if around:
             return max(around, key=lambda n: n.start_line).id
+        if not installed:
+            return None  # a variable or attribute of that name, no symbol
         # An installed copy of the file (another version): the one symbol of that name.
         named = [n.id for n in self.by_path.get(path, ()) if n.name == name]
         return named[0] if len(named) == 1 else None
@@ -196,7 +229,8 @@ def reference(script: Any, site: Site, root: Path, symbols: Symbols) -> tuple[st
             if rel is None:
                 outside = True
                 continue
-            sid = symbols.defined(rel, d.line, d.name)
+            installed = not Path(module).resolve().is_relative_to(root.resolve())
+            sid = symbols.defined(rel, d.line, d.name, installed)
             if sid is not None and sid not in ids:
                 ids.append(sid)
         if ids:
@@ -219,7 +253,278 @@ def _attributed(
     return sorted(t for t in targets if symbols.name_of[t] not in called and _symbol(t) in aliased)
 
 
-def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str, Any]:
+class Asker:
+    """jedi over one checkout: where the name at a site is defined, one file's
+    inference state at a time, each question bounded by JEDI_SITE_TIMEOUT_SECONDS."""
+
+    def __init__(self, project: Any, root: Path) -> None:
+        self.project = project
+        self.root = root
+        self.scripts: dict[str, Any] = {}
+        self.previous: Any = None
+
+    def __enter__(self) -> Asker:
+        self.previous = signal.signal(signal.SIGALRM, _alarm)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGALRM, self.previous)
+
+    def ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
+        import jedi
+
+        signal.alarm(JEDI_SITE_TIMEOUT_SECONDS)
+        try:
+            script = self.scripts.get(site.path)
+            if script is None:
+                self.scripts.clear()
+                code = (self.root / site.path).read_text(encoding="utf-8")
+                script = jedi.Script(code, path=str(self.root / site.path), project=self.project)
+                self.scripts[site.path] = script
+            return reference(script, site, self.root, symbols)
+        except JediTimeout:
+            return "silent", []
+        finally:
+            signal.alarm(0)
+
+
+@dataclass(slots=True)
+class Definition:
+    """A sampled function or method, what depends on it by jedi, and by ``impact``."""
+
+    id: str
+    name: str
+    mentions: int = 0  # of its name in the repository's Python files, outside imports
+    asked: int = 0  # of those jedi was asked about
+    tied: int = 0  # of those jedi ties to this definition
+    reference: list[str] = field(default_factory=list)  # their owners
+    ours: list[str] = field(default_factory=list)  # resolved dependents at depth 1
+    by_name: list[str] = field(default_factory=list)  # name_match dependents at depth 1
+    checked: dict[str, str] = field(default_factory=dict)  # dependent -> right|wrong|silent
+
+
+class Sources:
+    """The checkout's Python files as lines, with the lines import statements span."""
+
+    def __init__(self, root: Path, paths: Sequence[str]) -> None:
+        self.lines: dict[str, list[str]] = {}
+        self.imports: dict[str, set[int]] = {}
+        for path in paths:
+            parsed = _parsed(root, path)
+            if parsed is None:
+                continue
+            text, tree = parsed
+            self.lines[path] = text.splitlines()
+            spans: set[int] = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    spans.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+            self.imports[path] = spans
+
+    def mentions(self, name: str, path: str, first: int = 1, last: int = 0) -> Iterator[Site]:
+        """Where ``name`` is written as a word in ``path`` (lines ``first``..``last``),
+        outside import statements and lines defining a symbol of that name."""
+        pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+        defines = re.compile(rf"\s*(async\s+def|def|class)\s+{re.escape(name)}\b")
+        lines = self.lines.get(path, [])
+        imports = self.imports.get(path, set())
+        stop = last or len(lines)
+        for number in range(max(first, 1), min(stop, len(lines)) + 1):
+            if number in imports or defines.match(lines[number - 1]):
+                continue  # an import, or a definition (an override) of its own
+            for match in pattern.finditer(lines[number - 1]):
+                yield Site(path, number, match.start(), name)
+
+
+def _within(graph: Any, node_id: str, ancestor: str) -> bool:
+    """Whether ``node_id`` is ``ancestor`` (or a twin of it) or nested in it."""
+    cur = graph.node(node_id)
+    while cur is not None:
+        if _symbol(cur.id) == ancestor:
+            return True
+        cur = graph.node(cur.parent) if cur.parent else None
+    return False
+
+
+def impact_sample(
+    workspace: Any, graph: Any, root: Path, symbols: Symbols, wanted: int, seed: int
+) -> list[Definition]:
+    """A seeded sample of the repository's functions and methods outside tests, dunder
+    methods left out (their callers never write their names), with ``impact --depth 1``
+    of each."""
+    pool = sorted(
+        n.id
+        for n in graph.nodes
+        if n.kind in DEFINITION_KINDS
+        and n.language == "python"
+        and not n.is_test
+        and not (n.name.startswith("__") and n.name.endswith("__"))
+    )
+    # Same-named twins of a file (overloads, if/else branches) count as one definition,
+    # as jedi names any of them: their dependents together are the definition's.
+    twins: dict[str, list[str]] = defaultdict(list)
+    for sid in pool:
+        twins[_symbol(sid)].append(sid)
+    keys = sorted(twins)
+    chosen = sorted(random.Random(seed).sample(keys, min(wanted, len(keys))))
+    definitions = []
+    for key in chosen:
+        d = Definition(key, graph.node(twins[key][0]).name)
+        for sid in twins[key]:
+            for item in workspace.impact(sid, depth=1).impacted:
+                kept = d.by_name if item.edge == "name_match" else d.ours
+                if _symbol(item.node.id) != key and item.node.id not in kept:
+                    kept.append(item.node.id)
+        d.by_name = [x for x in d.by_name if x not in d.ours]
+        definitions.append(d)
+    return definitions
+
+
+def ask_impact(
+    asker: Asker, definitions: list[Definition], symbols: Symbols, paths: list[str], repo: str
+) -> None:
+    """Ask jedi about the mentions of each definition's name (recall: owners of the
+    mentions it ties to the definition) and inside each listed dependent (precision: a
+    dependent is right when jedi ties a mention in it to the definition)."""
+    graph = symbols.graph
+    sources = Sources(asker.root, paths)
+    for i, d in enumerate(definitions, 1):
+        found = [
+            m
+            for path in sorted(sources.lines)
+            for m in sources.mentions(d.name, path)
+            if not _within(graph, symbols.owner(m.path, m.line), d.id)
+        ]
+        d.mentions = len(found)
+        asked = random.Random(d.id).sample(found, min(OCCURRENCES_ASKED, len(found)))
+        asked.sort(key=lambda m: (m.path, m.line, m.column))
+        d.asked = len(asked)
+        targets = {d.id}
+        for m in asked:
+            verdict, ids = asker.ask(m, symbols)
+            if targets & set(map(_symbol, ids)):
+                d.tied += 1
+                owner = symbols.owner(m.path, m.line)
+                if owner not in d.reference:
+                    d.reference.append(owner)
+        listed = sorted(set(d.ours) | set(d.by_name))
+        for dependent in sorted(
+            random.Random(d.id).sample(listed, min(DEPENDENTS_ASKED, len(listed)))
+        ):
+            d.checked[dependent] = _check_dependent(asker, symbols, sources, d, dependent)
+        print(
+            f"  {repo}: impact {i}/{len(definitions)} definitions asked",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _check_dependent(
+    asker: Asker, symbols: Symbols, sources: Sources, d: Definition, dependent: str
+) -> str:
+    """right: jedi ties a mention of the name inside ``dependent`` (not in a symbol
+    nested in it) to the definition; silent: jedi says nothing of any mention;
+    jedi_wrong: the definition is a property and jedi takes a ``self.<name> = …`` for an
+    instance attribute instead (kept out of the score, listed); wrong: jedi ties the
+    mentions elsewhere, or the dependent never mentions the name."""
+    owner = symbols.graph.node(dependent)
+    if owner is None:
+        return "wrong"
+    first, last = (1, 0) if owner.kind == "file" else (owner.start_line, owner.end_line)
+    mentions = [
+        m
+        for m in sources.mentions(d.name, owner.path, first, last)
+        if symbols.owner(m.path, m.line) == dependent
+    ][:MENTIONS_PER_DEPENDENT]
+    if not mentions:
+        return "unmentioned"
+    verdicts = []
+    for m in mentions:
+        verdict, ids = asker.ask(m, symbols)
+        if d.id in set(map(_symbol, ids)):
+            return "right"
+        verdicts.append(verdict)
+    if all(v == "silent" for v in verdicts):
+        return "silent"
+    if _is_property(sources, symbols, d) and any(
+        _instance_assignment(asker, m, d.name) for m in mentions
+    ):
+        return "jedi_wrong"
+    return "wrong"
+
+
+PROPERTY_DECORATOR = re.compile(r"\s*@(?:\w+\.)*(?:property|cached_property|setter)\b")
+
+
+def _is_property(sources: Sources, symbols: Symbols, d: Definition) -> bool:
+    """Whether the definition (or a twin) is decorated as a property or its setter."""
+    path = d.id.partition("::")[0]
+    lines = sources.lines.get(path, [])
+    for node in symbols.by_path.get(path, ()):
+        if _symbol(node.id) == d.id and 1 < node.start_line <= len(lines):
+            start = node.start_line - 1  # the def line, or its first decorator's
+            if any(PROPERTY_DECORATOR.match(line) for line in lines[max(0, start - 3) : start + 2]):
+                return True
+    return False
+
+
+def _instance_assignment(asker: Asker, m: Site, name: str) -> bool:
+    """Whether jedi's goto at ``m`` lands on an assignment ``self.<name> = …``: jedi takes
+    it for an instance attribute, where the class's property (a data descriptor) is what
+    the assignment and every read reach."""
+    script = asker.scripts.get(m.path)
+    if script is None:
+        return False
+    try:
+        found = script.goto(m.line, m.column)
+    except Exception:
+        return False
+    assigned = re.compile(rf"\s*self\.{re.escape(name)}\s*=[^=]")
+    for target in found:
+        if target.module_path is None or target.line is None:
+            continue
+        try:
+            line = (
+                Path(target.module_path).read_text(encoding="utf-8").splitlines()[target.line - 1]
+            )
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue
+        if assigned.match(line):
+            return True
+    return False
+
+
+def score_impact(
+    definitions: list[dict[str, Any]], keys: tuple[str, ...]
+) -> dict[str, float | int]:
+    """Micro-averaged over the definitions: precision over the checked dependents the
+    reference is not silent on, recall over the owners of the mentions jedi ties to the
+    definition (the dependents ``keys`` lists)."""
+    right = wrong = found = total = 0
+    for d in definitions:
+        listed = {x for key in keys for x in d[key]}
+        for dependent, verdict in d["checked"].items():
+            if dependent not in listed:
+                continue
+            if verdict == "right":
+                right += 1
+            elif verdict in ("wrong", "unmentioned"):
+                wrong += 1
+        total += len(d["reference"])
+        found += sum(1 for owner in d["reference"] if owner in listed)
+    return {
+        "precision": right / (right + wrong) if right + wrong else 1.0,
+        "recall": found / total if total else 1.0,
+        "right": right,
+        "wrong": wrong,
+        "found": found,
+        "reference": total,
+    }
+
+
+def evaluate(
+    repo: str, mirrors: Path, sites_wanted: int, definitions_wanted: int, seed: int
+) -> dict[str, Any]:
     import jedi
 
     from coderooms.workspace import Workspace
@@ -255,28 +560,14 @@ def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str
         # (requests is one) would otherwise take its imports.
         roots = [str(root / "src")] if (root / "src").is_dir() else []
         base = [p for p in sys.path if p and Path(p).resolve() != Path.cwd().resolve()]
-        project = jedi.Project(path=str(root), sys_path=[*roots, str(root), *base])
-        scripts: dict[str, Any] = {}
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        try:
+        asker = Asker(jedi.Project(path=str(root), sys_path=[*roots, str(root), *base]), root)
+        with asker:
             for i, site in enumerate(sample, 1):
                 site.owner = symbols.owner(site.path, site.line)
                 unique = symbols.by_name.get(site.name, [])
                 site.baseline = list(unique) if len(unique) == 1 else []
                 clock = time.perf_counter()
-                signal.alarm(JEDI_SITE_TIMEOUT_SECONDS)
-                try:
-                    script = scripts.get(site.path)
-                    if script is None:
-                        scripts.clear()  # one file's inference state at a time
-                        code = (root / site.path).read_text(encoding="utf-8")
-                        script = jedi.Script(code, path=str(root / site.path), project=project)
-                        scripts[site.path] = script
-                    site.verdict, site.reference = reference(script, site, root, symbols)
-                except JediTimeout:
-                    site.verdict = "silent"
-                finally:
-                    signal.alarm(0)
+                site.verdict, site.reference = asker.ask(site, symbols)
                 site.jedi_seconds = time.perf_counter() - clock
                 names = called[site.owner]
                 for key, edges in (("ours", resolved), ("by_name", by_name)):
@@ -285,14 +576,15 @@ def evaluate(repo: str, mirrors: Path, sites_wanted: int, seed: int) -> dict[str
                     setattr(site, key, chosen)
                 if i % 25 == 0 or i == len(sample):
                     print(f"  {repo}: {i}/{len(sample)} sites asked", file=sys.stderr, flush=True)
-        finally:
-            signal.signal(signal.SIGALRM, previous)
+            definitions = impact_sample(workspace, graph, root, symbols, definitions_wanted, seed)
+            ask_impact(asker, definitions, symbols, paths, repo)
         return {
             "repo": repo,
             "commit": head,
             "call_sites": len(everything),
             "index_seconds": index_seconds,
             "sites": [asdict(s) for s in sample],
+            "definitions": [asdict(d) for d in definitions],
         }
 
 
@@ -353,6 +645,35 @@ def report(results: list[dict[str, Any]]) -> None:
             f"{both['precision']:>8.3f} / {both['recall']:.3f}  "
             f"{base['precision']:>17.3f} / {base['recall']:.3f}"
         )
+    print()
+    print(
+        f"{'impact --depth 1':<20} {'defs':>5} {'deps':>5} {'jedi':>5} {'out':>6}  "
+        f"{'resolved P / R':>14}  {'all listed P / R':>16}"
+    )
+    impact_rows = [(r["repo"], r.get("definitions", [])) for r in results]
+    impact_rows.append(("all", [d for r in results for d in r.get("definitions", [])]))
+    for repo, defs in impact_rows:
+        resolved, listed = score_impact(defs, ("ours",)), score_impact(defs, ("ours", "by_name"))
+        checked = sum(len(d["checked"]) for d in defs)
+        silent = sum(
+            1 for d in defs for v in d["checked"].values() if v in ("silent", "jedi_wrong")
+        )
+        print(
+            f"{repo:<20} {len(defs):>5} {checked:>5} {listed['reference']:>5} {silent:>6}  "
+            f"{resolved['precision']:>6.3f} / {resolved['recall']:.3f}  "
+            f"{listed['precision']:>8.3f} / {listed['recall']:.3f}"
+        )
+    every_def = impact_rows[-1][1]
+    resolved, listed = (
+        score_impact(every_def, ("ours",)),
+        score_impact(every_def, ("ours", "by_name")),
+    )
+    print(
+        f"impact targets (all listed): precision >= {TARGET_IMPACT_PRECISION} "
+        f"({'met' if listed['precision'] >= TARGET_IMPACT_PRECISION else 'NOT met'}), "
+        f"recall >= {TARGET_IMPACT_RECALL} "
+        f"({'met' if listed['recall'] >= TARGET_IMPACT_RECALL else 'NOT met'})"
+    )
     everything = rows[-1][1]
     ours = score(everything, "ours")
     print()
@@ -394,6 +715,26 @@ def report(results: list[dict[str, Any]]) -> None:
             print(f"  silent {s['path']}:{s['line']} {s['name']} (ours {s['ours'] or '-'})")
         if len(silent) > SILENT_SHOWN:
             print(f"  … {len(silent) - SILENT_SHOWN} more silent sites (see --out)")
+        _disagreements(r.get("definitions", []))
+
+
+def _disagreements(definitions: list[dict[str, Any]]) -> None:
+    """The impact disagreements with jedi, for a person to judge: dependents jedi ties
+    elsewhere (or never mentioning the name), dependents it is silent or wrong on (kept
+    out of the score), and owners of mentions jedi ties to a definition impact misses."""
+    shown = {"wrong": 0, "silent": 0, "jedi_wrong": 0, "missed": 0}
+    for d in definitions:
+        listed = set(d["ours"]) | set(d["by_name"])
+        for dependent, verdict in sorted(d["checked"].items()):
+            kind = "wrong" if verdict in ("wrong", "unmentioned") else verdict
+            if kind in shown and shown[kind] < DISAGREEMENTS_SHOWN:
+                shown[kind] += 1
+                edge = "resolved" if dependent in d["ours"] else "name_match"
+                print(f"  impact {verdict:<11} {d['id']} <- {dependent} ({edge})")
+        for owner in d["reference"]:
+            if owner not in listed and shown["missed"] < DISAGREEMENTS_SHOWN:
+                shown["missed"] += 1
+                print(f"  impact missed      {d['id']} <- {owner} (jedi)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -401,6 +742,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mirrors", type=Path, default=MIRROR_DIR)
     parser.add_argument("--repo", action="append", help="owner/name (repeatable)")
     parser.add_argument("--sites", type=int, default=DEFAULT_SITES, help="sampled per repository")
+    parser.add_argument(
+        "--definitions",
+        type=int,
+        default=DEFAULT_DEFINITIONS,
+        help="functions and methods sampled per repository for the impact row",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--out", type=Path, help="write every site as JSON")
     args = parser.parse_args(argv)
@@ -408,12 +755,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         import jedi  # noqa: F401
     except ImportError:
         raise SystemExit("jedi is the reference: pip install -e '.[bench]'") from None
-    if args.sites < 1:
-        raise SystemExit("--sites must be at least 1")
+    if args.sites < 1 or args.definitions < 0:
+        raise SystemExit("--sites must be at least 1 and --definitions at least 0")
     results = []
     for repo in args.repo or DEFAULT_REPOS:
         print(f"{repo}: indexing and asking jedi …", file=sys.stderr, flush=True)
-        results.append(evaluate(repo, args.mirrors, args.sites, args.seed))
+        results.append(evaluate(repo, args.mirrors, args.sites, args.definitions, args.seed))
     report(results)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))

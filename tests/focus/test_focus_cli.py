@@ -71,6 +71,22 @@ def test_seek_and_impact(repo: Path) -> None:
     assert json.loads(out)["target"] == "shop/cart.py::Cart.add_item"
 
 
+def test_impact_of_a_shared_name_lists_its_symbols(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def run():\n    pass\n")
+    (tmp_path / "b.py").write_text("def run():\n    pass\n\n\ndef go():\n    run()\n")
+    code, out, _ = run("impact", "run", "--repo", str(tmp_path))
+    assert code == 0
+    assert out == (
+        "'run' names 2 symbols; ask impact again with one of these ids:\n"
+        "- b.py::run (function, b.py:1-2): 1 direct dependent\n"
+        "- a.py::run (function, a.py:1-2): 0 direct dependents\n"
+    )
+    code, out, _ = run("impact", "run", "--repo", str(tmp_path), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["target"] is None and data["impacted"] == []
+    assert [c["id"] for c in data["candidates"]] == ["b.py::run", "a.py::run"]
+
+
 @pytest.mark.parametrize(
     "args",
     [

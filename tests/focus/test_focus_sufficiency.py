@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fixture_repo import make_engine, shop_engine
 
-from coderooms.focus.errors import AmbiguousTarget, InvalidLimit, UnknownTarget
+from coderooms.focus.errors import InvalidLimit, UnknownTarget
 from coderooms.focus.sufficiency import knee
 
 ENGINE = shop_engine()
@@ -71,8 +71,9 @@ def test_impact_targets_that_do_not_resolve_are_typed_errors() -> None:
     with pytest.raises(UnknownTarget):
         ENGINE.impact("no_such_thing")
     twins = make_engine({"a.py": "def run():\n    pass\n", "b.py": "def run():\n    pass\n"})
-    with pytest.raises(AmbiguousTarget):
-        twins.impact("run")
+    listed = twins.impact("run")  # several symbols: listed, not refused
+    assert listed.target is None and listed.impacted == ()
+    assert [c.node.id for c in listed.candidates] == ["a.py::run", "b.py::run"]
     with pytest.raises(InvalidLimit):
         ENGINE.impact("apply_discount", depth=0)
 

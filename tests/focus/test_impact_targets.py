@@ -140,6 +140,50 @@ SETUPS = {
 }
 
 
+def test_impact_of_a_name_several_symbols_carry_lists_them_most_depended_on_first() -> None:
+    graph = build_graph(
+        {
+            **SETUPS,
+            "use.py": "def one(b):\n    b.setup()\n\n\ndef two(b):\n    b.setup()\n",
+        },
+        calls=(("use.py::one", "t.py::TestB.setup"), ("use.py::two", "t.py::TestB.setup")),
+    )
+    result = impact(graph, "setup", depth=3)
+    assert result.target is None and result.impacted == () and result.ignored == ()
+    assert [(c.node.id, c.dependents) for c in result.candidates] == [
+        ("t.py::TestB.setup", 2),
+        ("conf.py::setup", 0),
+        ("t.py::TestA.setup", 0),
+    ]
+    data = result.to_json()
+    assert data["target"] is None and data["asked"] == "setup" and data["depth"] == 3
+    assert data["candidates"][0] == {
+        "id": "t.py::TestB.setup",
+        "path": "t.py",
+        "kind": "method",
+        "name": "setup",
+        "qualname": "TestB.setup",
+        "start_line": 7,
+        "end_line": 8,
+        "dependents": 2,
+    }
+    # A target naming one symbol has no candidates, and says what was asked.
+    one = impact(graph, "TestB.setup", depth=1).to_json()
+    assert one["target"] == "t.py::TestB.setup" and one["asked"] == "TestB.setup"
+    assert one["candidates"] == []
+
+
+def test_candidates_past_the_bound_are_counted_in_the_ignored_tail() -> None:
+    from coderooms.focus.impact import MAX_IMPACT_CANDIDATES
+
+    count = MAX_IMPACT_CANDIDATES + 3
+    text = "".join(f"class T{i:02}:\n    def go(self):\n        pass\n\n\n" for i in range(count))
+    result = impact(build_graph({"t.py": text}), "go", depth=1)
+    assert len(result.candidates) == MAX_IMPACT_CANDIDATES
+    assert [why for _, why in result.ignored] == ["over_limit"] * 3
+    assert result.ignored[-1][0] == f"t.py::T{count - 1:02}.go"
+
+
 def test_a_plain_name_of_one_top_level_and_several_nested_symbols_is_ambiguous() -> None:
     graph = build_graph(SETUPS)
     with pytest.raises(AmbiguousTarget) as err:

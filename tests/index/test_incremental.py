@@ -401,3 +401,57 @@ def test_an_index_from_before_type_evidence_extracts_every_file_again(repo: Path
     conn.close()
     assert run(repo)["parsed"] == len(BASE)
     assert run(repo)["parsed"] == 0
+
+
+def test_a_changed_return_type_reaches_callers_of_the_result(repo: Path, tmp_path: Path) -> None:
+    """``make().spin()`` binds through what ``make`` returns: when a return statement or
+    annotation changes, the callers resolve again though no symbol came or went."""
+    write_files(
+        repo,
+        {
+            "lib/shapes.py": (
+                "class Wheel:\n    def spin(self):\n        pass\n"
+                "class Top:\n    def spin(self):\n        pass\n"
+                "def make():\n    return Wheel()\n"
+                "def typed() -> Wheel:\n    pass\n"
+            ),
+            "app/use.py": (
+                "from lib.shapes import make, typed\n\n"
+                "def go():\n    make().spin()\n"
+                "def again():\n    typed().spin()\n"
+            ),
+        },
+    )
+    run(repo)
+    write_files(
+        repo,
+        {
+            "lib/shapes.py": (
+                "class Wheel:\n    def spin(self):\n        pass\n"
+                "class Top:\n    def spin(self):\n        pass\n"
+                "def make():\n    return Top()\n"
+                "def typed() -> Top:\n    pass\n"
+            )
+        },
+    )
+    run(repo)
+    calls = edge_set(Workspace.open(repo).graph())
+    assert ("calls", "app/use.py::go", "lib/shapes.py::Top.spin") in calls
+    assert ("calls", "app/use.py::again", "lib/shapes.py::Top.spin") in calls
+    assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_a_changed_all_reaches_star_importers(repo: Path, tmp_path: Path) -> None:
+    write_files(
+        repo,
+        {
+            "lib/api.py": "__all__ = ['open_it']\n\ndef open_it():\n    pass\n",
+            "app/use.py": "from lib.api import *\n\ndef go():\n    open_it()\n",
+        },
+    )
+    run(repo)
+    write_files(repo, {"lib/api.py": "__all__ = []\n\ndef open_it():\n    pass\n"})
+    run(repo)
+    calls = edge_set(Workspace.open(repo).graph())
+    assert ("calls", "app/use.py::go", "lib/api.py::open_it") not in calls
+    assert dump(repo) == cold_dump(repo, tmp_path)

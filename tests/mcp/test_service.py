@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema.validators import validator_for
@@ -295,6 +296,44 @@ def test_focus_seek_and_impact_answers_are_exactly_their_published_models(
 
     asyncio.run(scenario())
     workspace.close()
+
+
+def test_impact_of_a_shared_name_answers_with_its_candidates_in_the_published_model(
+    tmp_path: Path,
+) -> None:
+    from mcp_repo import write_fixture_repo
+
+    from coderooms.mcp.render import render_impact
+    from coderooms.mcp.schemas import ImpactOut
+    from coderooms.mcp.server import _published
+    from coderooms.workspace import Workspace
+
+    repo = write_fixture_repo(tmp_path / "repo")
+    (repo / "shop" / "ledger.py").write_text("def total(rows):\n    return sum(rows)\n")
+    workspace = Workspace.open(repo)
+    workspace.index()
+
+    async def scenario() -> dict[str, Any]:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            service = RoomService(store, lambda: workspace, offload=False)
+            return await service.impact("alice", "total", 2)
+        finally:
+            store.close()
+
+    data = asyncio.run(scenario())
+    workspace.close()
+    sent = _published(ImpactOut)(data)
+    assert ImpactOut.model_validate(sent).model_dump(mode="json", exclude_unset=True) == sent
+    assert sent["target"] is None and sent["asked"] == "total" and sent["impacted"] == []
+    ids = [c["id"] for c in sent["candidates"]]
+    assert sorted(ids) == ["shop/cart.py::Cart.total", "shop/ledger.py::total"]
+    assert sent["sufficiency"]["state"] == "gathering"
+    assert "names 2 symbols" in sent["sufficiency"]["why"]
+    text = render_impact(sent)
+    assert text.startswith("'total' names 2 symbols; ask impact again with one of these ids:")
+    assert all(f"- {i} (" in text for i in ids)
 
 
 def test_every_bounded_argument_states_its_range_in_its_description() -> None:

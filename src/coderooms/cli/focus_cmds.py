@@ -296,8 +296,9 @@ def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
 )
 @json_option("Print one JSON document.")
 def impact(target: str, repo: str, depth: int, as_json: bool) -> None:
-    """What depends on TARGET (a path, a symbol id, a qualified or unique name): callers,
-    importers, subclasses and tests, up to --depth steps away."""
+    """What depends on TARGET (a path, a symbol id, a qualified or plain name): callers,
+    importers, subclasses and tests, up to --depth steps away. A name several symbols
+    carry lists them, each with its direct dependents, to ask again by id."""
     try:
         result = _workspace(repo).impact(target, depth=depth)
     except CoderoomsError as err:
@@ -305,6 +306,11 @@ def impact(target: str, repo: str, depth: int, as_json: bool) -> None:
     data: dict[str, Any] = result.to_json()
     if as_json:
         click.echo(json.dumps(data, indent=2))
+        return
+    if data["target"] is None:
+        from coderooms.mcp.render import candidates_text  # pydantic: only when asked
+
+        click.echo(candidates_text(data))
         return
     by_name = sum(1 for item in data["impacted"] if item["edge"] == "name_match")
     click.echo(

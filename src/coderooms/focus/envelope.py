@@ -36,12 +36,21 @@ def enveloped_seek(data: dict[str, Any]) -> dict[str, Any]:
 def enveloped_impact(data: dict[str, Any]) -> dict[str, Any]:
     """An impact answer with the envelope: every dependent within the depth listed is
     ``saturated``; some left out (``ignored``) is ``gathering``, and
-    ``salience_captured`` is the share listed (each dependent counts once)."""
+    ``salience_captured`` is the share listed (each dependent counts once). A target
+    naming several symbols (listed as ``candidates``) is ``gathering`` with nothing
+    captured."""
     listed = len(data.get("impacted", []))
     total_ignored = data.get("ignored_total", len(data.get("ignored", [])))
     total = listed + total_ignored
     captured = round(listed / total, CAPTURED_DIGITS) if total else 1.0
-    if total_ignored == 0:
+    if data.get("target", "") is None:
+        named = len(data.get("candidates", [])) + total_ignored
+        state, why = (
+            "gathering",
+            f"the target names {named} symbols (see candidates); ask again with one id",
+        )
+        captured = 0.0
+    elif total_ignored == 0:
         state, why = "saturated", f"all {listed} dependents within depth {data['depth']} are listed"
     else:
         state, why = (

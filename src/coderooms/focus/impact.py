@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from coderooms.focus.errors import (
@@ -31,6 +31,8 @@ from coderooms.focus.graph import CodeGraph, CodeNode
 MAX_IMPACT_DEPTH = 6
 MAX_IMPACT_NODES = 200
 MAX_AMBIGUOUS_SHOWN = 5
+MAX_IMPACT_CANDIDATES = 20
+"""Symbols an ambiguous impact target lists (the rest are counted in its ignored tail)."""
 MAX_TARGET_CHARS = 1_000
 """Longest target resolved; a path, qualified name or node id is far shorter."""
 TARGET_SHOWN_CHARS = 60
@@ -59,15 +61,43 @@ class Impacted:
 
 
 @dataclass(frozen=True, slots=True)
+class ImpactCandidate:
+    """One of the symbols an ambiguous target names, and how many depend on it directly."""
+
+    node: CodeNode
+    dependents: int
+
+    def to_json(self) -> dict[str, Any]:
+        n = self.node
+        return {
+            "id": n.id,
+            "path": n.path,
+            "kind": n.kind,
+            "name": n.name,
+            "qualname": n.qualname,
+            "start_line": n.start_line,
+            "end_line": n.end_line,
+            "dependents": self.dependents,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ImpactResult:
-    target: CodeNode
+    """A blast radius; or, when the target names several symbols (``target`` None),
+    those symbols as ``candidates`` to ask again by id, and nothing impacted."""
+
+    target: CodeNode | None
     depth: int
     impacted: tuple[Impacted, ...]
     ignored: tuple[tuple[str, str], ...]  # (id, "beyond_depth" | "over_limit")
+    asked: str = ""  # the target as given
+    candidates: tuple[ImpactCandidate, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "target": self.target.id,
+            "target": self.target.id if self.target is not None else None,
+            "asked": self.asked,
+            "candidates": [c.to_json() for c in self.candidates],
             "depth": self.depth,
             "impacted": [
                 {
@@ -126,18 +156,16 @@ def _normal_path(path: str) -> str:
 
 
 def _ambiguous(target: str, matches: list[CodeNode]) -> AmbiguousTarget:
-    # Shallowest first (a top-level symbol before methods of that name), then by id.
-    ordered = sorted(matches, key=lambda n: (n.qualname.count("."), n.id))
+    ordered = _shallowest_first(matches)
     shown = ", ".join(n.id for n in ordered[:MAX_AMBIGUOUS_SHOWN])
     if len(ordered) > MAX_AMBIGUOUS_SHOWN:
         shown += f" and {len(ordered) - MAX_AMBIGUOUS_SHOWN} more"
     return AmbiguousTarget(target, shown)
 
 
-def _one(target: str, matches: list[CodeNode]) -> CodeNode | None:
-    if len(matches) > 1:
-        raise _ambiguous(target, matches)
-    return matches[0] if matches else None
+def _shallowest_first(matches: list[CodeNode]) -> list[CodeNode]:
+    """A top-level symbol before methods of that name, then by id."""
+    return sorted(matches, key=lambda n: (n.qualname.count("."), n.id))
 
 
 def _unresolved(graph: CodeGraph, target: str, path: str) -> FocusError:
@@ -153,18 +181,28 @@ def _unresolved(graph: CodeGraph, target: str, path: str) -> FocusError:
 
 
 def resolve_target(graph: CodeGraph, target: str) -> CodeNode:
-    """A node id, a file path, a qualified name (``Class.method``), ``path::qualname`` or
-    a plain name.
+    """The one node ``target`` names (see :func:`target_matches`); a target naming
+    several symbols is an :class:`AmbiguousTarget`."""
+    matches = target_matches(graph, target)
+    if len(matches) > 1:
+        raise _ambiguous(target, matches)
+    return matches[0]
 
-    A path may start with ``./`` and end with ``/``. A plain name must name exactly one
-    symbol; a qualified name must name exactly one symbol by its qualified name (or, if
-    none, by its name). Absolute paths are refused: the graph does not know where the
-    repository is, so the caller makes them relative. Directories are refused too."""
+
+def target_matches(graph: CodeGraph, target: str) -> list[CodeNode]:
+    """The nodes ``target`` names: a node id, a file path, a qualified name
+    (``Class.method``), ``path::qualname`` or a plain name; at least one.
+
+    A path may start with ``./`` and end with ``/``. A plain name names every symbol of
+    that name; a qualified name every symbol of that qualified name (or, if none, of
+    that name). Several come shallowest first. Absolute paths are refused: the graph
+    does not know where the repository is, so the caller makes them relative.
+    Directories are refused too."""
     if len(target) > MAX_TARGET_CHARS:
         raise TargetTooLong(len(target), MAX_TARGET_CHARS, _shown(target))
     exact = graph.node(target)
     if exact is not None:
-        return exact
+        return [exact]
     text = target.strip()
     if not text:
         raise UnknownTarget(target)
@@ -172,32 +210,30 @@ def resolve_target(graph: CodeGraph, target: str) -> CodeNode:
     if ":" in text and not _WINDOWS_ABSOLUTE.match(text):
         path, _, qual = text.replace("::", ":").partition(":")
         path = _normal_path(path)
-        found = graph.node(f"{path}::{qual}") or _one(
-            target, [n for n in symbols if n.path == path and n.qualname == qual]
-        )
-        if found is not None:
-            return found
+        node = graph.node(f"{path}::{qual}")
+        found = [node] if node else [n for n in symbols if n.path == path and n.qualname == qual]
+        if found:
+            return _shallowest_first(found)
         raise _unresolved(graph, target, text.partition(":")[0])
     if "/" in text:
-        found = graph.node(_normal_path(text))
-        if found is not None:
-            return found
+        node = graph.node(_normal_path(text))
+        if node is not None:
+            return [node]
         raise _unresolved(graph, target, text)
-    if "." in text:
-        found = _one(target, [n for n in symbols if n.qualname == text]) or _one(
-            target, [n for n in symbols if n.name == text]
-        )
-    else:
-        found = _one(target, [n for n in symbols if n.name == text])
-    if found is not None:
-        return found
+    found = [n for n in symbols if n.qualname == text] if "." in text else []
+    found = found or [n for n in symbols if n.name == text]
+    if found:
+        return _shallowest_first(found)
     raise _unresolved(graph, target, text)
 
 
 def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
+    """What depends on ``target`` up to ``depth`` steps away. A target naming several
+    symbols is answered with those symbols (each with its count of direct dependents),
+    the most depended on first, for the caller to ask again by id."""
     if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
         raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
-    root = resolve_target(graph, target)
+    matches = target_matches(graph, target)
     dependents: dict[str, list[tuple[str, str]]] = defaultdict(list)
     children: dict[str, list[str]] = defaultdict(list)
     for edge in graph.edges:
@@ -209,6 +245,27 @@ def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
         dependents[key].sort()
     for key in children:
         children[key].sort()
+    if len(matches) == 1:
+        return replace(_walk(graph, matches[0], depth, dependents, children), asked=target)
+    counted = [
+        ImpactCandidate(node, len(_walk(graph, node, 1, dependents, children).impacted))
+        for node in matches
+    ]
+    # The most depended on first; ties keep the shallowest-first order of the matches.
+    counted.sort(key=lambda c: -c.dependents)
+    listed = tuple(counted[:MAX_IMPACT_CANDIDATES])
+    ignored = tuple((c.node.id, "over_limit") for c in counted[MAX_IMPACT_CANDIDATES:])
+    return ImpactResult(None, depth, (), ignored, asked=target, candidates=listed)
+
+
+def _walk(
+    graph: CodeGraph,
+    root: CodeNode,
+    depth: int,
+    dependents: dict[str, list[tuple[str, str]]],
+    children: dict[str, list[str]],
+) -> ImpactResult:
+    """The blast radius of ``root`` over the reverse dependency and contains maps."""
 
     def walked_with(node: CodeNode) -> list[str]:
         """``node`` and, for a constructor, its class: the ids whose dependents are its."""
@@ -252,4 +309,4 @@ def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
                             expanded.add(walked)
                             nxt.append(walked)
         frontier = sorted(nxt)
-    return ImpactResult(root, depth, tuple(impacted), tuple(ignored))
+    return ImpactResult(root, depth, tuple(impacted), tuple(ignored), asked=root.id)

@@ -35,6 +35,18 @@ __all__ = [
 
 SQLITE_TIMEOUT_SECONDS = 30.0
 
+# What a migration runs when extraction learns something new: the stored facts and what
+# was resolved from them go, and the next index extracts every file again.
+EXTRACT_AGAIN = """
+DELETE FROM files;
+DELETE FROM symbols;
+DELETE FROM edges;
+DELETE FROM unresolved;
+DELETE FROM exports;
+DELETE FROM skipped;
+DELETE FROM meta WHERE key = 'generation';
+"""
+
 # Each migration runs once, in order, inside one transaction, and is recorded in
 # schema_migrations, so an index.db written by an older version opens in a newer one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -124,15 +136,12 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         3,
         "type evidence in the facts: every file is extracted again",
-        """
-        DELETE FROM files;
-        DELETE FROM symbols;
-        DELETE FROM edges;
-        DELETE FROM unresolved;
-        DELETE FROM exports;
-        DELETE FROM skipped;
-        DELETE FROM meta WHERE key = 'generation';
-        """,
+        EXTRACT_AGAIN,
+    ),
+    (
+        4,
+        "call-result receivers, return and __all__ evidence, locals, self reads: extract again",
+        EXTRACT_AGAIN,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]

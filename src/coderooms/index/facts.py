@@ -18,6 +18,11 @@ _T = TypeVar("_T")
 
 SymbolKind = str  # "module" | "class" | "function" | "method"
 
+# Type evidence (FileFacts.types) filed under names no variable can have:
+RETURNED = "return"  # (function, RETURNED, what a return statement gives)
+STAR_EXPORTS = "*"  # (module, STAR_EXPORTS, a name __all__ lists; "*" not known, "" none)
+LOCAL = "?"  # (function, name, LOCAL): a name bound there to what is not known
+
 
 def _pickled_by_fields(cls: type[_T]) -> type[_T]:
     """Pickle instances as their class and field values in order. Facts cross from the
@@ -90,7 +95,8 @@ class FileFacts:
     refs: list[tuple[str, str, str]] = field(default_factory=list)
     # (class id, base expression text)
     bases: list[tuple[str, str]] = field(default_factory=list)
-    # (owner id, variable, evidence of its type): see extract.python._types.
+    # (owner id, variable, evidence of its type): see extract.python._types and the
+    # RETURNED, STAR_EXPORTS and LOCAL rows above.
     types: list[tuple[str, str, str]] = field(default_factory=list)
     # Filled by the worker so the main process only stores them: the JSON form of
     # imports/calls/refs/bases, and the names whose definitions affect this file.

@@ -22,7 +22,7 @@ from itertools import chain
 from coderooms.index import db
 from coderooms.index.discover import list_files
 from coderooms.index.extract import Outcome, Unchanged, prepare, process_file, skip_reason
-from coderooms.index.facts import FileFacts, Skipped
+from coderooms.index.facts import RETURNED, FileFacts, Skipped
 from coderooms.index.gitlog import GitLogPass, head_commit
 from coderooms.index.languages import PARSED_LANGUAGES, language_of
 from coderooms.index.resolve import UNRESOLVED_REASONS, Resolver, SymbolRow, SymbolTable
@@ -199,7 +199,7 @@ def _run(
         want_git = bool(listing.git and head and head != db.get_meta(conn, "head"))
         git_proc = GitLogPass(root) if want_git and not forks else None
         changed: list[FileFacts] = []
-        old_symbols: dict[str, set[tuple[str, str]]] = {}
+        old_symbols: dict[str, set[SymbolKey]] = {}
         # A cold build fills empty tables: their indexes are rebuilt once at the end.
         rebuild = db.drop_indexes(conn, BULK_TABLES) if cold else []
         for path in deleted:
@@ -333,8 +333,26 @@ def _run(
     return dataclasses.replace(summary, phases={k: round(v, 4) for k, v in phases.items()})
 
 
-def _symbol_keys(conn: sqlite3.Connection, path: str) -> set[tuple[str, str]]:
-    return {(i, n) for i, n in conn.execute("SELECT id, name FROM symbols WHERE path = ?", (path,))}
+SymbolKey = tuple[str, str, str]
+"""(id, name, what others learn of its type: its signature and what it returns)."""
+
+
+def symbol_keys(facts: FileFacts) -> set[SymbolKey]:
+    """A file's symbols as other files see them: when a key changes, the files using the
+    symbol's name resolve again (a call of it may give another type now)."""
+    returned: dict[str, list[str]] = defaultdict(list)
+    for owner, var, evidence in facts.types:
+        if var == RETURNED:
+            returned[owner].append(evidence)
+    return {
+        (s.id, s.name, "\n".join([s.signature, *sorted(returned.get(s.id, ()))]))
+        for s in facts.symbols
+    }
+
+
+def _symbol_keys(conn: sqlite3.Connection, path: str) -> set[SymbolKey]:
+    facts = db.load_facts(conn, path)
+    return symbol_keys(facts) if facts is not None else set()
 
 
 def _file_names(path: str) -> set[str]:
@@ -407,7 +425,7 @@ def _prepare_resolution(
     cold: bool,
     changed: list[FileFacts],
     deleted: list[str],
-    old_symbols: dict[str, set[tuple[str, str]]],
+    old_symbols: dict[str, set[SymbolKey]],
 ) -> tuple[list[str], SymbolTable | None, Resolver | None]:
     """The files whose edges the changes can affect through the names they use (sorted),
     the symbol table of the new state and a resolver over it (both None when nothing
@@ -422,16 +440,16 @@ def _prepare_resolution(
         delta: set[str] = set()
         affected = {f.path for f in changed if f.language in PARSED_LANGUAGES}
         for f in changed:
-            new = {(s.id, s.name) for s in f.symbols}
+            new = symbol_keys(f)
             old = old_symbols.get(f.path)
             if old is None:  # a new file
                 delta.update(_file_names(f.path))
-                delta.update(n for _, n in new)
+                delta.update(key[1] for key in new)
                 continue
-            delta.update(n for _, n in new ^ old)
+            delta.update(key[1] for key in new ^ old)
         for path in deleted:
             delta.update(_file_names(path))
-            delta.update(n for _, n in old_symbols.get(path, ()))
+            delta.update(key[1] for key in old_symbols.get(path, ()))
         if delta:
             for path, uses in conn.execute("SELECT path, uses FROM files WHERE uses != ''"):
                 if not delta.isdisjoint(uses.split("\n")):

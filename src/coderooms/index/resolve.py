@@ -28,7 +28,7 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
-from coderooms.index.facts import FileFacts, ImportFact
+from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
 from coderooms.index.protocols import BUILTIN_RESULT_CALLS, PROTOCOL_METHODS, PYTHON_BUILTIN_TYPES
 
 MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
@@ -308,13 +308,15 @@ class Resolver:
 
     def exports(self, path: str) -> str:
         """A digest of what other files import from ``path``: every name it binds by
-        import, followed to where it leads, and the modules it star-imports. Names it
+        import, followed to where it leads, the modules it star-imports and the names
+        its ``__all__`` lists. Names it
         defines itself are not in it (a change to those changes the names other files
         use); when this digest moves, files importing ``path`` may resolve differently."""
         bound = sorted(self.bindings(path).items(), key=lambda item: item[0])
         led = [(name, self._follow(target, 0) or target) for name, target in bound]
         stars = [self._follow(star, 0) or star for star in self._stars.get(path, ())]
-        text = repr((led, stars)).encode("utf-8", "surrogatepass")
+        listed = sorted(self._evidence(path).get((path, STAR_EXPORTS), ()))  # __all__
+        text = repr((led, stars, listed)).encode("utf-8", "surrogatepass")
         return hashlib.blake2b(text, digest_size=EXPORTS_DIGEST_BYTES).hexdigest()
 
     def imported_files(self, path: str) -> list[str]:
@@ -629,7 +631,7 @@ class Resolver:
             if value is not None:
                 return value
             for star in self._stars.get(path, ()):  # re-exported wholesale
-                found = self._member(star, part, depth + 1)
+                found = self._member(star, part, depth + 1) if self._exports(star, part) else None
                 if found is not None and found[0] != "ext":
                     return found
             return None
@@ -738,10 +740,20 @@ class Resolver:
         if value is not None:
             return value
         for star in self._stars.get(path, ()):
-            found = self._member(star, name, 1)
+            found = self._member(star, name, 1) if self._exports(star, name) else None
             if found is not None and found[0] != "ext":
                 return found
         return None
+
+    def _exports(self, star: Target, name: str) -> bool:
+        """Whether ``from m import *`` of the Python module ``star`` binds ``name``: the
+        names its ``__all__`` lists, else its names not starting with ``_``."""
+        if star[0] != "file" or self.t.files.get(star[1]) != "python":
+            return True
+        listed = self._evidence(star[1]).get((star[1], STAR_EXPORTS))
+        if not listed:
+            return not name.startswith("_")
+        return name in listed or STAR_EXPORTS in listed
 
     def _named(self, name: str, kinds: frozenset[str]) -> list[str]:
         """Every symbol of the repository called ``name`` whose kind is one of ``kinds``
@@ -775,12 +787,15 @@ class Resolver:
         parts = text.removesuffix("::").split(sep)
         head = parts[0]
         python = facts.language == "python"
+        if python and text.endswith("()"):  # f(…).m(): what calling f gives
+            return self._type_of(facts, owner, text)
         if head in SELF_RECEIVERS:
             cls = self._enclosing_class(owner)
             cur: Target | None = ("sym", cls) if cls else None
             if cls is not None and python and len(parts) > 1:
                 # self.x: a member of the class, else what its methods assign to self.x
-                cur = self._member(("sym", cls), parts[1], 0) or self._attribute(cls, parts[1])
+                cur = self._member(("sym", cls), parts[1], 0)
+                cur = self._read(cur) if cur is not None else self._attribute(cls, parts[1])
                 parts = parts[1:]
         elif head.endswith("()") and len(parts) == 1:  # (new T()).m(): an instance of T
             cur = self._type_of(facts, owner, head)
@@ -795,8 +810,17 @@ class Resolver:
             found = self._member(cur, part, 0)
             if found is None and python and cur[0] == "sym" and self.t.sym[cur[1]].kind == "class":
                 found = self._attribute(cur[1], part)  # x.attr: what the class assigns
+            elif found is not None and python:
+                found = self._read(found)
             cur = found
         return cur
+
+    def _read(self, member: Target) -> Target | None:
+        """What reading a member gives: a method read as an attribute in a chain
+        (``r.text.strip()``) is a property, whose value is what it returns."""
+        if member[0] == "sym" and self.t.sym[member[1]].kind == "method":
+            return self._returned(member[1])
+        return member
 
     # --- type evidence (Python) ---------------------------------------------------
 
@@ -807,7 +831,10 @@ class Resolver:
             got = self._types[path] = defaultdict(list)
             facts = self.facts(path)
             for owner, var, evidence in facts.types if facts is not None else ():
-                got[owner, var].append(evidence)
+                if evidence == LOCAL:
+                    got[owner, var]  # bound there, to nothing known: an empty list
+                else:
+                    got[owner, var].append(evidence)
         return got
 
     def _local_type(self, facts: FileFacts, owner: str, name: str) -> Target | None:
@@ -819,7 +846,9 @@ class Resolver:
         cur = self.t.sym.get(owner)
         while cur is not None:
             found = evidence.get((cur.id, name))
-            if found and (fields or cur.kind != "class"):
+            if found is not None and (fields or cur.kind != "class"):
+                if not found:
+                    return None  # a local of no known type hides any outer binding
                 key = (facts.path, cur.id, name)
                 if key in self._typing:
                     return None  # x = x.copy(): the evidence leads back to itself
@@ -852,6 +881,9 @@ class Resolver:
                     value = ("sym", cls) if cls else None
                 else:
                     value = self._type_of(facts, function_id, text)
+            elif not text:  # no annotation: what every return statement agrees on
+                returned = self._evidence(row.path).get((function_id, RETURNED))
+                value = self._typed(facts, function_id, returned) if returned else None
         self._returns[function_id] = value
         return value
 
@@ -909,7 +941,11 @@ class Resolver:
 
     def _type_of(self, facts: FileFacts, owner: str, evidence: str) -> Target | None:
         if evidence.startswith("="):  # X = Y: X is whatever Y is
-            return self._dotted(facts, owner, evidence[1:])
+            name = evidence[1:]
+            if name in SELF_RECEIVERS and facts.language == "python":  # return self
+                cls = self._enclosing_class(owner)
+                return ("sym", cls) if cls else None
+            return self._local_type(facts, owner, name) or self._dotted(facts, owner, name)
         python = facts.language == "python"
         if evidence.endswith("()"):  # x = T(…): an instance of the class T
             callee = evidence[:-2]
@@ -979,10 +1015,12 @@ class Resolver:
     def resolve_call(self, facts: FileFacts, owner: str, receiver: str, name: str) -> CallBinding:
         python = facts.language == "python"
         if receiver == "":
-            if name not in self.t.by_name and name not in self.bindings(facts.path):
+            if not self._may_name(facts.path, name):
                 # No symbol anywhere has this name and no import renames one to it.
                 builtin = python and name in PYTHON_BUILTINS
                 return CallBinding(None, "builtin" if builtin else "unknown")
+            if python and self._is_local(facts, owner, name):
+                return CallBinding(None, "unknown")  # a variable of the function
             got = self._scoped(facts, owner, name)
             if got is not None:
                 if got[0] == "sym":
@@ -1025,6 +1063,24 @@ class Resolver:
             return CallBinding(None, "builtin")
         return self._by_name(facts, name, CALLABLE_KINDS)
 
+    def _may_name(self, path: str, name: str) -> bool:
+        """Whether a bare ``name`` in ``path`` can mean project code: some symbol has the
+        name, or an import (a star import included) may bind it."""
+        return name in self.t.by_name or name in self.bindings(path) or bool(self._stars[path])
+
+    def _is_local(self, facts: FileFacts, owner: str, name: str) -> bool:
+        """Whether ``name`` is a variable a function around ``owner`` binds (a parameter,
+        an assignment): such a name never reaches the module's definitions."""
+        evidence = self._evidence(facts.path)
+        if not evidence:
+            return False
+        cur = self.t.sym.get(owner)
+        while cur is not None:
+            if cur.kind != "class" and (cur.id, name) in evidence:
+                return True
+            cur = self.t.sym.get(cur.parent) if cur.parent else None
+        return False
+
     def _by_name(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> CallBinding:
         """A call nothing but its name ties to code: Go and Java see their own package
         (a unique name in the same directory is resolved); otherwise the few symbols
@@ -1044,7 +1100,9 @@ class Resolver:
 
     def resolve_ref(self, facts: FileFacts, owner: str, receiver: str, name: str) -> str | None:
         if receiver == "":
-            if name not in self.t.by_name and name not in self.bindings(facts.path):
+            if not self._may_name(facts.path, name):
+                return None
+            if facts.language == "python" and self._is_local(facts, owner, name):
                 return None
             got = self._scoped(facts, owner, name)
         elif name not in self.t.by_name:
@@ -1152,8 +1210,8 @@ def names_used(facts: FileFacts) -> set[str]:
     receivers = set(map(_second, facts.calls))
     receivers.update(map(_second, facts.refs))
     receivers.discard("?")
-    for receiver in receivers:
-        names.update(receiver.replace("::", ".").split("."))
+    for receiver in receivers:  # Foo.create() uses Foo and create
+        names.update(receiver.replace("::", ".").replace("()", "").split("."))
     for imp in facts.imports:
         names.update(p for p in imp.module.replace("::", ".").replace("/", ".").split(".") if p)
         names.update(n for n, _ in imp.names)
@@ -1182,7 +1240,7 @@ def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> 
         return True
     if receiver == "super()":
         return False
-    head = receiver.split("::" if "::" in receiver else ".", 1)[0]
+    head = receiver.split("::" if "::" in receiver else ".", 1)[0].removesuffix("()")
     return head not in SELF_RECEIVERS and head not in nested
 
 

@@ -25,6 +25,7 @@ from coderooms.mcp.schemas import (
 from coderooms.sessions import session_lines, working_set_lines
 
 __all__ = [
+    "candidates_text",
     "render_discussion",
     "render_focus",
     "render_impact",
@@ -346,8 +347,28 @@ def render_seek(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def candidates_text(out: dict[str, Any]) -> str:
+    """The readable text of an impact answer whose target names several symbols."""
+    candidates = out["candidates"]
+    more = out.get("ignored_total", len(out["ignored"]))
+    lines = [
+        f"{out['asked']!r} names {len(candidates) + more} symbols; "
+        "ask impact again with one of these ids:"
+    ]
+    lines += [
+        f"- {c['id']} ({c['kind']}, {c['path']}:{c['start_line']}-{c['end_line']}): "
+        f"{c['dependents']} direct dependent{'' if c['dependents'] == 1 else 's'}"
+        for c in candidates
+    ]
+    if more:
+        lines.append(f"- and {more} more")
+    return "\n".join(lines)
+
+
 def render_impact(out: dict[str, Any]) -> str:
     """The readable text of an impact answer (the ImpactOut schema)."""
+    if out["target"] is None:
+        return candidates_text(out)
     lines = [f"Impact of {out['target']} (depth {out['depth']}):"]
     lines += [
         f"- {item['id']} {item['path']}:{item['start_line']}-{item['end_line']} at distance "

@@ -435,8 +435,21 @@ class ImpactedOut(_NodeOut):
     )
 
 
+class ImpactCandidateOut(_NodeOut):
+    qualname: str
+    dependents: int = Field(description="How many depend on it directly (depth 1).")
+
+
 class ImpactOut(_Open):
-    target: str
+    target: str | None = Field(
+        description="The node the blast radius is of; null when the target names several "
+        "symbols, listed in candidates."
+    )
+    asked: str = Field(description="The target as given.")
+    candidates: list[ImpactCandidateOut] = Field(
+        description="When the target names several symbols: each, with its direct "
+        "dependents, to ask impact again by id (impacted is then empty)."
+    )
     depth: int
     impacted: list[ImpactedOut]
     ignored: list[dict[str, Any]] = Field(description=IGNORED_NOTE)

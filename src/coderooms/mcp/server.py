@@ -435,7 +435,8 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
             int, Field(description=f"How many dependency hops to follow (1 to {MAX_IMPACT_DEPTH}).")
         ] = 2,
     ) -> Annotated[CallToolResult, ImpactOut]:
-        """What depends on a target: its blast radius over reverse dependencies."""
+        """What depends on a target: its blast radius over reverse dependencies. A name
+        several symbols carry answers with those symbols (candidates) to ask by id."""
         return await _answer(
             lambda: service.impact(who(ctx), target, depth),
             render.render_impact,

@@ -19,11 +19,10 @@ from coderooms.index.extract.common import (
     node_text,
     one_line,
 )
-from coderooms.index.facts import FileFacts, ImportFact
+from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
 
 # Names that are never worth a reference edge: the receiver conventions of methods.
 IGNORED_REFERENCES = frozenset({"self", "cls"})
-_IGNORED_DOTTED = tuple(f"{name}.".encode() for name in sorted(IGNORED_REFERENCES))
 
 _QUERY = """
 (function_definition) @def.function
@@ -56,6 +55,10 @@ _QUERY = """
 (assignment) @typed
 (typed_parameter) @typed
 (typed_default_parameter) @typed
+(return_statement (call function: [(identifier) (attribute)] @returns.call))
+(return_statement (identifier) @returns.name)
+((assignment left: (identifier) @_all) @exports (#eq? @_all "__all__"))
+((augmented_assignment left: (identifier) @_all) @exports (#eq? @_all "__all__"))
 """
 
 
@@ -198,14 +201,66 @@ RECEIVER_SCAN_BYTES = 256  # how far back a receiver's dotted name is looked for
 TYPE_TEXT_MAX_CHARS = 200  # longest annotation kept as type evidence
 
 
+# In a reversed window: brackets, quotes, a comment's # and a backslash.
+_SIGNIFICANT = re.compile(rb"[()\[\]{}'\"#\\]")
+_CLOSER_OF = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
+_QUOTES = frozenset(b"'\"")
+_OPENERS = frozenset(b"([{")
+
+
+def _call_start(window: bytes) -> int:
+    """Where the argument list that ends ``window`` opens (its ``(``), or -1 when the
+    brackets do not match inside the window, or a comment or an escaped quote makes
+    the text ambiguous. Strings in the arguments are stepped over."""
+    text = window[::-1]  # read backwards, jumping from one significant byte to the next
+    depth: list[int] = []
+    at = 0
+    while (found := _SIGNIFICANT.search(text, at)) is not None:
+        i = found.start()
+        byte = text[i]
+        if byte in _QUOTES:
+            close = text.find(text[i : i + 1], i + 1)
+            if close < 0 or text[close + 1 : close + 2] == b"\\":
+                return -1
+            at = close + 1
+            continue
+        if byte in _CLOSER_OF:
+            depth.append(_CLOSER_OF[byte])
+        elif byte in _OPENERS:
+            if not depth or byte != depth[-1]:
+                return -1
+            depth.pop()
+            if not depth:
+                return len(window) - 1 - i
+        else:  # a comment or a backslash
+            return -1
+        at = i + 1
+    return -1
+
+
 def receiver_before(source: bytes, dot: int) -> str:
     """The receiver of a method call whose ``.`` is at byte ``dot``, read from the text:
-    a dotted name (``self.items``), ``super()``, or ``?`` for anything else."""
+    a dotted name (``self.items``), ``super()``, the result of calling a dotted name
+    (``Foo.create(…)`` reads ``Foo.create()``), or ``?`` for anything else."""
     if dot <= 0 or source[dot : dot + 1] != b".":
         return "?"
     window = source[max(0, dot - RECEIVER_SCAN_BYTES) : dot]
     if window.endswith(b"super()"):
         return "super()"
+    if window.endswith(b")"):
+        opened = _call_start(window)
+        if opened <= 0:
+            return "?"
+        callee = _name_before(source, dot - len(window) + opened)
+        return "?" if callee == "?" else callee + "()"
+    return _name_before(source, dot)
+
+
+def _name_before(source: bytes, end: int) -> str:
+    """The dotted name whose text ends at byte ``end``, or ``?`` when what ends there
+    is not one (or only the tail of a longer expression)."""
+    window = source[max(0, end - RECEIVER_SCAN_BYTES) : end]
+    dot = end
     # The run of name characters that ends at the dot (rstrip finds where it starts).
     start = len(window.rstrip(_NAME_BYTES))
     tail = window[start:]
@@ -355,38 +410,72 @@ def extract(facts: FileFacts, source: bytes) -> None:
     call_ends = set(attr_ends)
     call_name_starts = set(starts)
     call_name_starts.update(attr_starts)
-    pairs = sorted(
-        (
-            n
-            for n in caps.get("ref.pair", ())
-            if n.end_byte not in call_ends and not source.startswith(_IGNORED_DOTTED, n.start_byte)
-        ),
-        key=_start,
-    )
+    # self.x and cls.x stay: a property (or a method passed as a value) is read so.
+    pairs = sorted((n for n in caps.get("ref.pair", ()) if n.end_byte not in call_ends), key=_start)
     for node, owner in zip(pairs, owners_of(map(_start, pairs)), strict=True):
         split = _split_pair(source, node)
         if split is None:
             continue
         receiver, attr, attr_start = split
-        if attr_start in call_name_starts or receiver in IGNORED_REFERENCES:
+        if attr_start in call_name_starts:
             continue
         refs[owner, receiver, attr] = None
     facts.refs = list(refs)
-    facts.types = _types(caps.get("typed", ()), source, owner_at)
+    # What return statements give: T() for a call of T (cls() in a class method), =name
+    # for a name (return self); and the names __all__ lists.
+    call_starts, call_ends_ = _spans(caps.get("returns.call", ()))
+    name_starts, name_ends = _spans(caps.get("returns.name", ()))
+    extra = list(
+        chain(
+            zip(
+                owners_of(call_starts),
+                repeat(RETURNED),
+                map(_called, text_of(call_starts, call_ends_)),
+            ),
+            zip(
+                owners_of(name_starts),
+                repeat(RETURNED),
+                map(_named, text_of(name_starts, name_ends)),
+            ),
+        )
+    )
+    for bound in caps.get("exports", ()):
+        if _at_module_level(bound):
+            extra.extend((path, STAR_EXPORTS, name) for name in _exported(bound, source))
+    facts.types = _types(caps.get("typed", ()), source, owner_at, extra)
+
+
+def _called(callee: str) -> str:
+    return callee + "()"
+
+
+def _named(name: str) -> str:
+    return "=" + name
 
 
 def _types(
-    nodes: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+    nodes: Iterable[Node],
+    source: bytes,
+    owner_at: Callable[[int], str],
+    extra: Iterable[tuple[str, str, str]] = (),
 ) -> list[tuple[str, str, str]]:
     """``(owner, variable, evidence)`` for each name bound where its type shows: the
     evidence is ``T()`` for a call of ``T``, ``T`` for an annotation or a literal of the
     builtin type ``T``, ``=T`` for a module-level ``X = T``. Variables are plain names
-    and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed)."""
-    found: dict[tuple[str, str, str], None] = {}
+    and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed), and
+    ``extra`` rows already made (returns, ``__all__``) are kept as they are."""
+    found: dict[tuple[str, str, str], None] = dict.fromkeys(extra)
     for bound in nodes:
         if bound.type == "assignment":
             var = bound.child_by_field_name("left")
-            if var is None or var.type not in ("identifier", "attribute"):
+            if var is None:
+                continue
+            if var.type in ("pattern_list", "tuple_pattern"):
+                for part in var.named_children:  # unpacked names: locals of no known type
+                    if part.type == "identifier":
+                        found[owner_at(part.start_byte), node_text(source, part), LOCAL] = None
+                continue
+            if var.type not in ("identifier", "attribute"):
                 continue
         else:
             var = bound.child_by_field_name("name") or bound.named_child(0)
@@ -409,14 +498,48 @@ def _types(
                 continue
             evidence = node_text(source, function) + "()"
         elif right.type in ("identifier", "attribute"):
-            statement = bound.parent
-            if statement is None or statement.parent is None or statement.parent.type != "module":
-                continue  # an alias only at module level
+            if not _at_module_level(bound):  # an alias only at module level
+                if "." not in name:
+                    found[owner_at(var.start_byte), name, LOCAL] = None
+                continue
             evidence = "=" + node_text(source, right)
         elif right.type in _LITERAL_TYPES:
             evidence = _LITERAL_TYPES[right.type]
-        else:
+        elif "." in name:
             continue
+        else:
+            evidence = LOCAL  # bound here, to what is not known: still a local name
         # A parameter belongs to its function: its start lies inside the definition.
         found[owner_at(var.start_byte), name, evidence] = None
     return sorted(found)
+
+
+_EXPORT_SEQUENCES = frozenset({"list", "tuple"})
+
+
+def _at_module_level(bound: Node) -> bool:
+    statement = bound.parent
+    return (
+        statement is not None and statement.parent is not None and statement.parent.type == "module"
+    )
+
+
+def _exported(bound: Node, source: bytes) -> list[str]:
+    """The names an ``__all__ = […]`` (or ``+= […]``) lists (``""`` alone for an empty
+    one); ``*`` when it is not a literal sequence of plain strings (the module's
+    exports are then not known)."""
+    right = bound.child_by_field_name("right")
+    if right is None or right.type not in _EXPORT_SEQUENCES:
+        return [STAR_EXPORTS]
+    names = []
+    for item in right.named_children:
+        if item.type == "comment":
+            continue
+        text = node_text(source, item).strip()
+        if item.type != "string" or len(text) < 2 or text[0] not in "'\"" or text[-1] != text[0]:
+            return [STAR_EXPORTS]
+        name = text[1:-1]
+        if not name.isidentifier():
+            return [STAR_EXPORTS]
+        names.append(name)
+    return names or [""]  # an empty __all__ exports nothing, unlike none at all

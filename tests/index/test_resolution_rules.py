@@ -1,0 +1,256 @@
+"""The Python resolution rules beyond plain calls, one fixture each: properties,
+decorators that keep the name, ``cls()`` in class methods, chained calls, re-exports
+through ``__init__.py`` (``__all__``, ``from x import *``), module-level aliases and
+relative imports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from index_fixtures import index
+
+from coderooms.focus.graph import CodeGraph
+from coderooms.focus.impact import impact
+
+
+def edges_from(graph: CodeGraph, src: str, *kinds: str) -> set[str]:
+    wanted = kinds or ("calls",)
+    return {e.dst for e in graph.edges if e.kind in wanted and e.src == src}
+
+
+PROPERTY_CLASS = (
+    "class Response:\n"
+    "    @property\n    def text(self) -> 'Body':\n        return Body()\n"
+    "    def show(self):\n        return self.text\n"
+    "class Body:\n    def strip(self):\n        pass\n"
+)
+
+
+def test_a_property_read_is_a_reference_to_it(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "web.py": PROPERTY_CLASS,
+            "use.py": (
+                "from web import Response\n\n"
+                "def read(r: Response):\n    return r.text\n"
+                "def unknown(r):\n    return r.text\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "web.py::Response.show", "references") == {"web.py::Response.text"}
+    assert edges_from(graph, "use.py::read", "references") == {
+        "web.py::Response",  # the annotation
+        "web.py::Response.text",
+    }
+    assert edges_from(graph, "use.py::unknown", "references", "calls", "name_match") == set()
+    dependents = {i.node.id for i in impact(graph, "web.py::Response.text", depth=1).impacted}
+    assert dependents == {"web.py::Response.show", "use.py::read"}
+
+
+def test_a_property_types_the_chain_through_its_return_annotation(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "web.py": PROPERTY_CLASS,
+            "other.py": "class Text:\n    def strip(self):\n        pass\n",
+            "use.py": (
+                "from web import Response\n\n"
+                "def clean(r: Response):\n    r.text.strip()\n"
+                "class Wrapper(Response):\n    def clean(self):\n        self.text.strip()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::clean") == {"web.py::Body.strip"}
+    assert edges_from(graph, "use.py::Wrapper.clean") == {"web.py::Body.strip"}
+
+
+def test_decorated_functions_stay_the_call_target(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "deco.py": (
+                "import functools\n\n"
+                "def logged(fn):\n"
+                "    @functools.wraps(fn)\n"
+                "    def wrapper(*args, **kwargs):\n        return fn(*args, **kwargs)\n"
+                "    return wrapper\n\n"
+                "@logged\ndef fetch(url):\n    pass\n\n"
+                "@functools.lru_cache(maxsize=None)\ndef parse(text):\n    pass\n\n"
+                "class Tool:\n"
+                "    @staticmethod\n    def build(x):\n        pass\n"
+                "    @classmethod\n    def load(cls, x):\n        pass\n"
+                "    @functools.cached_property\n    def size(self) -> int:\n        return 1\n"
+            ),
+            "use.py": (
+                "from deco import fetch, parse, Tool\n\n"
+                "def main(tool: Tool):\n"
+                "    fetch('x')\n    parse('y')\n    Tool.build(1)\n    Tool.load(2)\n"
+                "    tool.build(3)\n    return tool.size\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::main") == {
+        "deco.py::fetch",
+        "deco.py::parse",
+        "deco.py::Tool.build",
+        "deco.py::Tool.load",
+    }
+    # The annotation names the class; the property read names the cached property.
+    assert edges_from(graph, "use.py::main", "references") == {
+        "deco.py::Tool",
+        "deco.py::Tool.size",
+    }
+
+
+def test_cls_call_in_a_classmethod_is_an_instance_of_the_class(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "model.py": (
+                "class Foo:\n"
+                "    @classmethod\n    def create(cls, n=0):\n        return cls()\n"
+                "    def method(self):\n        pass\n"
+                "    def chain(self):\n        return self\n"
+                "    def nothing(self):\n        return\n"
+                "class Bar:\n    def method(self):\n        pass\n"
+            ),
+            "use.py": (
+                "from model import Foo\n\n"
+                "def direct():\n    Foo.create().method()\n"
+                "def through_a_variable():\n    made = Foo.create(3)\n    made.method()\n"
+                "def fluent(f: Foo):\n    f.chain().method()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::direct") == {"model.py::Foo.create", "model.py::Foo.method"}
+    assert edges_from(graph, "use.py::through_a_variable") == {
+        "model.py::Foo.create",
+        "model.py::Foo.method",
+    }
+    assert edges_from(graph, "use.py::fluent") == {"model.py::Foo.chain", "model.py::Foo.method"}
+
+
+def test_a_method_called_on_a_constructed_instance_binds(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "req.py": (
+                "class Request:\n    def prepare(self):\n        pass\n"
+                "class Prepared:\n    def prepare(self):\n        pass\n"
+            ),
+            "use.py": (
+                "from req import Request\n\n"
+                "def send(url):\n    return Request('GET', url,\n        data=(1, 2)).prepare()\n"
+                "def unknown(make):\n    return make(1).prepare()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::send") == {"req.py::Request", "req.py::Request.prepare"}
+    assert edges_from(graph, "use.py::unknown") == set()  # unknown result: name only
+    assert edges_from(graph, "use.py::unknown", "name_match") == {
+        "req.py::Request.prepare",
+        "req.py::Prepared.prepare",
+    }
+
+
+def test_all_limits_what_a_star_import_brings(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "lib/__init__.py": "from lib.shapes import *\nfrom lib import tools\n",
+            "lib/shapes.py": (
+                "__all__ = ['Circle']\n\n"
+                "class Circle:\n    def area(self):\n        pass\n"
+                "class Hidden:\n    pass\n"
+            ),
+            "lib/tools.py": "def measure():\n    pass\n",
+            "app.py": (
+                "from lib import *\nimport lib\n\n"
+                "def main():\n    Circle().area()\n    lib.tools.measure()\n    Hidden()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "app.py::main") == {
+        "lib/shapes.py::Circle",
+        "lib/shapes.py::Circle.area",
+        "lib/tools.py::measure",
+    }
+
+
+def test_all_may_name_a_submodule_and_a_reexported_name(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "pkg/__init__.py": ("from .impl import run as start\n__all__ = ['start', 'helpers']\n"),
+            "pkg/impl.py": "def run():\n    pass\n",
+            "pkg/helpers.py": "def assist():\n    pass\n",
+            "main.py": "from pkg import *\n\ndef go():\n    start()\n    helpers.assist()\n",
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "main.py::go") == {"pkg/impl.py::run", "pkg/helpers.py::assist"}
+
+
+def test_module_level_class_alias_binds_calls_and_methods(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "dense.py": "class MutableDense:\n    def col_insert(self, i):\n        pass\n",
+            "matrices.py": "from dense import MutableDense\n\nMatrix = MutableDense\n",
+            "sparse.py": "class Sparse:\n    def col_insert(self, i):\n        pass\n",
+            "use.py": (
+                "from matrices import Matrix\n\n"
+                "def build():\n    m = Matrix()\n    m.col_insert(1)\n"
+                "def typed(m: Matrix):\n    m.col_insert(2)\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::build") == {
+        "dense.py::MutableDense",
+        "dense.py::MutableDense.col_insert",
+    }
+    assert edges_from(graph, "use.py::typed") == {"dense.py::MutableDense.col_insert"}
+
+
+def test_relative_imports_of_every_depth(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "top/__init__.py": "",
+            "top/util.py": "def clean():\n    pass\n",
+            "top/sub/__init__.py": "from .inner import work\n",
+            "top/sub/inner.py": "def work():\n    pass\n",
+            "top/sub/deep.py": (
+                "from ..util import clean\nfrom .. import util\nfrom . import inner\n"
+                "from . import work as job\n\n"
+                "def run():\n    clean()\n    util.clean()\n    inner.work()\n    job()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "top/sub/deep.py::run") == {
+        "top/util.py::clean",
+        "top/sub/inner.py::work",
+    }
+
+
+def test_a_local_variable_shadows_an_imported_name(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "api.py": "def patch(url):\n    pass\n",
+            "check.py": (
+                "from api import patch\n\n"
+                "def versions(text):\n"
+                "    major, minor, patch = text.split('.')\n"
+                "    return (major, minor, patch)\n"
+                "def uses():\n    return [patch]\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "check.py::versions", "references") == set()
+    assert edges_from(graph, "check.py::uses", "references") == {"api.py::patch"}
