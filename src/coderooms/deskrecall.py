@@ -33,7 +33,7 @@ from coderooms.focus.discussion import (
 )
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.runtime import Discussed, checked_budget
-from coderooms.focus.text import is_code_like
+from coderooms.focus.text import is_code_name
 from coderooms.focus.workingset import heat
 from coderooms.rooms.desks import Desk
 from coderooms.rooms.pins import PIN_LIMIT, fold_pins, read_pinboard
@@ -373,7 +373,7 @@ def mention_map(graph: CodeGraph) -> dict[str, tuple[str, ...]]:
 
 
 def _code_name(name: str) -> bool:
-    return len(name) >= MIN_CODE_NAME and _code_shaped(name)
+    return len(name) >= MIN_CODE_NAME and is_code_name(name)
 
 
 def about_goal(text: str, goal_terms: frozenset[str]) -> bool:
@@ -417,7 +417,7 @@ def code_names_of(
 
     def add(qualified: str, node_id: str) -> None:
         for key in (qualified, qualified.rpartition(".")[2]):
-            if len(key) >= MIN_CODE_NAME and key not in names and _code_shaped(key):
+            if key not in names and _code_name(key):
                 names[key] = node_id
 
     for item in focus_json.get("focus_set", []):
@@ -443,12 +443,6 @@ MIN_CODE_NAME = 4
 """Shorter code names (``get``, ``run``) say too little to tie a message to code."""
 FILE_KINDS = frozenset({"file", "module"})
 """Focus items whose name is a file's: a message naming ``pins`` is not about pins.py."""
-
-
-def _code_shaped(name: str) -> bool:
-    """A name no sentence writes by chance: dotted (``Session.send``) or spelled as code
-    (``fold_pins``, ``readPinboard``); a plain word (``pins``) is not."""
-    return "." in name or is_code_like(name)
 
 
 def discussion_json(discussion: Discussion) -> dict[str, Any]:

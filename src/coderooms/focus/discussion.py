@@ -38,7 +38,7 @@ import numpy as np
 import snowballstemmer
 
 from coderooms.focus.lexical import BM25
-from coderooms.focus.text import is_code_like
+from coderooms.focus.text import is_code_name
 
 __all__ = [
     "DISCUSSION_STOPWORDS",
@@ -341,7 +341,7 @@ def prose_outside_code(text: str) -> frozenset[str]:
     kept = []
     for word in text[:MENTION_SCAN_CHARS].split():
         bare = word.strip("`'\"()[]{}<>,;:!?.")
-        if "." in bare or "/" in bare or "::" in bare or is_code_like(bare):
+        if "/" in bare or "::" in bare or is_code_name(bare):
             continue
         kept.append(word)
     return frozenset(prose_terms(" ".join(kept)))

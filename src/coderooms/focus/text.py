@@ -124,6 +124,12 @@ def is_code_like(word: str) -> bool:
     return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
 
 
+def is_code_name(name: str) -> bool:
+    """A name no sentence writes by chance: dotted (``Session.send``) or spelled as code
+    (``fold_pins``, ``readPinboard``); a plain word (``pins``) is not."""
+    return "." in name or is_code_like(name)
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
     path: str

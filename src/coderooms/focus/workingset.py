@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from coderooms.focus.text import is_code_like, tokenize
+from coderooms.focus.text import is_code_name, tokenize
 
 __all__ = [
     "named_in_post",
@@ -386,7 +386,7 @@ def post_names(node_id: str) -> tuple[str, ...]:
     qualified = base.partition("::")[2]
     tail = qualified.rpartition(".")[2]
     names = [base]
-    names += [n for n in (qualified, tail) if n and ("." in n or is_code_like(n))]
+    names += [n for n in (qualified, tail) if n and is_code_name(n)]
     return tuple(dict.fromkeys(names))
 
 
