@@ -12,8 +12,8 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
-from contextlib import AsyncExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,26 @@ BIN = Path(sys.executable).parent
 CODEROOMS = str(BIN / "coderooms")
 
 ClientFactory = Callable[[], Client]
+
+
+@contextmanager
+def serving_up(db: str, repo: Path, cwd: Path) -> Iterator[subprocess.Popen[str]]:
+    """``coderooms up`` on ``db`` for ``repo``, on a free port, its banner readable from
+    its stdout; stopped with SIGTERM (and waited for) on leaving."""
+    process = subprocess.Popen(
+        [CODEROOMS, "--db", db, "up", "--port", "0", "--repo", str(repo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+    )
+    try:
+        assert process.stdout is not None
+        yield process
+    finally:
+        process.terminate()
+        process.wait(CALL_TIMEOUT_S)
 
 
 class Sessions:

@@ -13,7 +13,15 @@ import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_harness import CALL_TIMEOUT_S, CODEROOMS, Sessions, agent_token, ok, text_of
+from mcp_harness import (
+    CALL_TIMEOUT_S,
+    CODEROOMS,
+    Sessions,
+    agent_token,
+    ok,
+    serving_up,
+    text_of,
+)
 from mcp_repo import write_fixture_repo
 
 from coderooms.store import open_store
@@ -62,15 +70,7 @@ def served(
 
     asyncio.run(setup())
     tokens = {agent: agent_token(db, agent) for agent in ("alice", "bob", "erin")}
-    process = subprocess.Popen(
-        [CODEROOMS, "--db", db, "up", "--port", "0", "--repo", str(repo)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=base,
-    )
-    try:
+    with serving_up(db, repo, base) as process:
         assert process.stdout is not None
         first = process.stdout.readline()
         found = re.search(r"serving MCP at (http://127\.0\.0\.1:\d+/mcp)", first)
@@ -82,9 +82,6 @@ def served(
             if not line or line.startswith("Get a token with"):
                 break
         yield Server(process, found.group(1), banner), tokens, db
-    finally:
-        process.terminate()
-        process.wait(CALL_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "mcp"))
+from mcp_harness import serving_up  # noqa: E402
 from mcp_repo import write_fixture_repo  # noqa: E402
 
 CHROMIUM = os.environ.get("CODEROOMS_CHROMIUM", "/usr/bin/chromium")
 """Debian's chromium (Playwright's own browser download is not used)."""
-START_TIMEOUT_S = 120.0
 UI_TIMEOUT_MS = 10_000
 """How long a step waits for the page (generous: the machine may be busy)."""
 
@@ -67,15 +67,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ).stdout.strip()
         for person in ("pat", "sam")
     }
-    process = subprocess.Popen(
-        [CODEROOMS, "--db", db, "up", "--port", "0", "--repo", str(repo)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=base,
-    )
-    try:
+    with serving_up(db, repo, base) as process:
         assert process.stdout is not None
         url = None
         for _ in range(40):
@@ -86,9 +78,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 break
         assert url, "up did not print the web UI's address"
         yield Served(url, db, tokens)
-    finally:
-        process.terminate()
-        process.wait(START_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "mcp"))
+from mcp_harness import serving_up  # noqa: E402
 from mcp_repo import write_fixture_repo  # noqa: E402
 
 CODEROOMS = str(Path(sys.executable).parent / "coderooms")
@@ -24,15 +25,7 @@ def test_up_prints_the_web_address_and_serves_both(tmp_path: Path) -> None:
     token = subprocess.run(
         [*run, "person", "token", "pat"], check=True, capture_output=True, text=True
     ).stdout.strip()
-    process = subprocess.Popen(
-        [*run, "up", "--port", "0", "--repo", str(repo)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=tmp_path,
-    )
-    try:
+    with serving_up(db, repo, tmp_path) as process:
         assert process.stdout is not None
         lines = [process.stdout.readline(), process.stdout.readline()]
         mcp = re.search(r"serving MCP at (http://127\.0\.0\.1:(\d+))/mcp", lines[0])
@@ -48,6 +41,3 @@ def test_up_prints_the_web_address_and_serves_both(tmp_path: Path) -> None:
             agents = client.post("/mcp", json={}, headers={"Accept": "application/json"})
             assert agents.status_code == 401  # MCP still wants an agent's bearer token
             assert client.get("/.well-known/oauth-protected-resource").status_code == 404
-    finally:
-        process.terminate()
-        process.wait(TIMEOUT_S)
