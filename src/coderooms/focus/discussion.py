@@ -20,7 +20,13 @@ A message's score adds up a few signals, each with a named weight:
 
 Then **neighbours**: a message gains a share of the best score beside it (the message
 before or after it in its episode, its parent, its replies), so that a question brings
-its answer and an answer its question.
+its answer and an answer its question; and **own turns**: a smaller share of the best
+score of its author's previous or next message in the same episode (one person's story
+told over several turns, the other speaker's replies in between).
+
+The index can be extended: :func:`extend_discussion_index` appends newer messages to a
+built index without reading the older ones again, and gives the index a build over all
+of them would give (a full build is an extension of the empty index).
 
 The weights were chosen leave-one-conversation-out on the LoCoMo development set
 (``benchmarks/discussion.py``); pins, recency and code have no labelled data there and
@@ -30,6 +36,7 @@ are kept small, as priors that break ties rather than decide.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -37,7 +44,7 @@ from functools import lru_cache
 import numpy as np
 import snowballstemmer
 
-from coderooms.focus.lexical import BM25
+from coderooms.focus.lexical import BM25, DocumentCounts
 from coderooms.focus.text import is_code_name
 
 __all__ = [
@@ -52,6 +59,7 @@ __all__ = [
     "code_mentions",
     "prose_outside_code",
     "code_words",
+    "extend_discussion_index",
     "prose_terms",
     "rank_discussion",
     "score_goal",
@@ -122,6 +130,7 @@ class DiscussionConfig:
     speaker: float = 1.0
     episode: float = 0.6
     neighbours: float = 0.5
+    own_turns: float = 0.2
     pinned: float = 0.1
     recency: float = 0.05
     code: float = 0.3
@@ -141,6 +150,25 @@ class RankedMessage:
 
 
 @dataclass(frozen=True)
+class _Growth:
+    """What extending an index needs beyond what ranking reads: the messages' term counts
+    as flat arrays, and where the episode and turn folds stood after the newest message."""
+
+    vocabulary: dict[str, int]
+    words: tuple[str, ...]
+    ptr: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+    episodes: int
+    last_time: float | None
+    previous_in: dict[int, int]
+    """The newest message of each episode's top level (key: episode) and of each thread
+    (key: ``-1 - root position``)."""
+    own_previous: dict[tuple[int, str], int]
+    """The newest message of each (episode, author)."""
+
+
+@dataclass(frozen=True)
 class DiscussionIndex:
     """What the ranking needs of a desk, derived once from its messages."""
 
@@ -151,14 +179,20 @@ class DiscussionIndex:
     near_from: np.ndarray
     """With :attr:`near_to`: each (message, neighbour) pair, both ways round."""
     near_to: np.ndarray
+    own_from: np.ndarray
+    """With :attr:`own_to`: each (message, its author's previous or next message in the
+    same episode) pair."""
+    own_to: np.ndarray
     authors: tuple[str, ...]
-    """Distinct author labels; :attr:`author_of` holds each message's place in it."""
+    """Distinct author labels, in the order they first wrote; :attr:`author_of` holds
+    each message's place in it."""
     author_of: np.ndarray
     pinned: np.ndarray
     sequences: np.ndarray
     vectors: np.ndarray | None = None
     _position: dict[int, int] = field(default_factory=dict, repr=False)
     _identifiers: dict[str, list[int]] | None = field(default=None, repr=False)
+    _growth: _Growth | None = field(default=None, repr=False)
 
     def position(self, sequence: int) -> int | None:
         """Where the message with ``sequence`` sits in :attr:`messages`, if it does."""
@@ -169,9 +203,7 @@ class DiscussionIndex:
         dotted tail); the identifier map is built on the first question."""
         if self._identifiers is None:
             found: dict[str, list[int]] = {}
-            for i, message in enumerate(self.messages):
-                for word in code_words(message.text):
-                    found.setdefault(word, []).append(i)
+            _add_identifiers(found, self.messages, 0)
             object.__setattr__(self, "_identifiers", found)
         assert self._identifiers is not None
         return self._identifiers.get(name, [])
@@ -181,6 +213,19 @@ class DiscussionIndex:
         and its replies)."""
         low, high = np.searchsorted(self.near_from, [i, i + 1])
         return [int(j) for j in self.near_to[low:high]]
+
+    def own_turns_of(self, i: int) -> list[int]:
+        """Message ``i``'s author's previous and next message in its episode."""
+        low, high = np.searchsorted(self.own_from, [i, i + 1])
+        return [int(j) for j in self.own_to[low:high]]
+
+
+def _add_identifiers(
+    found: dict[str, list[int]], messages: Sequence[DeskMessage], start: int
+) -> None:
+    for i, message in enumerate(messages, start):
+        for word in code_words(message.text):
+            found.setdefault(word, []).append(i)
 
 
 _POSTED_AT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})")
@@ -208,47 +253,41 @@ def _seconds(posted_at: str | None) -> float | None:
     return float(((days * 24 + hour) * 60 + minute) * 60 + second)
 
 
-def _episodes(messages: Sequence[DeskMessage], position: Mapping[int, int]) -> list[int]:
-    episode: list[int] = []
-    current = -1
-    last_time: float | None = None
-    for i, message in enumerate(messages):
-        parent = position.get(message.parent) if message.parent is not None else None
-        if parent is not None and parent < i:
-            episode.append(episode[parent])
-            continue
-        moment = _seconds(message.posted_at)
-        if (
-            current < 0
-            or moment is None
-            or last_time is None
-            or moment - last_time > EPISODE_GAP_SECONDS
-        ):
-            current += 1
-        last_time = moment
-        episode.append(current)
-    return episode
-
-
-def _neighbours(
-    messages: Sequence[DeskMessage], position: Mapping[int, int], episode: Sequence[int]
+def _pairs(
+    pairs: Iterable[tuple[int, int]], old_from: np.ndarray, old_to: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    pairs: set[tuple[int, int]] = set()
-    previous_in: dict[int, int] = {}
-    for i, message in enumerate(messages):
-        parent = position.get(message.parent) if message.parent is not None else None
-        if parent is not None and parent != i:
-            pairs.update(((i, parent), (parent, i)))
-        key = episode[i] if parent is None else -1 - parent
-        before = previous_in.get(key)
-        if before is not None:
-            pairs.update(((i, before), (before, i)))
-        previous_in[key] = i
-    ordered = sorted(pairs)
-    return (
-        np.fromiter((a for a, _ in ordered), dtype=np.int64, count=len(ordered)),
-        np.fromiter((b for _, b in ordered), dtype=np.int64, count=len(ordered)),
+    """``pairs`` added to the (from, to) arrays, both ways round, sorted, without repeats."""
+    found = {(a, b) for pair in pairs for a, b in (pair, pair[::-1])}
+    if not found:
+        return old_from, old_to
+    new = np.asarray(sorted(found), dtype=np.int64).reshape(-1, 2)
+    both = np.concatenate([np.stack([old_from, old_to], axis=1), new]) if old_from.size else new
+    both = np.unique(both, axis=0)  # sorted by (from, to)
+    return np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])
+
+
+def _episode_documents(growth: _Growth, episode_of: np.ndarray, count: int) -> DocumentCounts:
+    """Each episode's term counts: its messages' terms in message order, a term's counts
+    summed, terms in the order they first occur (as one document of all its words)."""
+    sizes = np.diff(growth.ptr)
+    rows = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    episode = episode_of[rows]
+    order = np.argsort(episode, kind="stable")  # messages, then their terms, in order
+    key = episode[order] * max(len(growth.words), 1) + growth.ids[order]
+    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    summed = np.bincount(inverse, weights=growth.counts[order], minlength=len(unique))
+    ranked = np.argsort(first, kind="stable")  # episodes ascend with first occurrence
+    episode_sizes = np.bincount(episode[order][first], minlength=count)
+    return DocumentCounts(
+        keys=(b"",) * count,
+        terms=growth.words,
+        ptr=np.concatenate([[0], np.cumsum(episode_sizes)]).astype(np.int64),
+        ids=growth.ids[order][first][ranked],
+        counts=summed[ranked].astype(np.int64),
     )
+
+
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def build_discussion_index(
@@ -258,40 +297,150 @@ def build_discussion_index(
 
     ``vectors``, when given, holds one row per message (any scale: rows are normalised
     here)."""
-    ordered = tuple(messages)
-    position = {m.sequence: i for i, m in enumerate(ordered)}
-    terms = [prose_terms(f"{m.text} {m.author}") for m in ordered]
-    episode = _episodes(ordered, position)
-    count = (max(episode) + 1) if episode else 0
-    episode_terms: list[list[str]] = [[] for _ in range(count)]
-    for i, words in enumerate(terms):
-        episode_terms[episode[i]].extend(words)
-    normalised: np.ndarray | None = None
-    if vectors is not None:
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.shape[0] != len(ordered):
-            raise ValueError(f"{matrix.shape[0]} vectors for {len(ordered)} messages")
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        normalised = matrix / np.where(norms > 0, norms, 1.0)
-    near_from, near_to = _neighbours(ordered, position, episode)
-    authors = sorted({m.author for m in ordered})
-    author_of = {label: n for n, label in enumerate(authors)}
+    return extend_discussion_index(None, messages, vectors)
+
+
+def extend_discussion_index(
+    index: DiscussionIndex | None,
+    messages: Iterable[DeskMessage],
+    vectors: np.ndarray | None = None,
+    *,
+    pinned: frozenset[int] | None = None,
+) -> DiscussionIndex:
+    """``index`` with ``messages`` (each newer than its newest) appended: the index
+    :func:`build_discussion_index` gives over all of them, made without going over the
+    older messages' words again. ``vectors`` holds one row per new message (required
+    when ``index`` has vectors; not allowed when it has none). ``pinned``, when given,
+    is every pinned sequence (a new ``!pin`` marker pins an older message); otherwise
+    each message's own flag counts."""
+    added = tuple(messages)
+    old = index.messages if index is not None else ()
+    start = len(old)
+    ordered = old + added
+    growth = index._growth if index is not None else None
+    if index is not None and growth is None:
+        raise ValueError("this index cannot be extended (build it with build_discussion_index)")
+    position = dict(index._position) if index is not None else {}
+    for i, message in enumerate(added, start):
+        position[message.sequence] = i
+    # term counts of the new messages, appended to the flat arrays
+    vocabulary = dict(growth.vocabulary) if growth is not None else {}
+    new_ids: list[int] = []
+    new_counts: list[int] = []
+    sizes: list[int] = []
+    for message in added:
+        counted = Counter(prose_terms(f"{message.text} {message.author}"))
+        sizes.append(len(counted))
+        for term, n in counted.items():
+            new_ids.append(vocabulary.setdefault(term, len(vocabulary)))
+            new_counts.append(n)
+    old_ptr = growth.ptr if growth is not None else np.zeros(1, dtype=np.int64)
+    ptr = np.concatenate([old_ptr, old_ptr[-1] + np.cumsum(sizes, dtype=np.int64)])
+    ids = np.concatenate([growth.ids if growth else _EMPTY, np.asarray(new_ids, np.int64)])
+    counts = np.concatenate([growth.counts if growth else _EMPTY, np.asarray(new_counts, np.int64)])
+    # episodes and turns: the folds go on from where they stood
+    episode: list[int] = index.episode_of.tolist() if index is not None else []
+    current = growth.episodes - 1 if growth is not None else -1
+    last_time = growth.last_time if growth is not None else None
+    previous_in = dict(growth.previous_in) if growth is not None else {}
+    own_previous = dict(growth.own_previous) if growth is not None else {}
+    near: list[tuple[int, int]] = []
+    own: list[tuple[int, int]] = []
+    for i, message in enumerate(added, start):
+        parent = position.get(message.parent) if message.parent is not None else None
+        if parent is not None and parent < i:
+            episode.append(episode[parent])
+        else:
+            moment = _seconds(message.posted_at)
+            if (
+                current < 0
+                or moment is None
+                or last_time is None
+                or moment - last_time > EPISODE_GAP_SECONDS
+            ):
+                current += 1
+            last_time = moment
+            episode.append(current)
+        if parent is not None and parent != i:
+            near.append((i, parent))
+        key = episode[i] if parent is None else -1 - parent
+        before = previous_in.get(key)
+        if before is not None:
+            near.append((i, before))
+        previous_in[key] = i
+        turn = (episode[i], message.author)
+        mine = own_previous.get(turn)
+        if mine is not None:
+            own.append((i, mine))
+        own_previous[turn] = i
+    episode_of = np.asarray(episode, dtype=np.int64)
+    count = current + 1
+    words = tuple(vocabulary)
+    grown = _Growth(
+        vocabulary, words, ptr, ids, counts, count, last_time, previous_in, own_previous
+    )
+    empty = (_EMPTY, _EMPTY)
+    near_from, near_to = _pairs(near, *((index.near_from, index.near_to) if index else empty))
+    own_from, own_to = _pairs(own, *((index.own_from, index.own_to) if index else empty))
+    authors = list(index.authors) if index is not None else []
+    place = {label: n for n, label in enumerate(authors)}
+    for message in added:
+        if message.author not in place:
+            place[message.author] = len(authors)
+            authors.append(message.author)
+    author_of = np.fromiter((place[m.author] for m in added), dtype=np.int64, count=len(added))
+    if pinned is None:
+        flags = np.fromiter((m.pinned for m in added), dtype=bool, count=len(added))
+        pins = np.concatenate([index.pinned, flags]) if index is not None else flags
+    else:
+        pins = np.fromiter((m.sequence in pinned for m in ordered), dtype=bool, count=len(ordered))
+    normalised = _normalised(index, vectors, len(added))
+    identifiers = None
+    if index is not None and index._identifiers is not None:
+        identifiers = dict(index._identifiers)
+        fresh: dict[str, list[int]] = {}
+        _add_identifiers(fresh, added, start)
+        for word, at in fresh.items():
+            identifiers[word] = identifiers.get(word, []) + at
+    sequences = np.fromiter((m.sequence for m in added), dtype=np.int64, count=len(added))
     return DiscussionIndex(
         messages=ordered,
-        terms=BM25(terms),
-        episodes=BM25(episode_terms),
-        episode_of=np.asarray(episode, dtype=np.int64),
+        terms=BM25.from_documents(DocumentCounts((b"",) * len(ordered), words, ptr, ids, counts)),
+        episodes=BM25.from_documents(_episode_documents(grown, episode_of, count)),
+        episode_of=episode_of,
         near_from=near_from,
         near_to=near_to,
+        own_from=own_from,
+        own_to=own_to,
         authors=tuple(authors),
-        author_of=np.fromiter(
-            (author_of[m.author] for m in ordered), dtype=np.int64, count=len(ordered)
-        ),
-        pinned=np.fromiter((m.pinned for m in ordered), dtype=bool, count=len(ordered)),
-        sequences=np.fromiter((m.sequence for m in ordered), dtype=np.int64, count=len(ordered)),
+        author_of=np.concatenate([index.author_of, author_of]) if index else author_of,
+        pinned=pins,
+        sequences=np.concatenate([index.sequences, sequences]) if index else sequences,
         vectors=normalised,
         _position=position,
+        _identifiers=identifiers,
+        _growth=grown,
     )
+
+
+def _normalised(
+    index: DiscussionIndex | None, vectors: np.ndarray | None, added: int
+) -> np.ndarray | None:
+    """The index's unit vectors with the new messages' ``vectors`` appended."""
+    if vectors is None:
+        if index is not None and index.vectors is not None and added:
+            raise ValueError(f"no vectors for {added} new messages of an index with vectors")
+        return index.vectors if index is not None else None
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.shape[0] != added:
+        raise ValueError(f"{matrix.shape[0]} vectors for {added} messages")
+    if index is not None and index.vectors is None and len(index.messages):
+        raise ValueError("vectors for new messages of an index without vectors")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit = matrix / np.where(norms > 0, norms, 1.0)
+    if index is None or index.vectors is None:
+        return unit
+    return np.concatenate([index.vectors, unit])
 
 
 def _unit(scores: np.ndarray) -> np.ndarray:
@@ -450,7 +599,10 @@ def rank_discussion(
     beside = np.zeros(count)
     if index.near_from.size:
         np.maximum.at(beside, index.near_from, own[index.near_to])
-    score = score + weights.neighbours * beside
+    turns = np.zeros(count)
+    if index.own_from.size and weights.own_turns:
+        np.maximum.at(turns, index.own_from, own[index.own_to])
+    score = score + weights.neighbours * beside + weights.own_turns * turns
     recency = np.arange(1, count + 1, dtype=np.float64) / count
     score = score + weights.recency * recency * (score > 0)
     signal = score > weights.recency * recency + 1e-12
@@ -478,7 +630,7 @@ def rank_discussion(
             reasons.append("pinned")
         if i in code_hits:
             reasons.append("names salient code: " + ", ".join(code_hits[i][:REASON_TERMS]))
-        near = index.neighbours_of(i)
+        near = index.neighbours_of(i) + index.own_turns_of(i)
         if near:
             best = max(near, key=lambda j: (own[j], -j))
             if own[best] > own[i]:
