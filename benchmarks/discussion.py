@@ -17,7 +17,8 @@ two BM25 baselines with the same stemmed terms: over each turn's words and speak
 (``bm25``, the stronger) and over its words alone (``bm25-text``).
 
 ``--cv`` scores a small family of weightings (each weight of
-:class:`~coderooms.focus.discussion.DiscussionConfig` at ×0, ×0.5 and ×2) and, for each
+:class:`~coderooms.focus.discussion.DiscussionConfig` at ×0, ×0.5 and ×2, and the
+feedback depth one message fewer and more) and, for each
 conversation, picks the best on the other five (recall@10) and scores it on the held-out
 one: the leave-one-conversation-out figure.
 """
@@ -32,7 +33,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -196,8 +197,16 @@ def _flat(by_dialogue: dict[str, list]) -> list:
 
 
 def family() -> dict[str, DiscussionConfig]:
+    """The default, each weight at x0, x0.5 and x2, and each count one lower and higher."""
     configs = {"default": DiscussionConfig()}
     for f in fields(DiscussionConfig):
+        value = getattr(DiscussionConfig(), f.name)
+        if isinstance(value, int):
+            for step in (-1, 1):
+                configs[f"{f.name}{step:+d}"] = replace(
+                    DiscussionConfig(), **{f.name: value + step}
+                )
+            continue
         for factor in (0.0, 0.5, 2.0):
             configs[f"{f.name}x{factor:g}"] = DiscussionConfig().scaled(**{f.name: factor})
     return configs

@@ -241,3 +241,39 @@ def test_an_extended_index_is_the_index_built_over_all_its_messages(
             whole, goal, goal_vector=vector
         )
     assert grown.naming("cache") == whole.naming("cache")
+
+
+def apart(*lines: tuple[str, str]) -> list[DeskMessage]:
+    """Messages each in an episode of its own."""
+    return [
+        DeskMessage(i + 1, who, text, posted_at=at(i * 2 * EPISODE_GAP_SECONDS))
+        for i, (who, text) in enumerate(lines)
+    ]
+
+
+def test_feedback_finds_a_message_in_the_words_of_the_best_matches() -> None:
+    messages = apart(
+        ("Ann", "our family camping trip to the lake with the fam"),
+        ("Bo", "build is green"),
+        ("Ann", "the fam loved the lake"),
+        ("Bo", "lunch?"),
+    )
+    index = build_discussion_index(messages)
+    ranked = rank_discussion(index, "family camping")
+    assert [r.sequence for r in ranked] == [1, 3]
+    assert "uses the words of the goal's best matches" in ranked[1].reasons
+    plain = rank_discussion(index, "family camping", config=DiscussionConfig(feedback=0.0))
+    assert [r.sequence for r in plain] == [1]
+
+
+def test_feedback_leaves_the_authors_names_out() -> None:
+    messages = apart(("Ann", "the cache key is the path"), ("Ann", "lunch?"))
+    ranked = rank_discussion(build_discussion_index(messages), "cache key")
+    assert [r.sequence for r in ranked] == [1]
+
+
+def test_a_possessive_names_the_speaker() -> None:
+    messages = apart(("Ann", "I moved it"), ("Bo", "I moved it too"))
+    ranked = rank_discussion(build_discussion_index(messages), "where is Ann's move?")
+    assert ranked[0].sequence == 1
+    assert "by Ann, named in the goal" in ranked[0].reasons

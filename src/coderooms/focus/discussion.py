@@ -15,6 +15,9 @@ A message's score adds up a few signals, each with a named weight:
 * **episode**: BM25 of the goal over the whole episode the message belongs to: a run of
   messages with no pause longer than :data:`EPISODE_GAP_SECONDS` between them, replies
   joining their root's episode (a conversation about the goal lifts each of its turns);
+* **feedback**: BM25 of the words the goal's best few messages share (pseudo-relevance
+  feedback: what the goal's topic is called where the desk talks of it, "fam" for
+  "family");
 * **pinned** and **recency** as mild priors;
 * **code**: the message names a code node the caller says is salient.
 
@@ -74,6 +77,8 @@ PROSE_TERM_CACHE = 200_000
 MAX_DOTTED_PARTS = 8
 """Parts of a dotted identifier whose tails count as names (``a.b.c`` gives three);
 a longer chain keeps its last ones, so a pasted ``x.x.x…`` costs linear time."""
+FEEDBACK_TERMS = 10
+"""Words that feedback adds to a goal at most."""
 REASON_TERMS = 4
 """Goal terms a reason names at most."""
 
@@ -131,6 +136,10 @@ class DiscussionConfig:
     episode: float = 0.6
     neighbours: float = 0.5
     own_turns: float = 0.2
+    feedback: float = 0.3
+    feedback_messages: int = 3
+    """Best messages for a goal whose shared words search again (pseudo-relevance
+    feedback)."""
     pinned: float = 0.1
     recency: float = 0.05
     code: float = 0.3
@@ -512,6 +521,7 @@ class GoalScores:
     spoken: np.ndarray
     episode: np.ndarray
     score: np.ndarray
+    feedback: np.ndarray | None = None
 
 
 def score_goal(
@@ -521,7 +531,7 @@ def score_goal(
     goal_vector: np.ndarray | None = None,
     config: DiscussionConfig | None = None,
 ) -> GoalScores:
-    """The goal's term, meaning, speaker, episode and pin scores over ``index``."""
+    """The goal's term, meaning, speaker, episode, feedback and pin scores over ``index``."""
     weights = config or DiscussionConfig()
     count = len(index.messages)
     goal_terms = prose_terms(goal)
@@ -534,7 +544,8 @@ def score_goal(
         if norm > 0:
             meaning = _unit(np.clip(index.vectors @ (vector / norm), 0.0, None)).astype(np.float64)
             score = score + weights.meaning * meaning
-    goal_words = frozenset(_WORD.findall(goal.lower()))
+    # "Ann's" names Ann
+    goal_words = frozenset(w.partition("'")[0] for w in _WORD.findall(goal.lower()))
     named_authors = [n for n, label in enumerate(index.authors) if _named(label, goal_words)]
     spoken = np.isin(index.author_of, named_authors)
     score = score + weights.speaker * spoken
@@ -542,8 +553,35 @@ def score_goal(
     if goal_terms and weights.episode and count:
         episode = _unit(index.episodes.scores(goal_terms))[index.episode_of]
         score = score + weights.episode * episode
+    feedback = None
+    if goal_terms and weights.feedback and count:
+        extra = _feedback_terms(index, score, frozenset(goal_terms), weights.feedback_messages)
+        if extra:
+            feedback = _unit(index.terms.scores(extra))
+            score = score + weights.feedback * feedback
     score = score + weights.pinned * index.pinned * (score > 0)
-    return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score)
+    return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score, feedback)
+
+
+def _feedback_terms(
+    index: DiscussionIndex, score: np.ndarray, goal: frozenset[str], depth: int
+) -> list[str]:
+    """The words the best ``depth`` messages for the goal share most
+    (by how many of them hold each; ties by first use), the goal's own and the authors'
+    names left out, at most
+    :data:`FEEDBACK_TERMS`: what the goal's topic is called where the desk talks of it."""
+    growth = index._growth
+    if growth is None:
+        return []
+    best = np.flatnonzero(score > 0)
+    if best.size > depth:
+        best = best[np.lexsort((best, -score[best]))][:depth]
+    held: Counter[str] = Counter()
+    for i in sorted(int(i) for i in best):
+        held.update(growth.words[t] for t in growth.ids[growth.ptr[i] : growth.ptr[i + 1]])
+    # an author's name says who wrote the best messages, not what they are about
+    left_out = goal.union(*(prose_terms(label) for label in index.authors))
+    return [term for term, _ in held.most_common() if term not in left_out][:FEEDBACK_TERMS]
 
 
 def _top(
@@ -626,6 +664,8 @@ def rank_discussion(
             reasons.append(f"by {message.author}, named in the goal")
         if episode[i] > 0.5:
             reasons.append("in an exchange about the goal")
+        if scores.feedback is not None and scores.feedback[i] > 0.5:
+            reasons.append("uses the words of the goal's best matches")
         if index.pinned[i]:
             reasons.append("pinned")
         if i in code_hits:
