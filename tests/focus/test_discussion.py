@@ -229,8 +229,11 @@ def test_an_extended_index_is_the_index_built_over_all_its_messages(
     grown = extend_discussion_index(
         part, messages[cut:], None if vectors is None else vectors[cut:]
     )
-    for name in ("episode_of", "near_from", "near_to", "own_from", "own_to", "author_of"):
+    for name in ("episode_of", "before", "after", "parent_at", "own_before", "own_after"):
         assert np.array_equal(getattr(grown, name), getattr(whole, name)), name
+    assert np.array_equal(grown.author_of, whole.author_of)
+    assert np.array_equal(grown.reply_parent, whole.reply_parent)
+    assert np.array_equal(grown.reply_child, whole.reply_child)
     assert grown.authors == whole.authors
     for goal in ("cache parser", "lunch retry token", "desk focus Ann"):
         vector = None if vectors is None else np.ones(3)

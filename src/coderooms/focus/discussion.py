@@ -185,13 +185,19 @@ class DiscussionIndex:
     terms: BM25
     episodes: BM25
     episode_of: np.ndarray
-    near_from: np.ndarray
-    """With :attr:`near_to`: each (message, neighbour) pair, both ways round."""
-    near_to: np.ndarray
-    own_from: np.ndarray
-    """With :attr:`own_to`: each (message, its author's previous or next message in the
-    same episode) pair."""
-    own_to: np.ndarray
+    before: np.ndarray
+    """Per message, the one before it in its episode's top level or in its thread (-1:
+    none); :attr:`after` is the other way round."""
+    after: np.ndarray
+    parent_at: np.ndarray
+    """Per message, its parent's position (-1: none)."""
+    reply_parent: np.ndarray
+    """With :attr:`reply_child`: each (parent, reply) pair of positions."""
+    reply_child: np.ndarray
+    own_before: np.ndarray
+    """Per message, its author's previous message in the same episode (-1: none);
+    :attr:`own_after` is the other way round."""
+    own_after: np.ndarray
     authors: tuple[str, ...]
     """Distinct author labels, in the order they first wrote; :attr:`author_of` holds
     each message's place in it."""
@@ -220,13 +226,13 @@ class DiscussionIndex:
     def neighbours_of(self, i: int) -> list[int]:
         """The messages beside message ``i`` (its neighbours in its episode, its parent
         and its replies)."""
-        low, high = np.searchsorted(self.near_from, [i, i + 1])
-        return [int(j) for j in self.near_to[low:high]]
+        near = [int(self.before[i]), int(self.after[i]), int(self.parent_at[i])]
+        near.extend(int(j) for j in self.reply_child[self.reply_parent == i])
+        return sorted({j for j in near if j >= 0})
 
     def own_turns_of(self, i: int) -> list[int]:
         """Message ``i``'s author's previous and next message in its episode."""
-        low, high = np.searchsorted(self.own_from, [i, i + 1])
-        return [int(j) for j in self.own_to[low:high]]
+        return [int(j) for j in (self.own_before[i], self.own_after[i]) if j >= 0]
 
 
 def _add_identifiers(
@@ -262,19 +268,6 @@ def _seconds(posted_at: str | None) -> float | None:
     return float(((days * 24 + hour) * 60 + minute) * 60 + second)
 
 
-def _pairs(
-    pairs: Iterable[tuple[int, int]], old_from: np.ndarray, old_to: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``pairs`` added to the (from, to) arrays, both ways round, sorted, without repeats."""
-    found = {(a, b) for pair in pairs for a, b in (pair, pair[::-1])}
-    if not found:
-        return old_from, old_to
-    new = np.asarray(sorted(found), dtype=np.int64).reshape(-1, 2)
-    both = np.concatenate([np.stack([old_from, old_to], axis=1), new]) if old_from.size else new
-    both = np.unique(both, axis=0)  # sorted by (from, to)
-    return np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])
-
-
 def _episode_documents(growth: _Growth, episode_of: np.ndarray, count: int) -> DocumentCounts:
     """Each episode's term counts: its messages' terms in message order, a term's counts
     summed, terms in the order they first occur (as one document of all its words)."""
@@ -297,6 +290,11 @@ def _episode_documents(growth: _Growth, episode_of: np.ndarray, count: int) -> D
 
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def _grown(positions: np.ndarray, added: int) -> np.ndarray:
+    """A copy of ``positions`` with ``added`` more, each -1 (none) for now."""
+    return np.concatenate([positions, np.full(added, -1, dtype=np.int64)])
 
 
 def build_discussion_index(
@@ -353,12 +351,20 @@ def extend_discussion_index(
     last_time = growth.last_time if growth is not None else None
     previous_in = dict(growth.previous_in) if growth is not None else {}
     own_previous = dict(growth.own_previous) if growth is not None else {}
-    near: list[tuple[int, int]] = []
-    own: list[tuple[int, int]] = []
+    before = _grown(index.before if index else _EMPTY, len(added))
+    after = _grown(index.after if index else _EMPTY, len(added))
+    parent_at = _grown(index.parent_at if index else _EMPTY, len(added))
+    own_before = _grown(index.own_before if index else _EMPTY, len(added))
+    own_after = _grown(index.own_after if index else _EMPTY, len(added))
+    replies: list[tuple[int, int]] = []
     for i, message in enumerate(added, start):
         parent = position.get(message.parent) if message.parent is not None else None
-        if parent is not None and parent < i:
+        if parent is not None and parent >= i:
+            parent = None  # a reply names an earlier message
+        if parent is not None:
             episode.append(episode[parent])
+            parent_at[i] = parent
+            replies.append((parent, i))
         else:
             moment = _seconds(message.posted_at)
             if (
@@ -370,17 +376,15 @@ def extend_discussion_index(
                 current += 1
             last_time = moment
             episode.append(current)
-        if parent is not None and parent != i:
-            near.append((i, parent))
         key = episode[i] if parent is None else -1 - parent
-        before = previous_in.get(key)
-        if before is not None:
-            near.append((i, before))
+        previous = previous_in.get(key)
+        if previous is not None:
+            before[i], after[previous] = previous, i
         previous_in[key] = i
         turn = (episode[i], message.author)
         mine = own_previous.get(turn)
         if mine is not None:
-            own.append((i, mine))
+            own_before[i], own_after[mine] = mine, i
         own_previous[turn] = i
     episode_of = np.asarray(episode, dtype=np.int64)
     count = current + 1
@@ -388,9 +392,7 @@ def extend_discussion_index(
     grown = _Growth(
         vocabulary, words, ptr, ids, counts, count, last_time, previous_in, own_previous
     )
-    empty = (_EMPTY, _EMPTY)
-    near_from, near_to = _pairs(near, *((index.near_from, index.near_to) if index else empty))
-    own_from, own_to = _pairs(own, *((index.own_from, index.own_to) if index else empty))
+    new_replies = np.asarray(replies, dtype=np.int64).reshape(-1, 2)
     authors = list(index.authors) if index is not None else []
     place = {label: n for n, label in enumerate(authors)}
     for message in added:
@@ -417,10 +419,13 @@ def extend_discussion_index(
         terms=BM25.from_documents(DocumentCounts((b"",) * len(ordered), words, ptr, ids, counts)),
         episodes=BM25.from_documents(_episode_documents(grown, episode_of, count)),
         episode_of=episode_of,
-        near_from=near_from,
-        near_to=near_to,
-        own_from=own_from,
-        own_to=own_to,
+        before=before,
+        after=after,
+        parent_at=parent_at,
+        reply_parent=np.concatenate([index.reply_parent if index else _EMPTY, new_replies[:, 0]]),
+        reply_child=np.concatenate([index.reply_child if index else _EMPTY, new_replies[:, 1]]),
+        own_before=own_before,
+        own_after=own_after,
         authors=tuple(authors),
         author_of=np.concatenate([index.author_of, author_of]) if index else author_of,
         pinned=pins,
@@ -573,9 +578,7 @@ def _feedback_terms(
     growth = index._growth
     if growth is None:
         return []
-    best = np.flatnonzero(score > 0)
-    if best.size > depth:
-        best = best[np.lexsort((best, -score[best]))][:depth]
+    best = _top(score, index.sequences, np.flatnonzero(score > 0), depth)
     held: Counter[str] = Counter()
     for i in sorted(int(i) for i in best):
         held.update(growth.words[t] for t in growth.ids[growth.ptr[i] : growth.ptr[i + 1]])
@@ -594,6 +597,23 @@ def _top(
         candidates = candidates[-values <= kth]  # every tie at the cut stays in the running
     order = candidates[np.lexsort((-sequences[candidates], -score[candidates]))]
     return order if limit is None else order[:limit]
+
+
+def _best_beside(own: np.ndarray, *sides: np.ndarray) -> np.ndarray:
+    """Per message, the best ``own`` score among the positions ``sides`` give it (each a
+    position per message, -1 for none), 0 if none."""
+    best = np.zeros(own.shape[0])
+    for side in sides:
+        np.maximum(best, np.where(side >= 0, own[side], 0.0), out=best)
+    return best
+
+
+def _best_reply(own: np.ndarray, parents: np.ndarray, replies: np.ndarray) -> np.ndarray:
+    """Per message, the best ``own`` score of its replies, 0 if none."""
+    best = np.zeros(own.shape[0])
+    if parents.size:
+        np.maximum.at(best, parents, own[replies])
+    return best
 
 
 def rank_discussion(
@@ -634,12 +654,11 @@ def rank_discussion(
         for i in code_hits:
             score[i] += weights.code
     own = score.copy()
-    beside = np.zeros(count)
-    if index.near_from.size:
-        np.maximum.at(beside, index.near_from, own[index.near_to])
-    turns = np.zeros(count)
-    if index.own_from.size and weights.own_turns:
-        np.maximum.at(turns, index.own_from, own[index.own_to])
+    beside = np.maximum(
+        _best_beside(own, index.before, index.after, index.parent_at),
+        _best_reply(own, index.reply_parent, index.reply_child),
+    )
+    turns = _best_beside(own, index.own_before, index.own_after)
     score = score + weights.neighbours * beside + weights.own_turns * turns
     recency = np.arange(1, count + 1, dtype=np.float64) / count
     score = score + weights.recency * recency * (score > 0)
