@@ -237,9 +237,11 @@ def test_an_extended_index_is_the_index_built_over_all_its_messages(
     assert grown.authors == whole.authors
     for goal in ("cache parser", "lunch retry token", "desk focus Ann"):
         vector = None if vectors is None else np.ones(3)
-        assert np.array_equal(
-            grown.terms.scores(prose_terms(goal)), whole.terms.scores(prose_terms(goal))
-        )
+        for bm25 in ("terms", "episodes"):
+            assert np.array_equal(
+                getattr(grown, bm25).scores(prose_terms(goal)),
+                getattr(whole, bm25).scores(prose_terms(goal)),
+            )
         assert rank_discussion(grown, goal, goal_vector=vector) == rank_discussion(
             whole, goal, goal_vector=vector
         )

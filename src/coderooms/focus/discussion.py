@@ -175,6 +175,8 @@ class _Growth:
     (key: ``-1 - root position``)."""
     own_previous: dict[tuple[int, str], int]
     """The newest message of each (episode, author)."""
+    episode_docs: DocumentCounts | None = None
+    """Each episode's term counts (set once the index is made)."""
 
 
 @dataclass(frozen=True)
@@ -268,24 +270,67 @@ def _seconds(posted_at: str | None) -> float | None:
     return float(((days * 24 + hour) * 60 + minute) * 60 + second)
 
 
-def _episode_documents(growth: _Growth, episode_of: np.ndarray, count: int) -> DocumentCounts:
-    """Each episode's term counts: its messages' terms in message order, a term's counts
-    summed, terms in the order they first occur (as one document of all its words)."""
-    sizes = np.diff(growth.ptr)
-    rows = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    episode = episode_of[rows]
+def _episode_terms(
+    growth: _Growth, episode_of: np.ndarray, members: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The term counts of the episodes of ``members`` (positions, ascending, every
+    message of those episodes): each episode as one document of all its messages' words,
+    a term's counts summed, terms in the order they first occur. Gives the episodes
+    (ascending), each one's number of terms, and the terms and counts in episode order."""
+    sizes = np.diff(growth.ptr)[members]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    entry = np.repeat(growth.ptr[members] - offsets, sizes) + np.arange(int(sizes.sum()))
+    episode = np.repeat(episode_of[members], sizes)
     order = np.argsort(episode, kind="stable")  # messages, then their terms, in order
-    key = episode[order] * max(len(growth.words), 1) + growth.ids[order]
+    ids = growth.ids[entry][order]
+    key = episode[order] * max(len(growth.words), 1) + ids
     unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    summed = np.bincount(inverse, weights=growth.counts[order], minlength=len(unique))
+    summed = np.bincount(inverse, weights=growth.counts[entry][order], minlength=len(unique))
     ranked = np.argsort(first, kind="stable")  # episodes ascend with first occurrence
-    episode_sizes = np.bincount(episode[order][first], minlength=count)
+    held, per_episode = np.unique(episode[order][first], return_counts=True)
+    return held, per_episode, ids[first][ranked], summed[ranked].astype(np.int64)
+
+
+def _episode_documents(
+    growth: _Growth,
+    episode_of: np.ndarray,
+    count: int,
+    old: DocumentCounts | None,
+    touched: Iterable[int],
+) -> DocumentCounts:
+    """The episodes' term counts (see :func:`_episode_terms`): those of ``old`` kept, and
+    the ``touched`` episodes' (every episode, without ``old``) counted again."""
+    if old is None:
+        members = np.arange(len(episode_of), dtype=np.int64)
+    else:
+        members = np.flatnonzero(np.isin(episode_of, np.fromiter(touched, dtype=np.int64)))
+    held, per_episode, ids, counts = _episode_terms(growth, episode_of, members)
+    sizes = np.zeros(count, dtype=np.int64)
+    ids_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    kept = 0  # old episodes [kept, e) are copied before episode e is counted again
+    at = np.concatenate([[0], np.cumsum(per_episode)]).astype(np.int64)
+    if old is not None:
+        sizes[: old.size] = np.diff(old.ptr)
+    for k, e in enumerate(int(e) for e in held):
+        if old is not None and kept < min(e, old.size):
+            ids_parts.append(old.ids[old.ptr[kept] : old.ptr[min(e, old.size)]])
+            count_parts.append(old.counts[old.ptr[kept] : old.ptr[min(e, old.size)]])
+        kept = e + 1
+        sizes[e] = per_episode[k]
+        ids_parts.append(ids[at[k] : at[k + 1]])
+        count_parts.append(counts[at[k] : at[k + 1]])
+    if old is not None and kept < old.size:
+        ids_parts.append(old.ids[old.ptr[kept] :])
+        count_parts.append(old.counts[old.ptr[kept] :])
+    if old is None:
+        sizes[held] = per_episode
     return DocumentCounts(
         keys=(b"",) * count,
         terms=growth.words,
-        ptr=np.concatenate([[0], np.cumsum(episode_sizes)]).astype(np.int64),
-        ids=growth.ids[order][first][ranked],
-        counts=summed[ranked].astype(np.int64),
+        ptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        ids=np.concatenate([_EMPTY, *ids_parts]),
+        counts=np.concatenate([_EMPTY, *count_parts]),
     )
 
 
@@ -392,6 +437,15 @@ def extend_discussion_index(
     grown = _Growth(
         vocabulary, words, ptr, ids, counts, count, last_time, previous_in, own_previous
     )
+    # only the exchanges a new message joined are counted again
+    episode_docs = _episode_documents(
+        grown,
+        episode_of,
+        count,
+        growth.episode_docs if growth is not None else None,
+        sorted(set(episode[start:])),
+    )
+    grown = replace(grown, episode_docs=episode_docs)
     new_replies = np.asarray(replies, dtype=np.int64).reshape(-1, 2)
     authors = list(index.authors) if index is not None else []
     place = {label: n for n, label in enumerate(authors)}
@@ -417,7 +471,7 @@ def extend_discussion_index(
     return DiscussionIndex(
         messages=ordered,
         terms=BM25.from_documents(DocumentCounts((b"",) * len(ordered), words, ptr, ids, counts)),
-        episodes=BM25.from_documents(_episode_documents(grown, episode_of, count)),
+        episodes=BM25.from_documents(episode_docs),
         episode_of=episode_of,
         before=before,
         after=after,
