@@ -36,7 +36,7 @@ from coderooms.focus.runtime import Discussed, checked_budget
 from coderooms.focus.text import is_code_name
 from coderooms.focus.workingset import heat
 from coderooms.rooms.desks import Desk
-from coderooms.rooms.pins import PIN_LIMIT, fold_pins, read_pinboard
+from coderooms.rooms.pins import PIN_LIMIT, fold_pins, parse_pin_directives, read_pinboard
 from coderooms.rooms.records import SESSION_WINDOW, Conversation, LogMessage, SessionAuthor
 from coderooms.rooms.wire import to_wire
 from coderooms.store.base import READ_LIMIT_CAP, Store
@@ -100,6 +100,8 @@ class _Derived:
     rows: list[LogMessage]
     index: DiscussionIndex
     pins: frozenset[int]
+    markers: list[LogMessage]
+    """The rows that carry pin markers, oldest first."""
     truncated: bool
     scores: dict[str, GoalScores] = field(default_factory=dict)
     """The latest goals' scores over this index (a focus ranks twice per goal)."""
@@ -201,8 +203,13 @@ class DeskRecall:
         else:
             rows, truncated = await self._newer_rows(store, desk, None, DESK_RECALL_MAX_MESSAGES)
             known = None
-        pins = frozenset(pin.sequence for pin in fold_pins(rows, PIN_LIMIT))
         start = len(known.index.messages) if known is not None else 0
+        # the pinboard is a fold over the rows that carry pin markers: only new rows are
+        # read for markers, and the fold runs over the markers alone
+        markers = (known.markers if known is not None else []) + [
+            row for row in rows[start:] if parse_pin_directives(row)
+        ]
+        pins = frozenset(pin.sequence for pin in fold_pins(markers, PIN_LIMIT))
         added = [
             DeskMessage(
                 sequence=row.sequence,
@@ -227,6 +234,7 @@ class DeskRecall:
             rows=rows,
             index=index,
             pins=pins,
+            markers=markers,
             truncated=truncated,
         )
         self._derived[key] = derived

@@ -140,6 +140,7 @@ def test_a_desk_index_extended_by_posts_ranks_as_one_read_afresh(tmp_path: Path)
         try:
             decision = await _desk(store, chatter=3)
             desk = (await store.desks()).resolve("eng")
+            await store.post("agent:bob", f"!pin ^{decision + 1}", desk="eng")
             kept = DeskRecall()
             await kept.rank(store, desk, "rounding cents")
             await store.post("agent:bob", "cents rounding is tested", desk="eng", parent=decision)
@@ -153,7 +154,7 @@ def test_a_desk_index_extended_by_posts_ranks_as_one_read_afresh(tmp_path: Path)
 
     grown, fresh = asyncio.run(scenario())
     assert grown == fresh
-    assert any("pinned" in r.reasons for r in grown)
+    assert sum("pinned" in r.reasons for r in grown) == 2  # pinned before and after
 
 
 def test_messages_that_do_not_fit_are_listed_with_why(tmp_path: Path) -> None:
