@@ -17,9 +17,14 @@ two BM25 baselines with the same stemmed terms: over each turn's words and speak
 (``bm25``, the stronger) and over its words alone (``bm25-text``).
 
 ``--cv`` scores a small family of weightings (each weight of
-:class:`~coderooms.focus.discussion.DiscussionConfig` at ×0, ×0.5 and ×2) and, for each
+:class:`~coderooms.focus.discussion.DiscussionConfig` at ×0, ×0.5 and ×2, and the
+feedback depth one message fewer and more) and, for each
 conversation, picks the best on the other five (recall@10) and scores it on the held-out
 one: the leave-one-conversation-out figure.
+
+``--scale N`` times a desk of N messages instead (the turns over and over): the first
+read, a warm ranking for a new goal, and the ranking after each of a few new posts on the
+kept index (extended by the post) against a recall that reads the desk afresh.
 """
 
 from __future__ import annotations
@@ -27,12 +32,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -196,11 +202,83 @@ def _flat(by_dialogue: dict[str, list]) -> list:
 
 
 def family() -> dict[str, DiscussionConfig]:
+    """The default, each weight at x0, x0.5 and x2, and each count one lower and higher."""
     configs = {"default": DiscussionConfig()}
     for f in fields(DiscussionConfig):
+        value = getattr(DiscussionConfig(), f.name)
+        if isinstance(value, int):
+            for step in (-1, 1):
+                configs[f"{f.name}{step:+d}"] = replace(
+                    DiscussionConfig(), **{f.name: value + step}
+                )
+            continue
         for factor in (0.0, 0.5, 2.0):
             configs[f"{f.name}x{factor:g}"] = DiscussionConfig().scaled(**{f.name: factor})
     return configs
+
+
+SCALE_POSTS = 5
+"""New posts the ``--scale`` run times one by one."""
+SCALE_GOALS = 20
+"""Goals the ``--scale`` run times the warm ranking with."""
+
+
+async def scale(dialogues: list[Dialogue], size: int) -> dict:
+    """A desk of ``size`` messages (the conversations' turns over and over, two people):
+    CPU of the first read, of a warm ranking for a new goal, and, after each of
+    :data:`SCALE_POSTS` new posts, of the next ranking on the kept index (extended by
+    the post) against a recall reading the desk afresh, in the same run."""
+    turns = [t for d in dialogues for t in d.turns]
+    store = open_store("sqlite:///:memory:")
+    for n in range(2):
+        await store.add_person(f"p{n}", f"Speaker{n}")
+    desk = await store.create_desk("talk", "talk")
+    start = datetime(2020, 1, 1)
+    store.import_messages(
+        LogMessage(
+            sequence=i + 1,
+            author=Person(f"p{i % 2}", f"Speaker{i % 2}"),
+            content=turns[i % len(turns)].text,
+            chat_id=desk.id,
+            posted_at=(start + timedelta(seconds=20 * i)).isoformat() + "Z",
+        )
+        for i in range(size)
+    )
+    goals = [q["question"] for d in dialogues for q in d.questions][:SCALE_GOALS]
+    goals = goals or [turns[0].text]
+    kept = DeskRecall(embeddings.embed)
+    cpu = time.process_time()
+    await kept.rank(store, desk, goals[0])
+    first = time.process_time() - cpu
+    warm = []
+    for goal in goals:
+        kept.forget_goals()
+        cpu = time.process_time()
+        await kept.rank(store, desk, goal)
+        warm.append((time.process_time() - cpu) * 1000)
+    extended, afresh = [], []
+    for k in range(SCALE_POSTS):
+        await store.post("person:p0", f"new post {k}: {turns[k].text}", desk="talk")
+        cpu = time.process_time()
+        await kept.rank(store, desk, goals[k % len(goals)])
+        extended.append(time.process_time() - cpu)
+        fresh = DeskRecall(embeddings.embed)
+        cpu = time.process_time()
+        await fresh.rank(store, desk, goals[k % len(goals)])
+        afresh.append(time.process_time() - cpu)
+        print(f"  post {k + 1}/{SCALE_POSTS}", file=sys.stderr, flush=True)
+    store.close()
+    return {
+        "messages": size,
+        "first_read_cpu_s": first,
+        "warm_rank_cpu_ms_p50": statistics.median(warm),
+        "after_post_cpu_s_p50": statistics.median(extended),
+        "afresh_cpu_s_p50": statistics.median(afresh),
+        "after_post_ratio_p50": statistics.median(
+            e / max(a, 1e-9) for e, a in zip(extended, afresh, strict=True)
+        ),
+        "load_average": os.getloadavg(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,11 +286,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--cv", action="store_true", help="leave-one-conversation-out")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--scale", type=int, metavar="N", help="time a desk of N messages instead")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"error: no LoCoMo file at {args.data} (--data PATH)", file=sys.stderr)
         return 2
     dialogues = load(args.data)
+    if args.scale is not None:
+        if args.scale < 1:
+            print("error: --scale takes a positive number of messages", file=sys.stderr)
+            return 2
+        figures = asyncio.run(scale(dialogues, args.scale))
+        print(
+            f"desk of {figures['messages']} messages: first read {figures['first_read_cpu_s']:.2f} s "
+            f"CPU, warm ranking p50 {figures['warm_rank_cpu_ms_p50']:.1f} ms CPU; after a new "
+            f"post p50 {figures['after_post_cpu_s_p50']:.3f} s CPU against "
+            f"{figures['afresh_cpu_s_p50']:.2f} s read afresh "
+            f"(ratio {figures['after_post_ratio_p50']:.3f}); load average "
+            + " ".join(f"{x:.1f}" for x in figures["load_average"])
+        )
+        if args.out:
+            args.out.write_text(json.dumps(figures, indent=2, sort_keys=True))
+        return 0
     configs = family() if args.cv else {"default": DiscussionConfig()}
     print(
         f"{len(dialogues)} conversations, {sum(len(d.questions) for d in dialogues)} questions "

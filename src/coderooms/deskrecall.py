@@ -6,7 +6,7 @@ pages every reader uses, folds the pinboard to mark pinned rows, embeds each mes
 once, and keeps the derived index in memory keyed by the desk's newest sequence, so a
 second goal on an unchanged desk costs only the ranking. The log stays the only source
 of truth: a new message only extends what was read (older rows are immutable), and the
-index is derived again from the rows.
+index is extended by the new rows alone (:func:`extend_discussion_index`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from coderooms.focus.discussion import (
     DiscussionIndex,
     GoalScores,
     RankedMessage,
-    build_discussion_index,
     code_mentions,
+    extend_discussion_index,
     prose_outside_code,
     prose_terms,
     rank_discussion,
@@ -36,7 +36,7 @@ from coderooms.focus.runtime import Discussed, checked_budget
 from coderooms.focus.text import is_code_name
 from coderooms.focus.workingset import heat
 from coderooms.rooms.desks import Desk
-from coderooms.rooms.pins import PIN_LIMIT, fold_pins, read_pinboard
+from coderooms.rooms.pins import PIN_LIMIT, fold_pins, parse_pin_directives, read_pinboard
 from coderooms.rooms.records import SESSION_WINDOW, Conversation, LogMessage, SessionAuthor
 from coderooms.rooms.wire import to_wire
 from coderooms.store.base import READ_LIMIT_CAP, Store
@@ -98,10 +98,10 @@ class DeskRanking:
 class _Derived:
     newest: int
     rows: list[LogMessage]
-    messages: list[DeskMessage]
-    vectors: np.ndarray | None
     index: DiscussionIndex
     pins: frozenset[int]
+    markers: list[LogMessage]
+    """The rows that carry pin markers, oldest first."""
     truncated: bool
     scores: dict[str, GoalScores] = field(default_factory=dict)
     """The latest goals' scores over this index (a focus ranks twice per goal)."""
@@ -203,8 +203,14 @@ class DeskRecall:
         else:
             rows, truncated = await self._newer_rows(store, desk, None, DESK_RECALL_MAX_MESSAGES)
             known = None
-        pins = frozenset(pin.sequence for pin in fold_pins(rows, PIN_LIMIT))
-        messages = [
+        start = len(known.index.messages) if known is not None else 0
+        # the pinboard is a fold over the rows that carry pin markers: only new rows are
+        # read for markers, and the fold runs over the markers alone
+        markers = (known.markers if known is not None else []) + [
+            row for row in rows[start:] if parse_pin_directives(row)
+        ]
+        pins = frozenset(pin.sequence for pin in fold_pins(markers, PIN_LIMIT))
+        added = [
             DeskMessage(
                 sequence=row.sequence,
                 author=row.author.label,
@@ -213,21 +219,22 @@ class DeskRecall:
                 posted_at=row.posted_at,
                 pinned=row.sequence in pins,
             )
-            for row in rows
+            for row in rows[start:]
         ]
         vectors = None
         if self._embed is not None:
-            start = len(known.messages) if known is not None else 0
-            added = self._embed([embedding_text(m) for m in messages[start:]])
-            old = known.vectors if known is not None else None
-            vectors = added if old is None or not len(old) else np.concatenate([old, added])
+            vectors = self._embed([embedding_text(m) for m in added])
+        # a new post extends the index (older rows never change); a pin marker may pin
+        # an older row, so the pinned set is given whole
+        index = extend_discussion_index(
+            known.index if known is not None else None, added, vectors, pinned=pins
+        )
         derived = _Derived(
             newest=newest if newest is not None else -1,
             rows=rows,
-            messages=messages,
-            vectors=vectors,
-            index=build_discussion_index(messages, vectors),
+            index=index,
             pins=pins,
+            markers=markers,
             truncated=truncated,
         )
         self._derived[key] = derived

@@ -59,3 +59,18 @@ def test_the_benchmark_scores_recall_beside_bm25_and_holds_out_each_conversation
 def test_a_missing_data_file_is_a_clear_refusal(tmp_path: Path, capsys: Any) -> None:
     assert discussion.main(["--data", str(tmp_path / "absent.json")]) == 2
     assert "no LoCoMo file" in capsys.readouterr().err
+
+
+def test_the_scale_run_times_a_post_on_the_kept_index_against_a_fresh_read(
+    tmp_path: Path, capsys: Any
+) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([_sample("c1", "pottery")]))
+    out = tmp_path / "scale.json"
+    assert discussion.main(["--data", str(data), "--scale", "40", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["messages"] == 40
+    assert figures["after_post_cpu_s_p50"] > 0 and figures["afresh_cpu_s_p50"] > 0
+    assert "after a new post" in capsys.readouterr().out
+    assert discussion.main(["--data", str(data), "--scale", "0"]) == 2
+    assert "positive number" in capsys.readouterr().err

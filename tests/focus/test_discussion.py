@@ -12,6 +12,7 @@ from coderooms.focus.discussion import (
     DeskMessage,
     DiscussionConfig,
     build_discussion_index,
+    extend_discussion_index,
     prose_terms,
     rank_discussion,
 )
@@ -150,3 +151,134 @@ def test_post_times_are_read_without_a_clock_as_the_calendar_reads_them(moment) 
 
     text = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert _seconds(text) == float(int(moment.replace(tzinfo=UTC, microsecond=0).timestamp()))
+
+
+def test_a_story_told_over_several_turns_brings_its_other_turns() -> None:
+    messages = talk(
+        ("Ann", "we rewrote the uploader retries last week"),
+        ("Bo", "oh nice, how did it go?"),
+        ("Ann", "fine, it waits thirty seconds now"),
+        ("Bo", "lunch later?"),
+    )
+    quiet = DiscussionConfig(episode=0.0, neighbours=0.0, recency=0.0)
+    ranked = rank_discussion(build_discussion_index(messages), "uploader retries", config=quiet)
+    assert [r.sequence for r in ranked] == [1, 3]
+    assert "beside message 1" in ranked[1].reasons
+    alone = rank_discussion(
+        build_discussion_index(messages), "uploader retries", config=quiet.scaled(own_turns=0)
+    )
+    assert [r.sequence for r in alone] == [1]
+
+
+def test_a_turn_of_another_episode_is_not_an_own_turn() -> None:
+    early = talk(("Ann", "the uploader retries"), ("Bo", "ok"))
+    late = [DeskMessage(3, "Ann", "see you", posted_at=at(EPISODE_GAP_SECONDS + 100))]
+    index = build_discussion_index(early + late)
+    assert index.own_turns_of(0) == []
+    assert index.own_turns_of(2) == []
+
+
+def test_pins_given_whole_to_an_extension_mark_older_messages() -> None:
+    messages = talk(("Ann", "the cache key is the path"), ("Bo", "!pin 1"))
+    index = build_discussion_index(messages[:1])
+    grown = extend_discussion_index(index, messages[1:], pinned=frozenset({1}))
+    assert list(grown.pinned) == [True, False]
+    assert list(index.pinned) == [False]
+
+
+def test_an_extension_refuses_vectors_that_do_not_fit() -> None:
+    messages = talk(("Ann", "alpha"), ("Bo", "beta"))
+    with_vectors = build_discussion_index(messages[:1], np.array([[1.0, 0.0]]))
+    with pytest.raises(ValueError, match="no vectors for 1 new messages"):
+        extend_discussion_index(with_vectors, messages[1:])
+    with pytest.raises(ValueError, match="2 vectors for 1 messages"):
+        extend_discussion_index(with_vectors, messages[1:], np.ones((2, 2)))
+    without = build_discussion_index(messages[:1])
+    with pytest.raises(ValueError, match="index without vectors"):
+        extend_discussion_index(without, messages[1:], np.ones((1, 2)))
+
+
+message_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["Ann", "Bo", "Cy"]),
+        st.lists(words, min_size=0, max_size=5).map(" ".join),
+        st.integers(min_value=0, max_value=3 * EPISODE_GAP_SECONDS),
+        st.one_of(st.none(), st.integers(min_value=0, max_value=40)),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(message_rows, st.integers(min_value=0, max_value=40), st.booleans())
+def test_an_extended_index_is_the_index_built_over_all_its_messages(
+    rows: list[tuple[str, str, int, int | None]], cut: int, vectored: bool
+) -> None:
+    moment = 0
+    messages = []
+    for i, (who, text, pause, parent) in enumerate(rows):
+        moment += pause
+        up = parent + 1 if parent is not None and parent < i else None
+        messages.append(DeskMessage(i + 1, who, text, parent=up, posted_at=at(moment)))
+    vectors = np.random.default_rng(len(rows)).random((len(rows), 3)) if vectored else None
+    cut = min(cut, len(messages))
+    whole = build_discussion_index(messages, vectors)
+    part = build_discussion_index(messages[:cut], None if vectors is None else vectors[:cut])
+    part.naming("cache")  # an identifier map already built is extended too
+    grown = extend_discussion_index(
+        part, messages[cut:], None if vectors is None else vectors[cut:]
+    )
+    for name in ("episode_of", "before", "after", "parent_at", "own_before", "own_after"):
+        assert np.array_equal(getattr(grown, name), getattr(whole, name)), name
+    assert np.array_equal(grown.author_of, whole.author_of)
+    assert np.array_equal(grown.reply_parent, whole.reply_parent)
+    assert np.array_equal(grown.reply_child, whole.reply_child)
+    assert grown.authors == whole.authors
+    for goal in ("cache parser", "lunch retry token", "desk focus Ann"):
+        vector = None if vectors is None else np.ones(3)
+        for bm25 in ("terms", "episodes"):
+            assert np.array_equal(
+                getattr(grown, bm25).scores(prose_terms(goal)),
+                getattr(whole, bm25).scores(prose_terms(goal)),
+            )
+        assert rank_discussion(grown, goal, goal_vector=vector) == rank_discussion(
+            whole, goal, goal_vector=vector
+        )
+    assert grown.naming("cache") == whole.naming("cache")
+
+
+def apart(*lines: tuple[str, str]) -> list[DeskMessage]:
+    """Messages each in an episode of its own."""
+    return [
+        DeskMessage(i + 1, who, text, posted_at=at(i * 2 * EPISODE_GAP_SECONDS))
+        for i, (who, text) in enumerate(lines)
+    ]
+
+
+def test_feedback_finds_a_message_in_the_words_of_the_best_matches() -> None:
+    messages = apart(
+        ("Ann", "our family camping trip to the lake with the fam"),
+        ("Bo", "build is green"),
+        ("Ann", "the fam loved the lake"),
+        ("Bo", "lunch?"),
+    )
+    index = build_discussion_index(messages)
+    ranked = rank_discussion(index, "family camping")
+    assert [r.sequence for r in ranked] == [1, 3]
+    assert "uses the words of the goal's best matches" in ranked[1].reasons
+    plain = rank_discussion(index, "family camping", config=DiscussionConfig(feedback=0.0))
+    assert [r.sequence for r in plain] == [1]
+
+
+def test_feedback_leaves_the_authors_names_out() -> None:
+    messages = apart(("Ann", "the cache key is the path"), ("Ann", "lunch?"))
+    ranked = rank_discussion(build_discussion_index(messages), "cache key")
+    assert [r.sequence for r in ranked] == [1]
+
+
+def test_a_possessive_names_the_speaker() -> None:
+    messages = apart(("Ann", "I moved it"), ("Bo", "I moved it too"))
+    ranked = rank_discussion(build_discussion_index(messages), "where is Ann's move?")
+    assert ranked[0].sequence == 1
+    assert "by Ann, named in the goal" in ranked[0].reasons

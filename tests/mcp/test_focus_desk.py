@@ -134,6 +134,29 @@ def test_a_desk_index_is_kept_and_extended_by_new_posts(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+def test_a_desk_index_extended_by_posts_ranks_as_one_read_afresh(tmp_path: Path) -> None:
+    async def scenario() -> tuple[list, list]:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            decision = await _desk(store, chatter=3)
+            desk = (await store.desks()).resolve("eng")
+            await store.post("agent:bob", f"!pin ^{decision + 1}", desk="eng")
+            kept = DeskRecall()
+            await kept.rank(store, desk, "rounding cents")
+            await store.post("agent:bob", "cents rounding is tested", desk="eng", parent=decision)
+            await store.post("agent:alice", f"!pin ^{decision} #rounding", desk="eng")
+            await store.post("agent:bob", "rounding cents again", desk="eng")
+            grown = await kept.rank(store, desk, "rounding cents")
+            fresh = await DeskRecall().rank(store, desk, "rounding cents")
+        finally:
+            store.close()
+        return list(grown.ranked), list(fresh.ranked)
+
+    grown, fresh = asyncio.run(scenario())
+    assert grown == fresh
+    assert sum("pinned" in r.reasons for r in grown) == 2  # pinned before and after
+
+
 def test_messages_that_do_not_fit_are_listed_with_why(tmp_path: Path) -> None:
     async def scenario() -> None:
         store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")

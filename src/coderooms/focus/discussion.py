@@ -15,12 +15,21 @@ A message's score adds up a few signals, each with a named weight:
 * **episode**: BM25 of the goal over the whole episode the message belongs to: a run of
   messages with no pause longer than :data:`EPISODE_GAP_SECONDS` between them, replies
   joining their root's episode (a conversation about the goal lifts each of its turns);
+* **feedback**: BM25 of the words the goal's best few messages share (pseudo-relevance
+  feedback: what the goal's topic is called where the desk talks of it, "fam" for
+  "family");
 * **pinned** and **recency** as mild priors;
 * **code**: the message names a code node the caller says is salient.
 
 Then **neighbours**: a message gains a share of the best score beside it (the message
 before or after it in its episode, its parent, its replies), so that a question brings
-its answer and an answer its question.
+its answer and an answer its question; and **own turns**: a smaller share of the best
+score of its author's previous or next message in the same episode (one person's story
+told over several turns, the other speaker's replies in between).
+
+The index can be extended: :func:`extend_discussion_index` appends newer messages to a
+built index without reading the older ones again, and gives the index a build over all
+of them would give (a full build is an extension of the empty index).
 
 The weights were chosen leave-one-conversation-out on the LoCoMo development set
 (``benchmarks/discussion.py``); pins, recency and code have no labelled data there and
@@ -30,6 +39,7 @@ are kept small, as priors that break ties rather than decide.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -37,7 +47,7 @@ from functools import lru_cache
 import numpy as np
 import snowballstemmer
 
-from coderooms.focus.lexical import BM25
+from coderooms.focus.lexical import BM25, DocumentCounts
 from coderooms.focus.text import is_code_name
 
 __all__ = [
@@ -52,6 +62,7 @@ __all__ = [
     "code_mentions",
     "prose_outside_code",
     "code_words",
+    "extend_discussion_index",
     "prose_terms",
     "rank_discussion",
     "score_goal",
@@ -66,6 +77,8 @@ PROSE_TERM_CACHE = 200_000
 MAX_DOTTED_PARTS = 8
 """Parts of a dotted identifier whose tails count as names (``a.b.c`` gives three);
 a longer chain keeps its last ones, so a pasted ``x.x.x…`` costs linear time."""
+FEEDBACK_TERMS = 10
+"""Words that feedback adds to a goal at most."""
 REASON_TERMS = 4
 """Goal terms a reason names at most."""
 
@@ -122,6 +135,11 @@ class DiscussionConfig:
     speaker: float = 1.0
     episode: float = 0.6
     neighbours: float = 0.5
+    own_turns: float = 0.2
+    feedback: float = 0.3
+    feedback_messages: int = 3
+    """Best messages for a goal whose shared words search again (pseudo-relevance
+    feedback)."""
     pinned: float = 0.1
     recency: float = 0.05
     code: float = 0.3
@@ -141,6 +159,27 @@ class RankedMessage:
 
 
 @dataclass(frozen=True)
+class _Growth:
+    """What extending an index needs beyond what ranking reads: the messages' term counts
+    as flat arrays, and where the episode and turn folds stood after the newest message."""
+
+    vocabulary: dict[str, int]
+    words: tuple[str, ...]
+    ptr: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+    episodes: int
+    last_time: float | None
+    previous_in: dict[int, int]
+    """The newest message of each episode's top level (key: episode) and of each thread
+    (key: ``-1 - root position``)."""
+    own_previous: dict[tuple[int, str], int]
+    """The newest message of each (episode, author)."""
+    episode_docs: DocumentCounts | None = None
+    """Each episode's term counts (set once the index is made)."""
+
+
+@dataclass(frozen=True)
 class DiscussionIndex:
     """What the ranking needs of a desk, derived once from its messages."""
 
@@ -148,17 +187,29 @@ class DiscussionIndex:
     terms: BM25
     episodes: BM25
     episode_of: np.ndarray
-    near_from: np.ndarray
-    """With :attr:`near_to`: each (message, neighbour) pair, both ways round."""
-    near_to: np.ndarray
+    before: np.ndarray
+    """Per message, the one before it in its episode's top level or in its thread (-1:
+    none); :attr:`after` is the other way round."""
+    after: np.ndarray
+    parent_at: np.ndarray
+    """Per message, its parent's position (-1: none)."""
+    reply_parent: np.ndarray
+    """With :attr:`reply_child`: each (parent, reply) pair of positions."""
+    reply_child: np.ndarray
+    own_before: np.ndarray
+    """Per message, its author's previous message in the same episode (-1: none);
+    :attr:`own_after` is the other way round."""
+    own_after: np.ndarray
     authors: tuple[str, ...]
-    """Distinct author labels; :attr:`author_of` holds each message's place in it."""
+    """Distinct author labels, in the order they first wrote; :attr:`author_of` holds
+    each message's place in it."""
     author_of: np.ndarray
     pinned: np.ndarray
     sequences: np.ndarray
     vectors: np.ndarray | None = None
     _position: dict[int, int] = field(default_factory=dict, repr=False)
     _identifiers: dict[str, list[int]] | None = field(default=None, repr=False)
+    _growth: _Growth | None = field(default=None, repr=False)
 
     def position(self, sequence: int) -> int | None:
         """Where the message with ``sequence`` sits in :attr:`messages`, if it does."""
@@ -169,9 +220,7 @@ class DiscussionIndex:
         dotted tail); the identifier map is built on the first question."""
         if self._identifiers is None:
             found: dict[str, list[int]] = {}
-            for i, message in enumerate(self.messages):
-                for word in code_words(message.text):
-                    found.setdefault(word, []).append(i)
+            _add_identifiers(found, self.messages, 0)
             object.__setattr__(self, "_identifiers", found)
         assert self._identifiers is not None
         return self._identifiers.get(name, [])
@@ -179,8 +228,21 @@ class DiscussionIndex:
     def neighbours_of(self, i: int) -> list[int]:
         """The messages beside message ``i`` (its neighbours in its episode, its parent
         and its replies)."""
-        low, high = np.searchsorted(self.near_from, [i, i + 1])
-        return [int(j) for j in self.near_to[low:high]]
+        near = [int(self.before[i]), int(self.after[i]), int(self.parent_at[i])]
+        near.extend(int(j) for j in self.reply_child[self.reply_parent == i])
+        return sorted({j for j in near if j >= 0})
+
+    def own_turns_of(self, i: int) -> list[int]:
+        """Message ``i``'s author's previous and next message in its episode."""
+        return [int(j) for j in (self.own_before[i], self.own_after[i]) if j >= 0]
+
+
+def _add_identifiers(
+    found: dict[str, list[int]], messages: Sequence[DeskMessage], start: int
+) -> None:
+    for i, message in enumerate(messages, start):
+        for word in code_words(message.text):
+            found.setdefault(word, []).append(i)
 
 
 _POSTED_AT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})")
@@ -208,47 +270,76 @@ def _seconds(posted_at: str | None) -> float | None:
     return float(((days * 24 + hour) * 60 + minute) * 60 + second)
 
 
-def _episodes(messages: Sequence[DeskMessage], position: Mapping[int, int]) -> list[int]:
-    episode: list[int] = []
-    current = -1
-    last_time: float | None = None
-    for i, message in enumerate(messages):
-        parent = position.get(message.parent) if message.parent is not None else None
-        if parent is not None and parent < i:
-            episode.append(episode[parent])
-            continue
-        moment = _seconds(message.posted_at)
-        if (
-            current < 0
-            or moment is None
-            or last_time is None
-            or moment - last_time > EPISODE_GAP_SECONDS
-        ):
-            current += 1
-        last_time = moment
-        episode.append(current)
-    return episode
+def _episode_terms(
+    growth: _Growth, episode_of: np.ndarray, members: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The term counts of the episodes of ``members`` (positions, ascending, every
+    message of those episodes): each episode as one document of all its messages' words,
+    a term's counts summed, terms in the order they first occur. Gives the episodes
+    (ascending), each one's number of terms, and the terms and counts in episode order."""
+    sizes = np.diff(growth.ptr)[members]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    entry = np.repeat(growth.ptr[members] - offsets, sizes) + np.arange(int(sizes.sum()))
+    episode = np.repeat(episode_of[members], sizes)
+    order = np.argsort(episode, kind="stable")  # messages, then their terms, in order
+    ids = growth.ids[entry][order]
+    key = episode[order] * max(len(growth.words), 1) + ids
+    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    summed = np.bincount(inverse, weights=growth.counts[entry][order], minlength=len(unique))
+    ranked = np.argsort(first, kind="stable")  # episodes ascend with first occurrence
+    held, per_episode = np.unique(episode[order][first], return_counts=True)
+    return held, per_episode, ids[first][ranked], summed[ranked].astype(np.int64)
 
 
-def _neighbours(
-    messages: Sequence[DeskMessage], position: Mapping[int, int], episode: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray]:
-    pairs: set[tuple[int, int]] = set()
-    previous_in: dict[int, int] = {}
-    for i, message in enumerate(messages):
-        parent = position.get(message.parent) if message.parent is not None else None
-        if parent is not None and parent != i:
-            pairs.update(((i, parent), (parent, i)))
-        key = episode[i] if parent is None else -1 - parent
-        before = previous_in.get(key)
-        if before is not None:
-            pairs.update(((i, before), (before, i)))
-        previous_in[key] = i
-    ordered = sorted(pairs)
-    return (
-        np.fromiter((a for a, _ in ordered), dtype=np.int64, count=len(ordered)),
-        np.fromiter((b for _, b in ordered), dtype=np.int64, count=len(ordered)),
+def _episode_documents(
+    growth: _Growth,
+    episode_of: np.ndarray,
+    count: int,
+    old: DocumentCounts | None,
+    touched: Iterable[int],
+) -> DocumentCounts:
+    """The episodes' term counts (see :func:`_episode_terms`): those of ``old`` kept, and
+    the ``touched`` episodes' (every episode, without ``old``) counted again."""
+    if old is None:
+        members = np.arange(len(episode_of), dtype=np.int64)
+    else:
+        members = np.flatnonzero(np.isin(episode_of, np.fromiter(touched, dtype=np.int64)))
+    held, per_episode, ids, counts = _episode_terms(growth, episode_of, members)
+    sizes = np.zeros(count, dtype=np.int64)
+    ids_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    kept = 0  # old episodes [kept, e) are copied before episode e is counted again
+    at = np.concatenate([[0], np.cumsum(per_episode)]).astype(np.int64)
+    if old is not None:
+        sizes[: old.size] = np.diff(old.ptr)
+    for k, e in enumerate(int(e) for e in held):
+        if old is not None and kept < min(e, old.size):
+            ids_parts.append(old.ids[old.ptr[kept] : old.ptr[min(e, old.size)]])
+            count_parts.append(old.counts[old.ptr[kept] : old.ptr[min(e, old.size)]])
+        kept = e + 1
+        sizes[e] = per_episode[k]
+        ids_parts.append(ids[at[k] : at[k + 1]])
+        count_parts.append(counts[at[k] : at[k + 1]])
+    if old is not None and kept < old.size:
+        ids_parts.append(old.ids[old.ptr[kept] :])
+        count_parts.append(old.counts[old.ptr[kept] :])
+    if old is None:
+        sizes[held] = per_episode
+    return DocumentCounts(
+        keys=(b"",) * count,
+        terms=growth.words,
+        ptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        ids=np.concatenate([_EMPTY, *ids_parts]),
+        counts=np.concatenate([_EMPTY, *count_parts]),
     )
+
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def _grown(positions: np.ndarray, added: int) -> np.ndarray:
+    """A copy of ``positions`` with ``added`` more, each -1 (none) for now."""
+    return np.concatenate([positions, np.full(added, -1, dtype=np.int64)])
 
 
 def build_discussion_index(
@@ -258,40 +349,166 @@ def build_discussion_index(
 
     ``vectors``, when given, holds one row per message (any scale: rows are normalised
     here)."""
-    ordered = tuple(messages)
-    position = {m.sequence: i for i, m in enumerate(ordered)}
-    terms = [prose_terms(f"{m.text} {m.author}") for m in ordered]
-    episode = _episodes(ordered, position)
-    count = (max(episode) + 1) if episode else 0
-    episode_terms: list[list[str]] = [[] for _ in range(count)]
-    for i, words in enumerate(terms):
-        episode_terms[episode[i]].extend(words)
-    normalised: np.ndarray | None = None
-    if vectors is not None:
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.shape[0] != len(ordered):
-            raise ValueError(f"{matrix.shape[0]} vectors for {len(ordered)} messages")
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        normalised = matrix / np.where(norms > 0, norms, 1.0)
-    near_from, near_to = _neighbours(ordered, position, episode)
-    authors = sorted({m.author for m in ordered})
-    author_of = {label: n for n, label in enumerate(authors)}
+    return extend_discussion_index(None, messages, vectors)
+
+
+def extend_discussion_index(
+    index: DiscussionIndex | None,
+    messages: Iterable[DeskMessage],
+    vectors: np.ndarray | None = None,
+    *,
+    pinned: frozenset[int] | None = None,
+) -> DiscussionIndex:
+    """``index`` with ``messages`` (each newer than its newest) appended: the index
+    :func:`build_discussion_index` gives over all of them, made without going over the
+    older messages' words again. ``vectors`` holds one row per new message (required
+    when ``index`` has vectors; not allowed when it has none). ``pinned``, when given,
+    is every pinned sequence (a new ``!pin`` marker pins an older message); otherwise
+    each message's own flag counts."""
+    added = tuple(messages)
+    old = index.messages if index is not None else ()
+    start = len(old)
+    ordered = old + added
+    growth = index._growth if index is not None else None
+    if index is not None and growth is None:
+        raise ValueError("this index cannot be extended (build it with build_discussion_index)")
+    position = dict(index._position) if index is not None else {}
+    for i, message in enumerate(added, start):
+        position[message.sequence] = i
+    # term counts of the new messages, appended to the flat arrays
+    vocabulary = dict(growth.vocabulary) if growth is not None else {}
+    new_ids: list[int] = []
+    new_counts: list[int] = []
+    sizes: list[int] = []
+    for message in added:
+        counted = Counter(prose_terms(f"{message.text} {message.author}"))
+        sizes.append(len(counted))
+        for term, n in counted.items():
+            new_ids.append(vocabulary.setdefault(term, len(vocabulary)))
+            new_counts.append(n)
+    old_ptr = growth.ptr if growth is not None else np.zeros(1, dtype=np.int64)
+    ptr = np.concatenate([old_ptr, old_ptr[-1] + np.cumsum(sizes, dtype=np.int64)])
+    ids = np.concatenate([growth.ids if growth else _EMPTY, np.asarray(new_ids, np.int64)])
+    counts = np.concatenate([growth.counts if growth else _EMPTY, np.asarray(new_counts, np.int64)])
+    # episodes and turns: the folds go on from where they stood
+    episode: list[int] = index.episode_of.tolist() if index is not None else []
+    current = growth.episodes - 1 if growth is not None else -1
+    last_time = growth.last_time if growth is not None else None
+    previous_in = dict(growth.previous_in) if growth is not None else {}
+    own_previous = dict(growth.own_previous) if growth is not None else {}
+    before = _grown(index.before if index else _EMPTY, len(added))
+    after = _grown(index.after if index else _EMPTY, len(added))
+    parent_at = _grown(index.parent_at if index else _EMPTY, len(added))
+    own_before = _grown(index.own_before if index else _EMPTY, len(added))
+    own_after = _grown(index.own_after if index else _EMPTY, len(added))
+    replies: list[tuple[int, int]] = []
+    for i, message in enumerate(added, start):
+        parent = position.get(message.parent) if message.parent is not None else None
+        if parent is not None and parent >= i:
+            parent = None  # a reply names an earlier message
+        if parent is not None:
+            episode.append(episode[parent])
+            parent_at[i] = parent
+            replies.append((parent, i))
+        else:
+            moment = _seconds(message.posted_at)
+            if (
+                current < 0
+                or moment is None
+                or last_time is None
+                or moment - last_time > EPISODE_GAP_SECONDS
+            ):
+                current += 1
+            last_time = moment
+            episode.append(current)
+        key = episode[i] if parent is None else -1 - parent
+        previous = previous_in.get(key)
+        if previous is not None:
+            before[i], after[previous] = previous, i
+        previous_in[key] = i
+        turn = (episode[i], message.author)
+        mine = own_previous.get(turn)
+        if mine is not None:
+            own_before[i], own_after[mine] = mine, i
+        own_previous[turn] = i
+    episode_of = np.asarray(episode, dtype=np.int64)
+    count = current + 1
+    words = tuple(vocabulary)
+    grown = _Growth(
+        vocabulary, words, ptr, ids, counts, count, last_time, previous_in, own_previous
+    )
+    # only the exchanges a new message joined are counted again
+    episode_docs = _episode_documents(
+        grown,
+        episode_of,
+        count,
+        growth.episode_docs if growth is not None else None,
+        sorted(set(episode[start:])),
+    )
+    grown = replace(grown, episode_docs=episode_docs)
+    new_replies = np.asarray(replies, dtype=np.int64).reshape(-1, 2)
+    authors = list(index.authors) if index is not None else []
+    place = {label: n for n, label in enumerate(authors)}
+    for message in added:
+        if message.author not in place:
+            place[message.author] = len(authors)
+            authors.append(message.author)
+    author_of = np.fromiter((place[m.author] for m in added), dtype=np.int64, count=len(added))
+    if pinned is None:
+        flags = np.fromiter((m.pinned for m in added), dtype=bool, count=len(added))
+        pins = np.concatenate([index.pinned, flags]) if index is not None else flags
+    else:
+        pins = np.fromiter((m.sequence in pinned for m in ordered), dtype=bool, count=len(ordered))
+    normalised = _normalised(index, vectors, len(added))
+    identifiers = None
+    if index is not None and index._identifiers is not None:
+        identifiers = dict(index._identifiers)
+        fresh: dict[str, list[int]] = {}
+        _add_identifiers(fresh, added, start)
+        for word, at in fresh.items():
+            identifiers[word] = identifiers.get(word, []) + at
+    sequences = np.fromiter((m.sequence for m in added), dtype=np.int64, count=len(added))
     return DiscussionIndex(
         messages=ordered,
-        terms=BM25(terms),
-        episodes=BM25(episode_terms),
-        episode_of=np.asarray(episode, dtype=np.int64),
-        near_from=near_from,
-        near_to=near_to,
+        terms=BM25.from_documents(DocumentCounts((b"",) * len(ordered), words, ptr, ids, counts)),
+        episodes=BM25.from_documents(episode_docs),
+        episode_of=episode_of,
+        before=before,
+        after=after,
+        parent_at=parent_at,
+        reply_parent=np.concatenate([index.reply_parent if index else _EMPTY, new_replies[:, 0]]),
+        reply_child=np.concatenate([index.reply_child if index else _EMPTY, new_replies[:, 1]]),
+        own_before=own_before,
+        own_after=own_after,
         authors=tuple(authors),
-        author_of=np.fromiter(
-            (author_of[m.author] for m in ordered), dtype=np.int64, count=len(ordered)
-        ),
-        pinned=np.fromiter((m.pinned for m in ordered), dtype=bool, count=len(ordered)),
-        sequences=np.fromiter((m.sequence for m in ordered), dtype=np.int64, count=len(ordered)),
+        author_of=np.concatenate([index.author_of, author_of]) if index else author_of,
+        pinned=pins,
+        sequences=np.concatenate([index.sequences, sequences]) if index else sequences,
         vectors=normalised,
         _position=position,
+        _identifiers=identifiers,
+        _growth=grown,
     )
+
+
+def _normalised(
+    index: DiscussionIndex | None, vectors: np.ndarray | None, added: int
+) -> np.ndarray | None:
+    """The index's unit vectors with the new messages' ``vectors`` appended."""
+    if vectors is None:
+        if index is not None and index.vectors is not None and added:
+            raise ValueError(f"no vectors for {added} new messages of an index with vectors")
+        return index.vectors if index is not None else None
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.shape[0] != added:
+        raise ValueError(f"{matrix.shape[0]} vectors for {added} messages")
+    if index is not None and index.vectors is None and len(index.messages):
+        raise ValueError("vectors for new messages of an index without vectors")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit = matrix / np.where(norms > 0, norms, 1.0)
+    if index is None or index.vectors is None:
+        return unit
+    return np.concatenate([index.vectors, unit])
 
 
 def _unit(scores: np.ndarray) -> np.ndarray:
@@ -363,6 +580,7 @@ class GoalScores:
     spoken: np.ndarray
     episode: np.ndarray
     score: np.ndarray
+    feedback: np.ndarray | None = None
 
 
 def score_goal(
@@ -372,7 +590,7 @@ def score_goal(
     goal_vector: np.ndarray | None = None,
     config: DiscussionConfig | None = None,
 ) -> GoalScores:
-    """The goal's term, meaning, speaker, episode and pin scores over ``index``."""
+    """The goal's term, meaning, speaker, episode, feedback and pin scores over ``index``."""
     weights = config or DiscussionConfig()
     count = len(index.messages)
     goal_terms = prose_terms(goal)
@@ -385,7 +603,8 @@ def score_goal(
         if norm > 0:
             meaning = _unit(np.clip(index.vectors @ (vector / norm), 0.0, None)).astype(np.float64)
             score = score + weights.meaning * meaning
-    goal_words = frozenset(_WORD.findall(goal.lower()))
+    # "Ann's" names Ann
+    goal_words = frozenset(w.partition("'")[0] for w in _WORD.findall(goal.lower()))
     named_authors = [n for n, label in enumerate(index.authors) if _named(label, goal_words)]
     spoken = np.isin(index.author_of, named_authors)
     score = score + weights.speaker * spoken
@@ -393,8 +612,33 @@ def score_goal(
     if goal_terms and weights.episode and count:
         episode = _unit(index.episodes.scores(goal_terms))[index.episode_of]
         score = score + weights.episode * episode
+    feedback = None
+    if goal_terms and weights.feedback and count:
+        extra = _feedback_terms(index, score, frozenset(goal_terms), weights.feedback_messages)
+        if extra:
+            feedback = _unit(index.terms.scores(extra))
+            score = score + weights.feedback * feedback
     score = score + weights.pinned * index.pinned * (score > 0)
-    return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score)
+    return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score, feedback)
+
+
+def _feedback_terms(
+    index: DiscussionIndex, score: np.ndarray, goal: frozenset[str], depth: int
+) -> list[str]:
+    """The words the best ``depth`` messages for the goal share most
+    (by how many of them hold each; ties by first use), the goal's own and the authors'
+    names left out, at most
+    :data:`FEEDBACK_TERMS`: what the goal's topic is called where the desk talks of it."""
+    growth = index._growth
+    if growth is None:
+        return []
+    best = _top(score, index.sequences, np.flatnonzero(score > 0), depth)
+    held: Counter[str] = Counter()
+    for i in sorted(int(i) for i in best):
+        held.update(growth.words[t] for t in growth.ids[growth.ptr[i] : growth.ptr[i + 1]])
+    # an author's name says who wrote the best messages, not what they are about
+    left_out = goal.union(*(prose_terms(label) for label in index.authors))
+    return [term for term, _ in held.most_common() if term not in left_out][:FEEDBACK_TERMS]
 
 
 def _top(
@@ -407,6 +651,23 @@ def _top(
         candidates = candidates[-values <= kth]  # every tie at the cut stays in the running
     order = candidates[np.lexsort((-sequences[candidates], -score[candidates]))]
     return order if limit is None else order[:limit]
+
+
+def _best_beside(own: np.ndarray, *sides: np.ndarray) -> np.ndarray:
+    """Per message, the best ``own`` score among the positions ``sides`` give it (each a
+    position per message, -1 for none), 0 if none."""
+    best = np.zeros(own.shape[0])
+    for side in sides:
+        np.maximum(best, np.where(side >= 0, own[side], 0.0), out=best)
+    return best
+
+
+def _best_reply(own: np.ndarray, parents: np.ndarray, replies: np.ndarray) -> np.ndarray:
+    """Per message, the best ``own`` score of its replies, 0 if none."""
+    best = np.zeros(own.shape[0])
+    if parents.size:
+        np.maximum.at(best, parents, own[replies])
+    return best
 
 
 def rank_discussion(
@@ -447,10 +708,12 @@ def rank_discussion(
         for i in code_hits:
             score[i] += weights.code
     own = score.copy()
-    beside = np.zeros(count)
-    if index.near_from.size:
-        np.maximum.at(beside, index.near_from, own[index.near_to])
-    score = score + weights.neighbours * beside
+    beside = np.maximum(
+        _best_beside(own, index.before, index.after, index.parent_at),
+        _best_reply(own, index.reply_parent, index.reply_child),
+    )
+    turns = _best_beside(own, index.own_before, index.own_after)
+    score = score + weights.neighbours * beside + weights.own_turns * turns
     recency = np.arange(1, count + 1, dtype=np.float64) / count
     score = score + weights.recency * recency * (score > 0)
     signal = score > weights.recency * recency + 1e-12
@@ -474,11 +737,13 @@ def rank_discussion(
             reasons.append(f"by {message.author}, named in the goal")
         if episode[i] > 0.5:
             reasons.append("in an exchange about the goal")
+        if scores.feedback is not None and scores.feedback[i] > 0.5:
+            reasons.append("uses the words of the goal's best matches")
         if index.pinned[i]:
             reasons.append("pinned")
         if i in code_hits:
             reasons.append("names salient code: " + ", ".join(code_hits[i][:REASON_TERMS]))
-        near = index.neighbours_of(i)
+        near = index.neighbours_of(i) + index.own_turns_of(i)
         if near:
             best = max(near, key=lambda j: (own[j], -j))
             if own[best] > own[i]:
