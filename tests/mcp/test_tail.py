@@ -8,7 +8,7 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coderooms.mcp.tail import ConversationTail, TailCache
+from coderooms.mcp.tail import TAIL_FETCH_PAGE, TAIL_PROBE_PAGE, ConversationTail, TailCache
 from coderooms.rooms.memory import MemoryLog
 from coderooms.rooms.records import Agent, LogMessage
 from coderooms.rooms.session import SessionLog, walk_log
@@ -22,9 +22,11 @@ class CountingLog:
     def __init__(self, log: MemoryLog) -> None:
         self.log = log
         self.reads = 0
+        self.asked: list[int] = []
 
     async def read_before(self, before: int | None, limit: int):  # type: ignore[no-untyped-def]
         self.reads += 1
+        self.asked.append(limit)
         return await self.log.read_before(before, limit)
 
 
@@ -73,6 +75,27 @@ def test_a_topped_up_tail_reads_only_the_new_rows_and_answers_from_memory() -> N
         view.reads = 0
         assert await _walk(tail, None, 80) == list(range(101, 21, -1))
         assert view.reads >= 1  # past the held rows, the walk goes back to the view
+
+    asyncio.run(scenario())
+
+
+def test_a_warm_refresh_asks_for_a_probe_page_first_and_full_pages_after() -> None:
+    async def scenario() -> None:
+        memory = MemoryLog([LogMessage(i, BOB, f"row {i}") for i in range(1, 101)])
+        view = CountingLog(memory)
+        tail = ConversationTail(view, 1000)
+        await tail.refresh()
+        assert view.asked == [TAIL_FETCH_PAGE]
+        view.asked = []
+        memory.append(LogMessage(101, BOB, "row 101"))
+        assert await tail.refresh() == 101
+        assert view.asked == [TAIL_PROBE_PAGE]
+        view.asked = []
+        for i in range(102, 102 + TAIL_PROBE_PAGE + 5):
+            memory.append(LogMessage(i, BOB, f"row {i}"))
+        await tail.refresh()
+        assert view.asked == [TAIL_PROBE_PAGE, TAIL_FETCH_PAGE]
+        assert await _walk(tail, None, 1000) == await _walk(memory, None, 1000)
 
     asyncio.run(scenario())
 

@@ -393,12 +393,12 @@ class RoomService:
         return skim_output(text, goal, budget)
 
     async def _caller(self, agent_id: str) -> _Snapshot:
-        roster = await self.store.roster()
+        roster, desks = await self.store.snapshots()
         if not any(member.id == agent_id for member in roster.members):
             raise UnknownCaller(agent_id)
         if roster.is_retired(agent_id):
             raise RetiredCaller(agent_id)
-        return _Snapshot(roster, await self.store.desks())
+        return _Snapshot(roster, desks)
 
     @staticmethod
     def _member_desk(agent_id: str, ref: str, snap: _Snapshot) -> Desk:

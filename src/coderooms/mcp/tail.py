@@ -21,10 +21,13 @@ from collections.abc import Hashable
 from coderooms.rooms.records import LogMessage, Sequence, SessionPage
 from coderooms.rooms.session import SessionLog
 
-__all__ = ["TAIL_FETCH_PAGE", "ConversationTail", "TailCache"]
+__all__ = ["TAIL_FETCH_PAGE", "TAIL_PROBE_PAGE", "ConversationTail", "TailCache"]
 
 TAIL_FETCH_PAGE = 512
 """Rows asked of the view per read while topping a tail up."""
+TAIL_PROBE_PAGE = 16
+"""Rows asked of the view by the first read of a refresh of a tail that holds rows: a
+turn usually finds a few new rows, and each row asked for is a row decoded."""
 
 
 class ConversationTail:
@@ -51,8 +54,10 @@ class ConversationTail:
         fresh: list[LogMessage] = []
         before: Sequence | None = None
         reached_end = False
+        asked = TAIL_FETCH_PAGE if known is None else TAIL_PROBE_PAGE
         while len(fresh) < self._capacity:
-            page = await self._view.read_before(before, TAIL_FETCH_PAGE)
+            page = await self._view.read_before(before, asked)
+            asked = TAIL_FETCH_PAGE
             stop = False
             for row in page.messages:
                 if known is not None and row.sequence <= known:

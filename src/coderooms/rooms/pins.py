@@ -185,12 +185,11 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
     if limit == 0:
         return []
     board: dict[Sequence | str, _BoardEntry] = {}  # a row by sequence, a code node by id
-    contents: dict[Sequence, str] = {}
-    times: dict[Sequence, str | None] = {}
+    seen = rows if isinstance(rows, (list, tuple)) else list(rows)
     ordinal = 0
-    for row in rows:
-        contents[row.sequence] = row.content
-        times[row.sequence] = row.posted_at
+    for row in seen:
+        if "!" not in row.content:
+            continue  # no marker (parse_pin_directives' own first test, without the call)
         for directive in parse_pin_directives(row):
             ordinal += 1
             key: Sequence | str = directive.node if directive.node else directive.target
@@ -201,6 +200,17 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
                     directive.sequence, directive.author, directive.label, directive.note, ordinal
                 )
     ordered = sorted(board.items(), key=lambda item: item[1].ordinal, reverse=True)[:limit]
+    # the rows the board shows (pinned rows, and the rows that pinned code), looked up
+    # once the board is known rather than remembered for every row folded
+    shown = {target for target, _ in ordered if isinstance(target, int)}
+    shown.update(entry.pinned_at for target, entry in ordered if not isinstance(target, int))
+    contents: dict[Sequence, str] = {}
+    times: dict[Sequence, str | None] = {}
+    if shown:
+        for row in seen:
+            if row.sequence in shown:
+                contents[row.sequence] = row.content
+                times[row.sequence] = row.posted_at
     return [
         Pin(
             target,

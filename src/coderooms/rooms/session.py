@@ -220,7 +220,7 @@ async def interior_pages(
     root = scope.thread_root
     while rows := await walk.next_rows():
         if root is None:
-            yield tuple(row for row in rows if in_scope_desk(row.chat_id))
+            yield in_scope_desk.keep(rows)
             continue
         yield tuple(
             row

@@ -49,30 +49,34 @@ class ThreadHit:
 @dataclass(slots=True)
 class _OpenThread:
     root: Sequence
-    opening: str
+    content: str  # the root's, cut to the opening only once the thread is listed
     replies: int
     latest: Sequence
 
 
-def _fold_all(rows: Iterable[LogMessage], conversation: Conversation) -> list[ThreadLine]:
+def _fold_all(
+    rows: Iterable[LogMessage], conversation: Conversation, limit: int | None = None
+) -> list[ThreadLine]:
+    """Every thread of the desk among ``rows``, the most recently active first (only
+    the first ``limit`` of them with a limit: the others' openings are never cut)."""
     in_conversation_desk = DeskTest(conversation.desk_id, conversation.desk_name)
     threads: dict[Sequence, _OpenThread] = {}
-    for row in rows:
-        if not in_conversation_desk(row.chat_id):
-            continue
+    for row in in_conversation_desk.keep(tuple(rows)):
         if is_blank(row.content):
             continue
         if row.parent is None:
             if row.sequence not in threads:
-                opening = cut_opening(row.content, THREAD_OPENING_CHARS)
-                threads[row.sequence] = _OpenThread(row.sequence, opening, 0, row.sequence)
+                threads[row.sequence] = _OpenThread(row.sequence, row.content, 0, row.sequence)
             continue
         thread = threads.get(row.parent)
         if thread is not None:
             thread.replies += 1
             thread.latest = max(thread.latest, row.sequence)
     ordered = sorted(threads.values(), key=lambda thread: thread.latest, reverse=True)
-    return [ThreadLine(t.root, t.opening, t.replies, t.latest) for t in ordered]
+    return [
+        ThreadLine(t.root, cut_opening(t.content, THREAD_OPENING_CHARS), t.replies, t.latest)
+        for t in ordered[:limit]
+    ]
 
 
 def fold_threads(
@@ -84,7 +88,7 @@ def fold_threads(
         raise InvalidBound("limit", limit)
     if limit == 0 or conversation.thread_root is not None:
         return []
-    return _fold_all(rows, conversation)[:limit]
+    return _fold_all(rows, conversation, limit)
 
 
 async def _tail_rows(log: SessionLog, conversation: Conversation) -> list[LogMessage]:
@@ -92,7 +96,7 @@ async def _tail_rows(log: SessionLog, conversation: Conversation) -> list[LogMes
     walk = walk_log(log, None, THREAD_INDEX_SCAN)
     kept: list[LogMessage] = []
     while rows := await walk.next_rows():
-        kept.extend(row for row in rows if in_conversation_desk(row.chat_id))
+        kept.extend(in_conversation_desk.keep(rows))
     kept.reverse()
     return kept
 

@@ -255,6 +255,10 @@ class Store(ABC):
     @abstractmethod
     async def add_person(self, person_id: str, label: str) -> RosterPerson: ...
 
+    async def snapshots(self) -> tuple[Roster, DeskSet]:
+        """The roster and the desks together, as one read saw them (so they agree)."""
+        return await self.roster(), await self.desks()
+
     # --- desks ----------------------------------------------------------------------------
 
     @abstractmethod

@@ -614,6 +614,9 @@ class SqlStore(Store):
     async def roster(self) -> Roster:
         return self._snapshots()[0]
 
+    async def snapshots(self) -> tuple[Roster, DeskSet]:
+        return self._snapshots()
+
     # --- code pins and working sets ------------------------------------------------------
 
     def working_sets(self) -> WorkingSets:
