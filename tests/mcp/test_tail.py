@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coderooms.errors import PageNotDescending
 from coderooms.mcp.tail import TAIL_FETCH_PAGE, TAIL_PROBE_PAGE, ConversationTail, TailCache
 from coderooms.rooms.memory import MemoryLog
-from coderooms.rooms.records import Agent, LogMessage
+from coderooms.rooms.records import Agent, Conversation, LogMessage, SessionPage
 from coderooms.rooms.session import SessionLog, walk_log
+from coderooms.rooms.threads import THREAD_INDEX_LIMIT, THREAD_INDEX_SCAN, read_thread_index
 
 BOB = Agent("bob", "bob")
 
@@ -109,3 +112,62 @@ def test_the_cache_drops_the_least_recently_used_tail() -> None:
     cache.tail("c", log)  # "b" is now the least recently used
     assert cache.tail("a", log) is first
     assert cache.tail("b", log) is not second
+
+
+ENG = Conversation("eng", "Engineering")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(["eng", "ops"]), st.integers(0, 300), st.booleans()),
+            max_size=160,
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    capacity=st.sampled_from([THREAD_INDEX_SCAN, THREAD_INDEX_SCAN + 40, 1000]),
+)
+def test_a_tails_thread_index_is_the_index_its_view_reads(
+    batches: list[list[tuple[str, int, bool]]], capacity: int
+) -> None:
+    async def scenario() -> None:
+        log = MemoryLog()
+        tail = ConversationTail(log, capacity)
+        for batch in batches:
+            for chat_id, back, blank in batch:
+                rows = log.rows
+                parent = rows[-back].sequence if 0 < back <= len(rows) else None
+                log.add(BOB, " " if blank else f"row {len(rows)}", chat_id=chat_id, parent=parent)
+            await tail.refresh()
+            for limit in (THREAD_INDEX_LIMIT, 50):
+                assert tail.thread_lines(ENG, limit) == await read_thread_index(log, ENG, limit)
+
+    asyncio.run(scenario())
+
+
+def test_a_tail_holding_rows_out_of_order_leaves_the_index_to_the_walk() -> None:
+    class Shuffled:
+        async def read_before(self, before: int | None, limit: int) -> SessionPage:
+            rows = (LogMessage(3, BOB, "c"), LogMessage(5, BOB, "e"), LogMessage(4, BOB, "d"))
+            return SessionPage(rows if before is None else ())
+
+    async def scenario() -> None:
+        tail = ConversationTail(Shuffled(), 100)
+        await tail.refresh()
+        assert tail.thread_lines(Conversation("General", "General"), 5) is None
+        with pytest.raises(PageNotDescending):
+            await read_thread_index(tail, Conversation("General", "General"), 5)
+
+    asyncio.run(scenario())
+
+
+def test_a_tail_that_holds_too_few_rows_of_a_longer_view_leaves_the_index_to_the_walk() -> None:
+    async def scenario() -> None:
+        log = MemoryLog([LogMessage(i, BOB, f"row {i}") for i in range(1, 400)])
+        tail = ConversationTail(log, 100)
+        await tail.refresh()
+        assert tail.thread_lines(Conversation("General", "General"), 5) is None
+
+    asyncio.run(scenario())

@@ -447,7 +447,8 @@ class RoomService:
         key = (query, briefing)
         init = self._turns.get(key, newest)
         if init is None:
-            init = await initialize_session_with_context(log, query, briefing)
+            threads = log.thread_lines(query.conversation, THREAD_INDEX_LIMIT)
+            init = await initialize_session_with_context(log, query, briefing, threads)
             self._turns.put(key, newest, init)
         return init
 
@@ -546,7 +547,9 @@ class RoomService:
         found, conversation = await self._conversation(agent_id, desk, None, snap)
         log = await self._log(conversation)
         if query is None or not query.strip():
-            lines = await read_thread_index(log, conversation, limit)
+            lines = log.thread_lines(conversation, limit)
+            if lines is None:
+                lines = await read_thread_index(log, conversation, limit)
             return ThreadsOut(
                 desk=desk_out(found), query=None, threads=[thread_out(x) for x in lines]
             )

@@ -14,12 +14,16 @@ page as usual.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Hashable
+from itertools import islice
 
-from coderooms.rooms.records import LogMessage, Sequence, SessionPage
+from coderooms.rooms.context import ThreadLine
+from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionPage
 from coderooms.rooms.session import SessionLog
+from coderooms.rooms.threads import THREAD_INDEX_SCAN, ThreadIndexFold
 
 __all__ = ["TAIL_FETCH_PAGE", "TAIL_PROBE_PAGE", "ConversationTail", "TailCache"]
 
@@ -39,6 +43,8 @@ class ConversationTail:
         self._rows: list[LogMessage] = []
         self._sequences: list[Sequence] = []
         self._complete = False  # True when the view holds nothing older than _rows[0]
+        self._ascending = True  # the held rows' sequences strictly increase
+        self._threads: ThreadIndexFold | None = None
 
     @property
     def newest(self) -> Sequence | None:
@@ -75,6 +81,9 @@ class ConversationTail:
                 self._complete = True
             return self.newest
         fresh.reverse()
+        # every fresh row is newer than the held ones (the loop above stops at those)
+        kept_order = len(fresh) >= self._capacity or self._ascending
+        self._ascending = kept_order and _ascending([row.sequence for row in fresh])
         if len(fresh) >= self._capacity:
             # the new rows alone fill the tail: what was held is now too old
             self._rows = fresh[-self._capacity :]
@@ -89,6 +98,28 @@ class ConversationTail:
             self._rows = rows
         self._sequences = [row.sequence for row in self._rows]
         return self.newest
+
+    def thread_lines(self, conversation: Conversation, limit: int) -> list[ThreadLine] | None:
+        """``read_thread_index`` over this tail, from a :class:`ThreadIndexFold` that takes
+        only the rows held since the last call. None when the held rows cannot stand for
+        the view's newest ``THREAD_INDEX_SCAN`` (fewer held while older rows remain
+        unread, or rows out of order): then the caller reads the index through the walk,
+        which also reports rows out of order as the error they are."""
+        if not self._ascending or (len(self._rows) < THREAD_INDEX_SCAN and not self._complete):
+            return None
+        fold = self._threads
+        since = None if fold is None else fold.newest
+        at = -1 if since is None else bisect_left(self._sequences, since)
+        if (
+            fold is None
+            or fold.conversation != conversation
+            or not (0 <= at < len(self._sequences) and self._sequences[at] == since)
+        ):
+            fold = self._threads = ThreadIndexFold(conversation)
+            fold.extend(self._rows[-THREAD_INDEX_SCAN:])
+        else:
+            fold.extend(islice(self._rows, at + 1, None))
+        return fold.lines(limit)
 
     async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
         """The view's page, from memory when the held rows can answer it."""
@@ -127,3 +158,7 @@ class TailCache:
         while len(self._tails) > self._entries:
             self._tails.popitem(last=False)
         return found
+
+
+def _ascending(sequences: list[Sequence]) -> bool:
+    return all(map(operator.lt, sequences, islice(sequences, 1, None)))

@@ -8,10 +8,12 @@ Nothing is stored: the index is a fold, like everything else here.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 
-from coderooms.errors import InvalidBound
+from coderooms.errors import InvalidBound, PageNotDescending
 from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.context import ThreadLine
 from coderooms.rooms.ranking import MatchKind
@@ -24,6 +26,7 @@ __all__ = [
     "THREAD_INDEX_SCAN",
     "THREAD_OPENING_CHARS",
     "ThreadHit",
+    "ThreadIndexFold",
     "fold_threads",
     "read_thread_index",
     "search_threads",
@@ -89,6 +92,73 @@ def fold_threads(
     if limit == 0 or conversation.thread_root is not None:
         return []
     return _fold_all(rows, conversation, limit)
+
+
+class ThreadIndexFold:
+    """:func:`read_thread_index` kept up to date row by row.
+
+    It holds the newest ``scan`` raw rows taken so far and the fold of them, threads in
+    order of their latest activity. Each new row
+    is folded in as it comes and the oldest one let go, so a turn pays for the rows
+    posted since the last turn, not for the whole scan again. Fed a log's rows oldest
+    first, :meth:`lines` equals ``read_thread_index`` over that log.
+
+    A root is older than its replies, so it leaves the scan before any of them: letting
+    a row go only ever closes the thread it opened.
+    """
+
+    def __init__(self, conversation: Conversation, scan: int = THREAD_INDEX_SCAN) -> None:
+        if scan < 0:
+            raise InvalidBound("scan", scan)
+        self.conversation = conversation
+        self._scan = scan
+        self._in_desk = DeskTest(conversation.desk_id, conversation.desk_name)
+        self._window: deque[LogMessage] = deque()
+        self._threads: dict[Sequence, _OpenThread] = {}
+
+    @property
+    def newest(self) -> Sequence | None:
+        """The newest row taken (None: none yet)."""
+        return self._window[-1].sequence if self._window else None
+
+    def extend(self, rows: Iterable[LogMessage]) -> None:
+        """Take ``rows``, oldest first, each newer than every row taken before
+        (:class:`~coderooms.errors.PageNotDescending` otherwise)."""
+        window, threads, scan = self._window, self._threads, self._scan
+        for row in rows:
+            if window and row.sequence <= window[-1].sequence:
+                raise PageNotDescending(row.sequence, window[-1].sequence)
+            if scan == 0:
+                continue
+            window.append(row)
+            if self._in_desk(row.chat_id) and not is_blank(row.content):
+                if row.parent is None:
+                    threads[row.sequence] = _OpenThread(row.sequence, row.content, 0, row.sequence)
+                else:
+                    thread = threads.pop(row.parent, None)
+                    if thread is not None:
+                        thread.replies += 1
+                        thread.latest = max(thread.latest, row.sequence)
+                        threads[row.parent] = thread  # now the most recently active
+            if len(window) > scan:
+                gone = window.popleft()
+                if gone.parent is None:
+                    threads.pop(gone.sequence, None)
+
+    def lines(self, limit: int = THREAD_INDEX_LIMIT) -> list[ThreadLine]:
+        """The ``limit`` most recently active threads, as :func:`read_thread_index`
+        lists them."""
+        if limit < 0:
+            raise InvalidBound("limit", limit)
+        if limit == 0 or self.conversation.thread_root is not None:
+            return []
+        # rows arrive in sequence order, so the thread a row last touched is the most
+        # recently active one: the dict holds the threads in order of activity
+        newest = islice(reversed(self._threads.values()), limit)
+        return [
+            ThreadLine(t.root, cut_opening(t.content, THREAD_OPENING_CHARS), t.replies, t.latest)
+            for t in newest
+        ]
 
 
 async def _tail_rows(log: SessionLog, conversation: Conversation) -> list[LogMessage]:
