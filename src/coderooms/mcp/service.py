@@ -468,7 +468,7 @@ class RoomService:
             workspace = await anyio.to_thread.run_sync(self._workspace_now)
             code_pins = check_node_pins(content, workspace)
         try:
-            row = await self.store.post(
+            row, replayed = await self.store.post_or_replay(
                 f"agent:{agent_id}",
                 content,
                 desk=found.id,
@@ -485,8 +485,9 @@ class RoomService:
             if parent is None or self._row_desk(agent_id, parent, snap, {}) is None:
                 raise UnknownParent(reply_to) from None
             raise
-        await snapshot_node_pins(self.store, row.sequence, code_pins)
-        await ground_named_residents(self._working_sets(), agent_id, content)
+        if not replayed:  # a retry's pins and grounding were done by the post it repeats
+            await snapshot_node_pins(self.store, row.sequence, code_pins)
+            await ground_named_residents(self._working_sets(), agent_id, content)
         return PostOut(
             sequence=row.sequence,
             desk=desk_out(found),
