@@ -24,7 +24,7 @@ from coderooms.errors import (
     PageTooLarge,
     ReadError,
 )
-from coderooms.rooms.chat import DeskTest, in_desk
+from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.records import (
     PAGE_SIZE,
     SCAN_LIMIT,
@@ -276,41 +276,42 @@ async def project_session(log: SessionLog, query: SessionQuery) -> list[SessionM
 
 
 async def _thread_rows(walk: LogWalk, query: SessionQuery, root: Sequence) -> list[LogMessage]:
-    desk_id, desk_name = query.conversation.desk_id, query.conversation.desk_name
+    in_conversation_desk = DeskTest(query.conversation.desk_id, query.conversation.desk_name)
     newest_first: list[LogMessage] = []
-    async for row in walk:
-        if not in_desk(row.chat_id, desk_id, desk_name):
-            continue
-        is_root = row.sequence == root
-        if not is_root and row.parent != root:
-            continue
-        if not is_blank(row.content):
-            newest_first.append(row)
-        if is_root or len(newest_first) >= query.window:
-            break
+    while rows := await walk.next_rows():  # a page at a time: no coroutine call per row
+        for row in in_conversation_desk.keep(rows):
+            is_root = row.sequence == root
+            if not is_root and row.parent != root:
+                continue
+            if not is_blank(row.content):
+                newest_first.append(row)
+            if is_root or len(newest_first) >= query.window:
+                newest_first.reverse()
+                return newest_first
     newest_first.reverse()
     return newest_first
 
 
 async def _channel_rows(walk: LogWalk, query: SessionQuery) -> list[LogMessage]:
-    desk_id, desk_name = query.conversation.desk_id, query.conversation.desk_name
+    in_conversation_desk = DeskTest(query.conversation.desk_id, query.conversation.desk_name)
     candidates: list[LogMessage] = []
     # The estimate of how many messages the candidates will narrow to: one per non-blank
     # root, plus one per parent some non-blank reply answers.
     roots: set[Sequence] = set()
     answered: set[Sequence] = set()
-    async for row in walk:
-        if not in_desk(row.chat_id, desk_id, desk_name):
-            continue
-        candidates.append(row)
-        if is_blank(row.content):
-            continue
-        if row.parent is None:
-            roots.add(row.sequence)
-        else:
-            answered.add(row.parent)
-        if len(roots) + len(answered) >= query.window:
-            break
+    enough = False
+    while not enough and (rows := await walk.next_rows()):
+        for row in in_conversation_desk.keep(rows):
+            candidates.append(row)
+            if is_blank(row.content):
+                continue
+            if row.parent is None:
+                roots.add(row.sequence)
+            else:
+                answered.add(row.parent)
+            if len(roots) + len(answered) >= query.window:
+                enough = True
+                break
     candidates.reverse()
     narrowed = narrow_to_roots_and_first_replies(candidates)
     return narrowed[-query.window :]
