@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from coderooms.errors import PageNotDescending
 from coderooms.mcp.tail import TAIL_FETCH_PAGE, TAIL_PROBE_PAGE, ConversationTail, TailCache
 from coderooms.rooms.memory import MemoryLog
+from coderooms.rooms.pins import PIN_LIMIT, PIN_SCAN, read_pinboard
 from coderooms.rooms.records import Agent, Conversation, LogMessage, SessionPage
 from coderooms.rooms.session import SessionLog, walk_log
 from coderooms.rooms.threads import THREAD_INDEX_LIMIT, THREAD_INDEX_SCAN, read_thread_index
@@ -121,28 +122,39 @@ ENG = Conversation("eng", "Engineering")
 @given(
     batches=st.lists(
         st.lists(
-            st.tuples(st.sampled_from(["eng", "ops"]), st.integers(0, 300), st.booleans()),
+            st.tuples(
+                st.sampled_from(["eng", "ops"]),
+                st.integers(0, 300),
+                st.sampled_from(["text", " ", "!pin", "!unpin ^3"]),
+            ),
             max_size=160,
         ),
         min_size=1,
         max_size=5,
     ),
-    capacity=st.sampled_from([THREAD_INDEX_SCAN, THREAD_INDEX_SCAN + 40, 1000]),
+    capacity=st.sampled_from([THREAD_INDEX_SCAN, THREAD_INDEX_SCAN + 40, PIN_SCAN]),
 )
-def test_a_tails_thread_index_is_the_index_its_view_reads(
-    batches: list[list[tuple[str, int, bool]]], capacity: int
+def test_a_tails_thread_index_and_pinboard_are_what_its_view_reads(
+    batches: list[list[tuple[str, int, str]]], capacity: int
 ) -> None:
     async def scenario() -> None:
         log = MemoryLog()
         tail = ConversationTail(log, capacity)
         for batch in batches:
-            for chat_id, back, blank in batch:
+            for chat_id, back, kind in batch:
                 rows = log.rows
                 parent = rows[-back].sequence if 0 < back <= len(rows) else None
-                log.add(BOB, " " if blank else f"row {len(rows)}", chat_id=chat_id, parent=parent)
+                content = f"row {len(rows)}" if kind == "text" else kind
+                log.add(BOB, content, chat_id=chat_id, parent=parent)
             await tail.refresh()
             for limit in (THREAD_INDEX_LIMIT, 50):
                 assert tail.thread_lines(ENG, limit) == await read_thread_index(log, ENG, limit)
+            board = tail.pinboard(ENG, PIN_LIMIT)
+            if capacity >= PIN_SCAN or len(log) <= capacity:
+                assert board == await read_pinboard(log, ENG)
+            else:  # holding fewer rows than the board's scan, it leaves the board to the walk
+                assert board is None
+            assert tail.pinboard(Conversation("eng", "Engineering", 1), PIN_LIMIT) is None
 
     asyncio.run(scenario())
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_fakes import CountingLog
+from session_fakes import CountingLog, fed_in_batches
 
 from coderooms.errors import InvalidBound, InvalidPattern, PageNotDescending
 from coderooms.rooms.context import ThreadLine
@@ -196,11 +196,7 @@ def test_a_fold_fed_in_batches_lists_what_folding_its_scan_lists(
 ) -> None:
     rows = _rows_of(specs)
     fold = ThreadIndexFold(ENG, scan)
-    taken = 0
-    while taken < len(rows):
-        batch = data.draw(st.integers(min_value=1, max_value=len(rows) - taken))
-        fold.extend(rows[taken : taken + batch])
-        taken += batch
+    for taken in fed_in_batches(fold.extend, rows, data):
         limit = data.draw(st.integers(min_value=0, max_value=8))
         assert fold.lines(limit) == fold_threads(rows[max(0, taken - scan) : taken], ENG, limit)
         assert fold.newest == rows[taken - 1].sequence

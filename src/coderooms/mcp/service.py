@@ -67,7 +67,7 @@ from coderooms.rooms.context import Pin, ThreadLine, initialize_session_with_con
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
 from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
 from coderooms.rooms.mentions import AgentTarget, DeskTarget, EveryoneTarget, resolve_mentions
-from coderooms.rooms.pins import PIN_SCAN, read_pinboard
+from coderooms.rooms.pins import PIN_LIMIT, PIN_SCAN, read_pinboard
 from coderooms.rooms.ranking import (
     SELECT_LIMIT,
     Hit,
@@ -447,8 +447,10 @@ class RoomService:
         key = (query, briefing)
         init = self._turns.get(key, newest)
         if init is None:
-            threads = log.thread_lines(query.conversation, THREAD_INDEX_LIMIT)
-            init = await initialize_session_with_context(log, query, briefing, threads)
+            conversation = query.conversation
+            threads = log.thread_lines(conversation, THREAD_INDEX_LIMIT)
+            pins = log.pinboard(conversation, PIN_LIMIT) if query.before is None else None
+            init = await initialize_session_with_context(log, query, briefing, threads, pins)
             self._turns.put(key, newest, init)
         return init
 
@@ -568,7 +570,10 @@ class RoomService:
     ) -> PinsOut:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        board = await read_pinboard(await self._log(conversation), conversation)
+        log = await self._log(conversation)
+        board = log.pinboard(conversation, PIN_LIMIT)
+        if board is None:
+            board = await read_pinboard(log, conversation)
         states = await node_states(self.store, board, await self._node_lookup(board))
         return PinsOut(
             desk=desk_out(found),

@@ -17,10 +17,12 @@ from __future__ import annotations
 import operator
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterable
 from itertools import islice
+from typing import Protocol, TypeVar
 
-from coderooms.rooms.context import ThreadLine
+from coderooms.rooms.context import Pin, ThreadLine
+from coderooms.rooms.pins import PIN_SCAN, PinBoardFold
 from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionPage
 from coderooms.rooms.session import SessionLog
 from coderooms.rooms.threads import THREAD_INDEX_SCAN, ThreadIndexFold
@@ -34,6 +36,20 @@ TAIL_PROBE_PAGE = 16
 turn usually finds a few new rows, and each row asked for is a row decoded."""
 
 
+class _TailFold(Protocol):
+    """What a tail keeps up to date for a conversation (ThreadIndexFold, PinBoardFold)."""
+
+    conversation: Conversation
+
+    @property
+    def newest(self) -> Sequence | None: ...
+
+    def extend(self, rows: Iterable[LogMessage]) -> None: ...
+
+
+_Fold = TypeVar("_Fold", bound=_TailFold)
+
+
 class ConversationTail:
     """Up to ``capacity`` newest rows of ``view``, oldest first in memory."""
 
@@ -45,6 +61,7 @@ class ConversationTail:
         self._complete = False  # True when the view holds nothing older than _rows[0]
         self._ascending = True  # the held rows' sequences strictly increase
         self._threads: ThreadIndexFold | None = None
+        self._pins: PinBoardFold | None = None
 
     @property
     def newest(self) -> Sequence | None:
@@ -101,13 +118,41 @@ class ConversationTail:
 
     def thread_lines(self, conversation: Conversation, limit: int) -> list[ThreadLine] | None:
         """``read_thread_index`` over this tail, from a :class:`ThreadIndexFold` that takes
-        only the rows held since the last call. None when the held rows cannot stand for
-        the view's newest ``THREAD_INDEX_SCAN`` (fewer held while older rows remain
-        unread, or rows out of order): then the caller reads the index through the walk,
-        which also reports rows out of order as the error they are."""
-        if not self._ascending or (len(self._rows) < THREAD_INDEX_SCAN and not self._complete):
+        only the rows held since the last call; None when the held rows cannot stand
+        for the view (see :meth:`_caught_up`)."""
+        fold = self._caught_up(self._threads, conversation, THREAD_INDEX_SCAN, ThreadIndexFold)
+        if fold is None:
             return None
-        fold = self._threads
+        self._threads = fold
+        return fold.lines(limit)
+
+    def pinboard(self, conversation: Conversation, limit: int) -> list[Pin] | None:
+        """``read_pinboard`` (no ``before``) of a desk over this tail, from a
+        :class:`PinBoardFold` kept up to date the same way; None for a thread, or when
+        the held rows cannot stand for the view."""
+        if conversation.thread_root is not None:
+            return None
+        fold = self._caught_up(self._pins, conversation, PIN_SCAN, PinBoardFold)
+        if fold is None:
+            return None
+        self._pins = fold
+        return fold.pins(limit)
+
+    def _caught_up(
+        self,
+        fold: _Fold | None,
+        conversation: Conversation,
+        scan: int,
+        make: Callable[[Conversation], _Fold],
+    ) -> _Fold | None:
+        """``fold`` having taken every held row, or a new one made from the newest
+        ``scan`` held rows when it cannot catch up (none yet, another conversation, or
+        the rows it took are no longer held). None when the held rows cannot stand for
+        the view's newest ``scan`` (fewer held while older rows remain unread, or rows
+        out of order): then the caller reads through the walk, which also reports rows
+        out of order as the error they are."""
+        if not self._ascending or (len(self._rows) < scan and not self._complete):
+            return None
         since = None if fold is None else fold.newest
         at = -1 if since is None else bisect_left(self._sequences, since)
         if (
@@ -115,11 +160,11 @@ class ConversationTail:
             or fold.conversation != conversation
             or not (0 <= at < len(self._sequences) and self._sequences[at] == since)
         ):
-            fold = self._threads = ThreadIndexFold(conversation)
-            fold.extend(self._rows[-THREAD_INDEX_SCAN:])
+            fold = make(conversation)
+            fold.extend(self._rows[-scan:] if scan else ())
         else:
             fold.extend(islice(self._rows, at + 1, None))
-        return fold.lines(limit)
+        return fold
 
     async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
         """The view's page, from memory when the held rows can answer it."""

@@ -147,6 +147,7 @@ async def initialize_session_with_context(
     query: SessionQuery,
     briefing: TeamBriefing,
     threads: Iterable[ThreadLine] | None = None,
+    pins: Iterable[Pin] | None = None,
 ) -> SessionInitialization:
     """:func:`~coderooms.rooms.briefing.initialize_session` plus the recall context: the
     desk's thread index (read from the log's tail; none for a thread) and the
@@ -154,9 +155,10 @@ async def initialize_session_with_context(
     message is therefore in the turn's context whether or not anybody searched for it.
     The first error of any read propagates.
 
-    ``threads`` is the thread index when the caller keeps it up to date already (see
-    :class:`~coderooms.rooms.threads.ThreadIndexFold`): the same lines the log's tail
-    would fold to, without reading them again.
+    ``threads`` and ``pins`` are the thread index and the pinboard when the caller keeps
+    them up to date already (see :class:`~coderooms.rooms.threads.ThreadIndexFold` and
+    :class:`~coderooms.rooms.pins.PinBoardFold`): what the log would fold to, without
+    reading it again.
     """
     # imported here: those modules build on the records above
     from coderooms.rooms.briefing import initialize_session
@@ -167,6 +169,7 @@ async def initialize_session_with_context(
     conversation = query.conversation
     if threads is None:
         threads = await read_thread_index(log, conversation, THREAD_INDEX_LIMIT)
-    pins = await read_pinboard(log, conversation, PIN_LIMIT, query.before)
+    if pins is None:
+        pins = await read_pinboard(log, conversation, PIN_LIMIT, query.before)
     context = SessionContext(tuple(threads), tuple(pins), initialized.context.notes)
     return replace(initialized, context=context)

@@ -9,6 +9,7 @@ attributed, chronological window.
 from __future__ import annotations
 
 import operator
+from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from itertools import islice
 from typing import Protocol
@@ -38,6 +39,7 @@ from coderooms.rooms.records import (
 
 __all__ = [
     "LogWalk",
+    "ScanWindow",
     "interior_pages",
     "SessionLog",
     "is_blank",
@@ -196,6 +198,33 @@ def _plainly_ordered(sequences: list[Sequence], before: Sequence | None) -> bool
         )
     except TypeError:
         return False
+
+
+class ScanWindow:
+    """The newest ``scan`` raw rows of a log, taken oldest first, one row at a time: what a
+    walk from the newest row with scan cap ``scan`` would read, kept up to date by a fold
+    that follows the log (the thread index, the pinboard) instead of walking again."""
+
+    def __init__(self, scan: int) -> None:
+        if scan < 0:
+            raise InvalidBound("scan", scan)
+        self._scan = scan
+        self._rows: deque[LogMessage] = deque()
+
+    @property
+    def newest(self) -> Sequence | None:
+        """The newest row taken (None: none yet)."""
+        return self._rows[-1].sequence if self._rows else None
+
+    def take(self, row: LogMessage) -> LogMessage | None:
+        """Take ``row``, newer than every row taken before
+        (:class:`~coderooms.errors.PageNotDescending` otherwise); return the row it
+        pushed out of the scan, if one."""
+        rows = self._rows
+        if rows and row.sequence <= rows[-1].sequence:
+            raise PageNotDescending(row.sequence, rows[-1].sequence)
+        rows.append(row)
+        return rows.popleft() if len(rows) > self._scan else None
 
 
 def walk_log(log: SessionLog, before: Sequence | None, scan_limit: int = SCAN_LIMIT) -> LogWalk:

@@ -8,18 +8,17 @@ Nothing is stored: the index is a fold, like everything else here.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
 
-from coderooms.errors import InvalidBound, PageNotDescending
+from coderooms.errors import InvalidBound
 from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.context import ThreadLine
 from coderooms.rooms.ranking import MatchKind
 from coderooms.rooms.records import Conversation, LogMessage, Sequence
 from coderooms.rooms.search import SearchPattern, cut_opening
-from coderooms.rooms.session import SessionLog, is_blank, walk_log
+from coderooms.rooms.session import ScanWindow, SessionLog, is_blank, walk_log
 
 __all__ = [
     "THREAD_INDEX_LIMIT",
@@ -108,29 +107,22 @@ class ThreadIndexFold:
     """
 
     def __init__(self, conversation: Conversation, scan: int = THREAD_INDEX_SCAN) -> None:
-        if scan < 0:
-            raise InvalidBound("scan", scan)
         self.conversation = conversation
-        self._scan = scan
+        self._window = ScanWindow(scan)
         self._in_desk = DeskTest(conversation.desk_id, conversation.desk_name)
-        self._window: deque[LogMessage] = deque()
         self._threads: dict[Sequence, _OpenThread] = {}
 
     @property
     def newest(self) -> Sequence | None:
         """The newest row taken (None: none yet)."""
-        return self._window[-1].sequence if self._window else None
+        return self._window.newest
 
     def extend(self, rows: Iterable[LogMessage]) -> None:
         """Take ``rows``, oldest first, each newer than every row taken before
         (:class:`~coderooms.errors.PageNotDescending` otherwise)."""
-        window, threads, scan = self._window, self._threads, self._scan
+        threads = self._threads
         for row in rows:
-            if window and row.sequence <= window[-1].sequence:
-                raise PageNotDescending(row.sequence, window[-1].sequence)
-            if scan == 0:
-                continue
-            window.append(row)
+            gone = self._window.take(row)
             if self._in_desk(row.chat_id) and not is_blank(row.content):
                 if row.parent is None:
                     threads[row.sequence] = _OpenThread(row.sequence, row.content, 0, row.sequence)
@@ -140,10 +132,8 @@ class ThreadIndexFold:
                         thread.replies += 1
                         thread.latest = max(thread.latest, row.sequence)
                         threads[row.parent] = thread  # now the most recently active
-            if len(window) > scan:
-                gone = window.popleft()
-                if gone.parent is None:
-                    threads.pop(gone.sequence, None)
+            if gone is not None and gone.parent is None:
+                threads.pop(gone.sequence, None)
 
     def lines(self, limit: int = THREAD_INDEX_LIMIT) -> list[ThreadLine]:
         """The ``limit`` most recently active threads, as :func:`read_thread_index`
