@@ -3,7 +3,7 @@
 One command::
 
     .venv/bin/python benchmarks/reliability.py [--rounds 8] [--clients 8] [--calls 200]
-        [--baseline main --load-rounds 4]
+        [--baseline main --load-rounds 4] [--only http]
 
 Everything runs in a temporary directory and is bounded (a few minutes on two busy
 cores). Prints one table, with medians, of:
@@ -23,7 +23,8 @@ cores). Prints one table, with medians, of:
   calls on kept-alive connections, p50 / p99 / errors (target: 10 ms / 50 ms / 0) and the
   server's CPU time per call; with ``--baseline REV`` the same load on an `up` running
   that git revision's source too (each on its own copy of the store, both serving at
-  once, the loads taking turns over ``--load-rounds`` rounds), medians over the rounds;
+  once, the loads taking turns over ``--load-rounds`` rounds), medians over the rounds
+  (``--only http`` measures these rows alone);
 * then the integrity rows of ``reliability_integrity.py`` (writers × posts, kill -9
   rounds, generated MCP requests and message texts, a hostile tree for the index;
   every target 0), unless ``--integrity none`` (``quick`` for small counts).
@@ -500,6 +501,65 @@ def _median_load(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def lock_row(
+    base: Path, db: str, db_path: Path, repo: Path, tokens: dict[str, str]
+) -> tuple[str, str, str]:
+    """Other agents' latency on `up` while one post waits on the write lock."""
+    with served(base, db, repo) as port:
+        lock = measure_lock_wait(port, tokens, db_path)
+    return (
+        f"up: other agent's latency while a post waits {LOCK_HOLD_S:.0f} s on the lock",
+        f"median {lock['median'] * 1000:.1f} ms, max {lock['max'] * 1000:.1f} ms "
+        f"({lock['calls']:.0f} calls; the post took {lock['post']:.1f} s)",
+        "max <= 500 ms",
+    )
+
+
+def fault_rows(
+    base: Path, db: str, db_path: Path, repo: Path, args: argparse.Namespace
+) -> list[tuple[str, str, str]]:
+    """The rows of the faults measured after the HTTP load: read beside a writer,
+    SIGTERM, deep file, big read."""
+    rows: list[tuple[str, str, str]] = []
+    read = measure_read_beside_writer(base, db_path)
+    rows.append(
+        (
+            "read while another process holds the write lock",
+            f"median {read['median'] * 1000:.1f} ms in-process (open + turn); "
+            f"`coderooms read` {read['command']:.2f} s wall, "
+            f"{'ok' if read['ok'] else 'FAILED'}",
+            "<= 100 ms",
+        )
+    )
+    stop = measure_sigterm(base, db, repo, args.rounds)
+    rows.append(
+        (
+            f"busy stdio server stopped by SIGTERM, {args.rounds} rounds",
+            f"hung {stop['hung']}, traceback {stop['tracebacks']}; stop median "
+            f"{stop['median']:.2f} s, max {stop['max']:.2f} s",
+            "0 / 0",
+        )
+    )
+    deep = measure_deep_index(base)
+    rows.append(
+        (
+            "cold index with one 192 KB file nested 64k deep",
+            f"median {deep['with']:.2f} s vs {deep['without']:.2f} s without "
+            f"(+{deep['with'] - deep['without']:.2f} s); skipped {deep['skipped']}",
+            "<= +2 s, skipped with reason",
+        )
+    )
+    big = measure_big_read(base)
+    rows.append(
+        (
+            f"room_read on a desk of {BIG_MESSAGES} x 1 MiB messages",
+            f"{big['bytes']:,} bytes on the wire; message text {big['text']:,} chars",
+            f"text <= READ_TEXT_BUDGET ({big['budget']:,})",
+        )
+    )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=8, help="SIGTERM rounds")
@@ -512,6 +572,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--load-rounds", type=int, default=1, help="HTTP load rounds (medians are printed)"
+    )
+    parser.add_argument(
+        "--only",
+        choices=("all", "http"),
+        default="all",
+        help="'http': only the HTTP load rows (with --baseline, the paired A/B of a change)",
     )
     parser.add_argument(
         "--integrity",
@@ -537,53 +603,11 @@ def main() -> None:
             )
 
         rows: list[tuple[str, str, str]] = []
-        with served(base, db, repo) as port:
-            lock = measure_lock_wait(port, tokens, db_path)
-            rows.append(
-                (
-                    f"up: other agent's latency while a post waits {LOCK_HOLD_S:.0f} s on the lock",
-                    f"median {lock['median'] * 1000:.1f} ms, max {lock['max'] * 1000:.1f} ms "
-                    f"({lock['calls']:.0f} calls; the post took {lock['post']:.1f} s)",
-                    "max <= 500 ms",
-                )
-            )
+        if args.only == "all":
+            rows.append(lock_row(base, db, db_path, repo, tokens))
         loads = measure_paired_http_load(base, db_path, repo, tokens, args)
-        read = measure_read_beside_writer(base, db_path)
-        rows.append(
-            (
-                "read while another process holds the write lock",
-                f"median {read['median'] * 1000:.1f} ms in-process (open + turn); "
-                f"`coderooms read` {read['command']:.2f} s wall, "
-                f"{'ok' if read['ok'] else 'FAILED'}",
-                "<= 100 ms",
-            )
-        )
-        stop = measure_sigterm(base, db, repo, args.rounds)
-        rows.append(
-            (
-                f"busy stdio server stopped by SIGTERM, {args.rounds} rounds",
-                f"hung {stop['hung']}, traceback {stop['tracebacks']}; stop median "
-                f"{stop['median']:.2f} s, max {stop['max']:.2f} s",
-                "0 / 0",
-            )
-        )
-        deep = measure_deep_index(base)
-        rows.append(
-            (
-                "cold index with one 192 KB file nested 64k deep",
-                f"median {deep['with']:.2f} s vs {deep['without']:.2f} s without "
-                f"(+{deep['with'] - deep['without']:.2f} s); skipped {deep['skipped']}",
-                "<= +2 s, skipped with reason",
-            )
-        )
-        big = measure_big_read(base)
-        rows.append(
-            (
-                f"room_read on a desk of {BIG_MESSAGES} x 1 MiB messages",
-                f"{big['bytes']:,} bytes on the wire; message text {big['text']:,} chars",
-                f"text <= READ_TEXT_BUDGET ({big['budget']:,})",
-            )
-        )
+        if args.only == "all":
+            rows += fault_rows(base, db, db_path, repo, args)
         for label, load in loads:
             rows.append(
                 (
@@ -595,7 +619,7 @@ def main() -> None:
                     "<= 10 ms / <= 50 ms / 0",
                 )
             )
-        if args.integrity != "none":
+        if args.integrity != "none" and args.only == "all":
             import reliability_integrity
 
             rows += reliability_integrity.run(quick=args.integrity == "quick")

@@ -278,28 +278,50 @@ def test_code_pinned_on_the_desk_is_pinned_in_each_members_session(
     assert node not in status["working_set"]["pins"]["nodes"]  # the desk's pin, not the session's
 
 
+async def _grounding_around(
+    db: Path, workspace: Workspace, posts: list[str | None]
+) -> tuple[dict[str, int], dict[str, int], list[int]]:
+    """Alice's residents' grounding counts before and after she posts the same finding
+    once per entry of ``posts`` (each with that idempotency key), and the sequences."""
+    store = open_store(f"sqlite:///{db}")
+    try:
+        await _desk(store, chatter=0)
+        service = RoomService(store, lambda: workspace, offload=False)
+        await service.focus("alice", GOAL, "set", 300, session="a1")  # apply_discount held
+        before = await service.focus("alice", None, "status", session="a1")
+        said = "Found it: apply_discount rounds too early."
+        sequences = [
+            (await service.post("alice", said, "eng", idempotency_key=key)).sequence
+            for key in posts
+        ]
+        after = await service.focus("alice", None, "status", session="a1")
+    finally:
+        store.close()
+    counts = [
+        {r["id"]: r["grounded"] for r in status["working_set"]["resident"]}
+        for status in (before, after)
+    ]
+    return counts[0], counts[1], sequences
+
+
 def test_an_agents_post_naming_code_it_holds_grounds_it(
     tmp_path: Path, workspace: Workspace
 ) -> None:
-    async def scenario() -> tuple[dict, dict]:
-        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
-        try:
-            await _desk(store, chatter=0)
-            service = RoomService(store, lambda: workspace, offload=False)
-            await service.focus("alice", GOAL, "set", 300, session="a1")  # apply_discount held
-            before = await service.focus("alice", None, "status", session="a1")
-            await service.post("alice", "Found it: apply_discount rounds too early.", "eng")
-            after = await service.focus("alice", None, "status", session="a1")
-        finally:
-            store.close()
-        return before, after
-
-    before, after = asyncio.run(scenario())
-    grounded = {r["id"]: r["grounded"] for r in before["working_set"]["resident"]}
-    now = {r["id"]: r["grounded"] for r in after["working_set"]["resident"]}
+    grounded, now, _ = asyncio.run(_grounding_around(tmp_path / "rooms.db", workspace, [None]))
     named = [node for node in now if node.endswith("::apply_discount")]
     assert named and all(now[n] == grounded[n] + 1 for n in named)
     assert all(now[n] == grounded[n] for n in now if n not in named)
+
+
+def test_a_retried_post_grounds_what_it_names_only_once(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    grounded, now, sequences = asyncio.run(
+        _grounding_around(tmp_path / "rooms.db", workspace, ["retry-1", "retry-1"])
+    )
+    assert sequences[0] == sequences[1]
+    named = [node for node in now if node.endswith("::apply_discount")]
+    assert named and all(now[n] == grounded[n] + 1 for n in named)
 
 
 BLAME = "The wrong amount after a coupon discount comes from shipping_cost in shop/shipping.py."

@@ -186,6 +186,36 @@ def test_a_line_over_the_limit_is_skipped_to_its_newline(
     assert got == [b'{"a": 1}\n', stdio._OVERLONG, b'{"b": 2}\n', stdio._OVERLONG]
 
 
+def test_lines_read_on_a_thread_are_read_by_one_thread_not_one_each() -> None:
+    read_fd, feed_fd = os.pipe()
+    sink_fd, drain_fd = os.pipe()
+    os.write(feed_fd, b"".join(b'{"n": %d}\n' % n for n in range(50)))
+    os.close(feed_fd)
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def counted_start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    async def read_all() -> list[object]:
+        readline, _, _ = stdio._thread_ends(read_fd, drain_fd)
+        got: list[object] = []
+        while (line := await readline()) != b"":
+            got.append(line)
+        return got
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(threading.Thread, "start", counted_start)
+            got = asyncio.run(read_all())
+    finally:
+        for fd in (read_fd, sink_fd, drain_fd):
+            os.close(fd)
+    assert got == [b'{"n": %d}\n' % n for n in range(50)]
+    assert started.count("coderooms-stdin") == 1
+
+
 def test_an_answer_is_one_line_of_utf8_json_as_the_sdk_spells_it() -> None:
     answer = JSONRPCResponse(
         jsonrpc="2.0", id=7, result={"content": [{"type": "text", "text": "naïve → ok"}]}

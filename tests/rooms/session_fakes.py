@@ -3,7 +3,9 @@ well-formed or not, and remember every request."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+
+from hypothesis import strategies as st
 
 from coderooms.rooms.records import Agent, LogMessage, SessionPage
 
@@ -47,3 +49,16 @@ class CountingLog:
     async def read_before(self, before: int | None, limit: int) -> SessionPage:
         self.requests.append((before, limit))
         return await self._inner.read_before(before, limit)  # type: ignore[attr-defined,no-any-return]
+
+
+def fed_in_batches(
+    extend: Callable[[Sequence[LogMessage]], None], rows: Sequence[LogMessage], data: st.DataObject
+) -> Iterator[int]:
+    """Hand ``rows`` to a fold's ``extend`` in batches hypothesis draws; after each batch,
+    yield how many rows were taken so far."""
+    taken = 0
+    while taken < len(rows):
+        batch = data.draw(st.integers(min_value=1, max_value=len(rows) - taken))
+        extend(rows[taken : taken + batch])
+        taken += batch
+        yield taken

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coderooms.rooms.chat import DeskTest, in_desk, is_general_chat, same_conversation
-from coderooms.rooms.records import Conversation
+from coderooms.rooms.records import Conversation, LogMessage, System
 
 
 @pytest.mark.parametrize(
@@ -99,3 +99,14 @@ def test_a_desk_test_tells_general_rows_from_desk_rows() -> None:
     general, eng = DeskTest("General", "General"), DeskTest("eng", "Engineering")
     assert [general(c) for c in (None, "main", "eng")] == [True, True, False]
     assert [eng(c) for c in (None, "Engineering", "eng", "ENG")] == [False, True, True, False]
+
+
+@given(_IDS.filter(lambda i: i is not None), _IDS.filter(lambda i: i is not None), st.lists(_IDS))
+def test_a_desk_test_keeps_the_rows_in_desk_in_order(
+    desk_id: str, desk_name: str, chat_ids: list[str | None]
+) -> None:
+    rows = tuple(
+        LogMessage(n, System("note", "Note"), "x", chat_id=c) for n, c in enumerate(chat_ids)
+    )
+    kept = DeskTest(desk_id, desk_name).keep(rows)
+    assert kept == tuple(row for row in rows if in_desk(row.chat_id, desk_id, desk_name))

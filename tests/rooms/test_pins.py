@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from session_fakes import CountingLog
+import asyncio
 
-from coderooms.errors import InvalidBound
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from session_fakes import CountingLog, fed_in_batches
+
+from coderooms.errors import InvalidBound, PageNotDescending
 from coderooms.rooms.context import Pin
 from coderooms.rooms.masking import code_ranges
 from coderooms.rooms.memory import MemoryLog
@@ -16,6 +18,7 @@ from coderooms.rooms.pins import (
     PIN_LIMIT,
     PIN_MARKER_CAP,
     PIN_SCAN,
+    PinBoardFold,
     PinDirective,
     fold_pins,
     parse_pin_directives,
@@ -348,3 +351,55 @@ def test_node_pins_fold_by_node_and_unpin_by_node() -> None:
     assert node_pin.pinned_at == 3 and node_pin.excerpt is None
     assert from_wire(Pin, to_wire(node_pin)) == node_pin
     assert "node" not in to_wire(board[0])  # a message pin's wire form is unchanged
+
+
+# --- kept up to date row by row ---------------------------------------------------------
+
+_fold_rows = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["!pin", "!pin ^2 #x", "!pin ^5", "!unpin ^2", "!pin @a.py::f", "!unpin @a.py::f"]
+            + ["text", "x" * 130, "   "]
+        ),
+        st.sampled_from(["eng", "Engineering", "ops"]),
+        st.integers(min_value=1, max_value=3),
+    ),
+    max_size=50,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_fold_rows, st.integers(min_value=1, max_value=20), st.data())
+def test_a_board_fold_fed_in_batches_pins_what_folding_its_scan_pins(
+    spec: list[tuple[str, str, int]], scan: int, data: st.DataObject
+) -> None:
+    rows: list[LogMessage] = []
+    sequence = 0
+    for content, chat_id, gap in spec:
+        sequence += gap
+        rows.append(msg(sequence, content, chat_id=chat_id))
+    fold = PinBoardFold(ENG, scan)
+    for taken in fed_in_batches(fold.extend, rows, data):
+        limit = data.draw(st.integers(min_value=0, max_value=PIN_LIMIT))
+        in_scan = [r for r in rows[max(0, taken - scan) : taken] if r.chat_id != "ops"]
+        assert fold.pins(limit) == fold_pins(in_scan, limit)
+
+
+def test_a_board_fold_of_the_default_scan_equals_reading_the_board() -> None:
+    log = MemoryLog()
+    for n in range(PIN_SCAN + 300):
+        content = f"!pin ^{n - 5} #n{n}" if n % 97 == 0 and n > 5 else f"note {n}"
+        log.add(ADA, content, chat_id="eng" if n % 5 else "ops")
+    fold = PinBoardFold(ENG)
+    fold.extend(log.rows)
+    assert fold.pins() == asyncio.run(read_pinboard(log, ENG))
+    assert fold.pins()  # the scan holds pins to compare
+
+
+def test_a_board_fold_refuses_rows_out_of_order_and_a_thread() -> None:
+    fold = PinBoardFold(ENG)
+    fold.extend([msg(1, "!pin"), msg(3, "text")])
+    with pytest.raises(PageNotDescending):
+        fold.extend([msg(2, "late")])
+    with pytest.raises(ValueError):
+        PinBoardFold(Conversation("eng", "Engineering", 1))

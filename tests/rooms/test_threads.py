@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-from session_fakes import CountingLog
+import asyncio
 
-from coderooms.errors import InvalidBound, InvalidPattern
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from session_fakes import CountingLog, fed_in_batches
+
+from coderooms.errors import InvalidBound, InvalidPattern, PageNotDescending
 from coderooms.rooms.context import ThreadLine
 from coderooms.rooms.memory import MemoryLog
 from coderooms.rooms.ranking import MatchKind
@@ -16,6 +20,7 @@ from coderooms.rooms.threads import (
     THREAD_INDEX_SCAN,
     THREAD_OPENING_CHARS,
     ThreadHit,
+    ThreadIndexFold,
     fold_threads,
     read_thread_index,
     search_threads,
@@ -159,3 +164,61 @@ async def test_search_threads_reads_nothing_when_it_cannot_answer() -> None:
     with pytest.raises(InvalidPattern):
         await search_threads(log, ENG, SearchPattern.regex("[z-a]"), 5)
     assert log.requests == []
+
+
+# --- kept up to date row by row ---------------------------------------------------------
+
+_row_specs = st.lists(
+    st.tuples(
+        st.sampled_from(["eng", "Engineering", "ops", None]),
+        st.sampled_from(["a topic", "another", "  ", "x" * 70]),
+        st.integers(min_value=0, max_value=40),  # 0: a root, else a parent some rows back
+        st.integers(min_value=1, max_value=3),  # the gap to the previous sequence
+    ),
+    max_size=60,
+)
+
+
+def _rows_of(specs: list[tuple[str | None, str, int, int]]) -> list[LogMessage]:
+    rows: list[LogMessage] = []
+    sequence = 0
+    for chat_id, content, back, gap in specs:
+        sequence += gap
+        parent = rows[-back].sequence if back and len(rows) >= back else None
+        rows.append(LogMessage(sequence, ADA, content, chat_id=chat_id, parent=parent))
+    return rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(_row_specs, st.integers(min_value=1, max_value=25), st.data())
+def test_a_fold_fed_in_batches_lists_what_folding_its_scan_lists(
+    specs: list[tuple[str | None, str, int, int]], scan: int, data: st.DataObject
+) -> None:
+    rows = _rows_of(specs)
+    fold = ThreadIndexFold(ENG, scan)
+    for taken in fed_in_batches(fold.extend, rows, data):
+        limit = data.draw(st.integers(min_value=0, max_value=8))
+        assert fold.lines(limit) == fold_threads(rows[max(0, taken - scan) : taken], ENG, limit)
+        assert fold.newest == rows[taken - 1].sequence
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(["topic", "reply"]), min_size=250, max_size=300))
+def test_a_fold_of_the_default_scan_equals_reading_the_index(kinds: list[str]) -> None:
+    log = MemoryLog()
+    for n, kind in enumerate(kinds):
+        parent = n - 3 if kind == "reply" and n > 3 else None
+        log.add(ADA, f"{kind} {n}", chat_id="eng", parent=parent)
+    fold = ThreadIndexFold(ENG)
+    fold.extend(log.rows)
+    assert fold.lines() == asyncio.run(read_thread_index(log, ENG))
+
+
+def test_a_fold_refuses_a_row_not_newer_than_the_last_and_lists_nothing_for_a_thread() -> None:
+    fold = ThreadIndexFold(ENG)
+    fold.extend([msg(1, "root"), msg(2, "other")])
+    with pytest.raises(PageNotDescending):
+        fold.extend([msg(2, "again")])
+    assert ThreadIndexFold(Conversation("eng", "Engineering", 1)).lines() == []
+    with pytest.raises(InvalidBound):
+        fold.lines(-1)

@@ -21,7 +21,7 @@ from coderooms.errors import (
 )
 from coderooms.rooms.memory import MemoryLog
 from coderooms.rooms.records import PAGE_SIZE, SCAN_LIMIT, Conversation, LogMessage, SessionPage
-from coderooms.rooms.session import LogWalk, interior_pages, walk_log
+from coderooms.rooms.session import LogWalk, ScanWindow, interior_pages, walk_log
 
 
 async def collect(walk: LogWalk) -> list[int]:
@@ -348,3 +348,16 @@ async def test_interior_pages_keep_a_desk_or_a_thread_and_stop_below_the_root() 
     assert thread == [root + 1, root]
     # the first page reaches below the root, so the older page is never read
     assert len(counting.requests) == 1
+
+
+def test_a_scan_window_keeps_the_newest_rows_and_says_which_one_left() -> None:
+    window = ScanWindow(2)
+    assert window.newest is None
+    assert [window.take(row(s)) for s in (1, 2)] == [None, None]
+    assert window.take(row(5)) == row(1)
+    assert window.newest == 5
+    with pytest.raises(PageNotDescending):
+        window.take(row(5))
+    assert ScanWindow(0).take(row(1)) == row(1)
+    with pytest.raises(InvalidBound):
+        ScanWindow(-1)

@@ -167,3 +167,21 @@ async def test_a_read_survives_a_server_restart_and_a_write_to_a_stopped_one_is_
                 await store.message(keyed.sequence)
         finally:
             store.close()
+
+
+async def test_a_post_says_whether_it_is_a_replay_of_an_earlier_one(new_store: StoreMaker) -> None:
+    store = await staffed(new_store())
+    first, replayed = await store.post_or_replay(
+        "agent:ada", "ship", desk="eng", idempotency_key="k"
+    )
+    assert not replayed
+    again, replayed = await store.post_or_replay(
+        "agent:ada", "ship", desk="eng", idempotency_key="k"
+    )
+    assert (again, replayed) == (first, True)
+    other = await new_store.again(store).post_or_replay(
+        "agent:ada", "ship", desk="eng", idempotency_key="k"
+    )
+    assert other == (first, True)
+    unkeyed = await store.post_or_replay("agent:ada", "ship", desk="eng")
+    assert unkeyed[1] is False and unkeyed[0].sequence == first.sequence + 1

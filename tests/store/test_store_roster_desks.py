@@ -212,3 +212,14 @@ async def test_two_handles_on_one_store_see_each_others_changes(new_store: Store
     with pytest.raises(RetiredAuthor):
         await second.post("agent:ada", "again", desk="eng")
     assert isinstance(await second.desks(), DeskSet)
+
+
+async def test_snapshots_are_the_roster_and_desks_of_one_read(new_store: StoreMaker) -> None:
+    store = await team(new_store())
+    roster, desks = await store.snapshots()
+    assert roster == await store.roster()
+    assert desks == await store.desks()
+    await store.add_agent("dee")
+    roster, desks = await store.snapshots()
+    assert roster.member("dee") == RosterMember("dee")
+    assert desks == await store.desks()

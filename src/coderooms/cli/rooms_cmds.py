@@ -350,7 +350,7 @@ async def _initialize(
     store: Store, viewer: str, desk_ref: str, thread: int | None, window: int
 ) -> tuple[Desk, SessionInitialization]:
     viewer_id = _viewer_id(viewer)
-    roster, desks = await store.roster(), await store.desks()
+    roster, desks = await store.snapshots()
     kind = viewer.partition(":")[0] if ":" in viewer else ""
     known = {k: roster.holds(k, viewer_id) for k in ("agent", "person")}
     if not (known[kind] if kind in known else any(known.values())):

@@ -132,7 +132,7 @@ class Entry:
     body: str | None = None
 
     def __post_init__(self) -> None:
-        if any(ch in _LINE_BREAKS for ch in self.lead) or "<" in self.lead:
+        if not _LINE_BREAKS.isdisjoint(self.lead) or "<" in self.lead:
             raise ValueError("an entry lead must be escaped text on one line")
 
 

@@ -67,7 +67,7 @@ from coderooms.rooms.context import Pin, ThreadLine, initialize_session_with_con
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
 from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
 from coderooms.rooms.mentions import AgentTarget, DeskTarget, EveryoneTarget, resolve_mentions
-from coderooms.rooms.pins import PIN_SCAN, read_pinboard
+from coderooms.rooms.pins import PIN_LIMIT, PIN_SCAN, read_pinboard
 from coderooms.rooms.ranking import (
     SELECT_LIMIT,
     Hit,
@@ -393,12 +393,12 @@ class RoomService:
         return skim_output(text, goal, budget)
 
     async def _caller(self, agent_id: str) -> _Snapshot:
-        roster = await self.store.roster()
+        roster, desks = await self.store.snapshots()
         if not any(member.id == agent_id for member in roster.members):
             raise UnknownCaller(agent_id)
         if roster.is_retired(agent_id):
             raise RetiredCaller(agent_id)
-        return _Snapshot(roster, await self.store.desks())
+        return _Snapshot(roster, desks)
 
     @staticmethod
     def _member_desk(agent_id: str, ref: str, snap: _Snapshot) -> Desk:
@@ -447,7 +447,10 @@ class RoomService:
         key = (query, briefing)
         init = self._turns.get(key, newest)
         if init is None:
-            init = await initialize_session_with_context(log, query, briefing)
+            conversation = query.conversation
+            threads = log.thread_lines(conversation, THREAD_INDEX_LIMIT)
+            pins = log.pinboard(conversation, PIN_LIMIT) if query.before is None else None
+            init = await initialize_session_with_context(log, query, briefing, threads, pins)
             self._turns.put(key, newest, init)
         return init
 
@@ -467,7 +470,7 @@ class RoomService:
             workspace = await anyio.to_thread.run_sync(self._workspace_now)
             code_pins = check_node_pins(content, workspace)
         try:
-            row = await self.store.post(
+            row, replayed = await self.store.post_or_replay(
                 f"agent:{agent_id}",
                 content,
                 desk=found.id,
@@ -484,8 +487,9 @@ class RoomService:
             if parent is None or self._row_desk(agent_id, parent, snap, {}) is None:
                 raise UnknownParent(reply_to) from None
             raise
-        await snapshot_node_pins(self.store, row.sequence, code_pins)
-        await ground_named_residents(self._working_sets(), agent_id, content)
+        if not replayed:  # a retry's pins and grounding were done by the post it repeats
+            await snapshot_node_pins(self.store, row.sequence, code_pins)
+            await ground_named_residents(self._working_sets(), agent_id, content)
         return PostOut(
             sequence=row.sequence,
             desk=desk_out(found),
@@ -546,7 +550,9 @@ class RoomService:
         found, conversation = await self._conversation(agent_id, desk, None, snap)
         log = await self._log(conversation)
         if query is None or not query.strip():
-            lines = await read_thread_index(log, conversation, limit)
+            lines = log.thread_lines(conversation, limit)
+            if lines is None:
+                lines = await read_thread_index(log, conversation, limit)
             return ThreadsOut(
                 desk=desk_out(found), query=None, threads=[thread_out(x) for x in lines]
             )
@@ -564,7 +570,10 @@ class RoomService:
     ) -> PinsOut:
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
-        board = await read_pinboard(await self._log(conversation), conversation)
+        log = await self._log(conversation)
+        board = log.pinboard(conversation, PIN_LIMIT)
+        if board is None:
+            board = await read_pinboard(log, conversation)
         states = await node_states(self.store, board, await self._node_lookup(board))
         return PinsOut(
             desk=desk_out(found),

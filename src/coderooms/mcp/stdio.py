@@ -32,7 +32,7 @@ import re
 import stat
 import sys
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, BinaryIO, Self
@@ -444,32 +444,51 @@ def _thread_ends(
         while view:
             view = view[sink.write(view) or 0 :]
 
-    async def readline() -> object:
-        # A daemon thread per line, not one of anyio's workers: a read blocked on a
-        # terminal cannot be interrupted, and the interpreter waits at exit for every
-        # worker thread, so a stopped server would wait for a line that may never come.
-        token = anyio.lowlevel.current_token()
-        read = anyio.Event()
+    async def write(data: bytes) -> None:
+        await anyio.to_thread.run_sync(write_all, data)
+
+    return _LineReader(read_line).readline, write, []
+
+
+class _LineReader:
+    """Lines read on request by one daemon thread of its own, started by the first read.
+
+    Not one of anyio's workers: a read blocked on a terminal cannot be interrupted, and
+    the interpreter waits at exit for every worker thread, so a stopped server would
+    wait for a line that may never come. The thread reads a line only when one is asked
+    for, as a thread started per line did, without starting a thread per line."""
+
+    def __init__(self, read_line: Callable[[], object]) -> None:
+        self._read_line = read_line
+        self._asked = threading.Semaphore(0)
+        self._requests: deque[tuple[anyio.lowlevel.EventLoopToken, anyio.Event, list[object]]] = (
+            deque()
+        )
+        self._thread: threading.Thread | None = None
+
+    async def readline(self) -> object:
+        done = anyio.Event()
         outcome: list[object] = []
-
-        def reader() -> None:
-            try:
-                outcome.append(read_line())
-            except BaseException as exc:  # handed to the task that asked
-                outcome.append(exc)
-            with suppress(RuntimeError):  # the loop is gone: nobody waits any more
-                anyio.from_thread.run_sync(read.set, token=token)
-
-        threading.Thread(target=reader, name="coderooms-stdin", daemon=True).start()
-        await read.wait()
+        self._requests.append((anyio.lowlevel.current_token(), done, outcome))
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="coderooms-stdin", daemon=True)
+            self._thread.start()
+        self._asked.release()
+        await done.wait()
         if isinstance(outcome[0], BaseException):
             raise outcome[0]
         return outcome[0]
 
-    async def write(data: bytes) -> None:
-        await anyio.to_thread.run_sync(write_all, data)
-
-    return readline, write, []
+    def _serve(self) -> None:
+        while True:
+            self._asked.acquire()
+            token, done, outcome = self._requests.popleft()
+            try:
+                outcome.append(self._read_line())
+            except BaseException as exc:  # handed to the task that asked
+                outcome.append(exc)
+            with suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                anyio.from_thread.run_sync(done.set, token=token)
 
 
 async def serve_stdio(server: MCPServer) -> None:

@@ -14,17 +14,40 @@ page as usual.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterable
+from itertools import islice
+from typing import Protocol, TypeVar
 
-from coderooms.rooms.records import LogMessage, Sequence, SessionPage
+from coderooms.rooms.context import Pin, ThreadLine
+from coderooms.rooms.pins import PIN_SCAN, PinBoardFold
+from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionPage
 from coderooms.rooms.session import SessionLog
+from coderooms.rooms.threads import THREAD_INDEX_SCAN, ThreadIndexFold
 
-__all__ = ["TAIL_FETCH_PAGE", "ConversationTail", "TailCache"]
+__all__ = ["TAIL_FETCH_PAGE", "TAIL_PROBE_PAGE", "ConversationTail", "TailCache"]
 
 TAIL_FETCH_PAGE = 512
 """Rows asked of the view per read while topping a tail up."""
+TAIL_PROBE_PAGE = 16
+"""Rows asked of the view by the first read of a refresh of a tail that holds rows: a
+turn usually finds a few new rows, and each row asked for is a row decoded."""
+
+
+class _TailFold(Protocol):
+    """What a tail keeps up to date for a conversation (ThreadIndexFold, PinBoardFold)."""
+
+    conversation: Conversation
+
+    @property
+    def newest(self) -> Sequence | None: ...
+
+    def extend(self, rows: Iterable[LogMessage]) -> None: ...
+
+
+_Fold = TypeVar("_Fold", bound=_TailFold)
 
 
 class ConversationTail:
@@ -36,6 +59,9 @@ class ConversationTail:
         self._rows: list[LogMessage] = []
         self._sequences: list[Sequence] = []
         self._complete = False  # True when the view holds nothing older than _rows[0]
+        self._ascending = True  # the held rows' sequences strictly increase
+        self._threads: ThreadIndexFold | None = None
+        self._pins: PinBoardFold | None = None
 
     @property
     def newest(self) -> Sequence | None:
@@ -51,8 +77,10 @@ class ConversationTail:
         fresh: list[LogMessage] = []
         before: Sequence | None = None
         reached_end = False
+        asked = TAIL_FETCH_PAGE if known is None else TAIL_PROBE_PAGE
         while len(fresh) < self._capacity:
-            page = await self._view.read_before(before, TAIL_FETCH_PAGE)
+            page = await self._view.read_before(before, asked)
+            asked = TAIL_FETCH_PAGE
             stop = False
             for row in page.messages:
                 if known is not None and row.sequence <= known:
@@ -70,6 +98,9 @@ class ConversationTail:
                 self._complete = True
             return self.newest
         fresh.reverse()
+        # every fresh row is newer than the held ones (the loop above stops at those)
+        kept_order = len(fresh) >= self._capacity or self._ascending
+        self._ascending = kept_order and _ascending([row.sequence for row in fresh])
         if len(fresh) >= self._capacity:
             # the new rows alone fill the tail: what was held is now too old
             self._rows = fresh[-self._capacity :]
@@ -84,6 +115,56 @@ class ConversationTail:
             self._rows = rows
         self._sequences = [row.sequence for row in self._rows]
         return self.newest
+
+    def thread_lines(self, conversation: Conversation, limit: int) -> list[ThreadLine] | None:
+        """``read_thread_index`` over this tail, from a :class:`ThreadIndexFold` that takes
+        only the rows held since the last call; None when the held rows cannot stand
+        for the view (see :meth:`_caught_up`)."""
+        fold = self._caught_up(self._threads, conversation, THREAD_INDEX_SCAN, ThreadIndexFold)
+        if fold is None:
+            return None
+        self._threads = fold
+        return fold.lines(limit)
+
+    def pinboard(self, conversation: Conversation, limit: int) -> list[Pin] | None:
+        """``read_pinboard`` (no ``before``) of a desk over this tail, from a
+        :class:`PinBoardFold` kept up to date the same way; None for a thread, or when
+        the held rows cannot stand for the view."""
+        if conversation.thread_root is not None:
+            return None
+        fold = self._caught_up(self._pins, conversation, PIN_SCAN, PinBoardFold)
+        if fold is None:
+            return None
+        self._pins = fold
+        return fold.pins(limit)
+
+    def _caught_up(
+        self,
+        fold: _Fold | None,
+        conversation: Conversation,
+        scan: int,
+        make: Callable[[Conversation], _Fold],
+    ) -> _Fold | None:
+        """``fold`` having taken every held row, or a new one made from the newest
+        ``scan`` held rows when it cannot catch up (none yet, another conversation, or
+        the rows it took are no longer held). None when the held rows cannot stand for
+        the view's newest ``scan`` (fewer held while older rows remain unread, or rows
+        out of order): then the caller reads through the walk, which also reports rows
+        out of order as the error they are."""
+        if not self._ascending or (len(self._rows) < scan and not self._complete):
+            return None
+        since = None if fold is None else fold.newest
+        at = -1 if since is None else bisect_left(self._sequences, since)
+        if (
+            fold is None
+            or fold.conversation != conversation
+            or not (0 <= at < len(self._sequences) and self._sequences[at] == since)
+        ):
+            fold = make(conversation)
+            fold.extend(self._rows[-scan:] if scan else ())
+        else:
+            fold.extend(islice(self._rows, at + 1, None))
+        return fold
 
     async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
         """The view's page, from memory when the held rows can answer it."""
@@ -122,3 +203,7 @@ class TailCache:
         while len(self._tails) > self._entries:
             self._tails.popitem(last=False)
         return found
+
+
+def _ascending(sequences: list[Sequence]) -> bool:
+    return all(map(operator.lt, sequences, islice(sequences, 1, None)))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+from typing import Protocol, TypeVar
+
 _GENERAL_ALIASES = ("main", "general")
 
 
@@ -26,6 +29,15 @@ def in_desk(chat_id: str | None, desk_id: str, desk_name: str) -> bool:
     return same_conversation(chat_id, desk_id) or same_conversation(chat_id, desk_name)
 
 
+class _Stored(Protocol):
+    @property
+    def chat_id(self) -> str | None: ...
+
+
+_Row = TypeVar("_Row", bound=_Stored)
+_chat_id_of = attrgetter("chat_id")
+
+
 class DeskTest:
     """:func:`in_desk` for one desk, working out each distinct chat id once: a scan meets
     the same few ids over and over. Remembers at most one answer per id it was asked
@@ -43,3 +55,14 @@ class DeskTest:
         if answer is None:
             answer = self._answers[chat_id] = in_desk(chat_id, self.desk_id, self.desk_name)
         return answer
+
+    def keep(self, rows: tuple[_Row, ...]) -> tuple[_Row, ...]:
+        """The rows of ``rows`` stored under this desk, in order. A page of one
+        desk's view holds a chat id or two, so each distinct id is tested rather than
+        each row: a page wholly in the desk comes back as it is."""
+        verdicts = [self(chat_id) for chat_id in set(map(_chat_id_of, rows))]
+        if all(verdicts):
+            return rows
+        if not any(verdicts):
+            return ()
+        return tuple(row for row in rows if self(row.chat_id))

@@ -13,6 +13,7 @@ escaping are the host's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -142,13 +143,22 @@ def _pin_line(pin: Pin) -> str:
 
 
 async def initialize_session_with_context(
-    log: SessionLog, query: SessionQuery, briefing: TeamBriefing
+    log: SessionLog,
+    query: SessionQuery,
+    briefing: TeamBriefing,
+    threads: Iterable[ThreadLine] | None = None,
+    pins: Iterable[Pin] | None = None,
 ) -> SessionInitialization:
     """:func:`~coderooms.rooms.briefing.initialize_session` plus the recall context: the
     desk's thread index (read from the log's tail; none for a thread) and the
     conversation's pinboard (``PIN_LIMIT`` pins below ``query.before``). A pinned
     message is therefore in the turn's context whether or not anybody searched for it.
     The first error of any read propagates.
+
+    ``threads`` and ``pins`` are the thread index and the pinboard when the caller keeps
+    them up to date already (see :class:`~coderooms.rooms.threads.ThreadIndexFold` and
+    :class:`~coderooms.rooms.pins.PinBoardFold`): what the log would fold to, without
+    reading it again.
     """
     # imported here: those modules build on the records above
     from coderooms.rooms.briefing import initialize_session
@@ -157,7 +167,9 @@ async def initialize_session_with_context(
 
     initialized = await initialize_session(log, query, briefing)
     conversation = query.conversation
-    threads = await read_thread_index(log, conversation, THREAD_INDEX_LIMIT)
-    pins = await read_pinboard(log, conversation, PIN_LIMIT, query.before)
+    if threads is None:
+        threads = await read_thread_index(log, conversation, THREAD_INDEX_LIMIT)
+    if pins is None:
+        pins = await read_pinboard(log, conversation, PIN_LIMIT, query.before)
     context = SessionContext(tuple(threads), tuple(pins), initialized.context.notes)
     return replace(initialized, context=context)

@@ -20,16 +20,18 @@ wants narrower rules filters rows before folding.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from coderooms.errors import InvalidBound
+from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.context import Pin
 from coderooms.rooms.masking import code_ranges, is_masked
 from coderooms.rooms.records import Conversation, LogMessage, Sequence, SessionAuthor
 from coderooms.rooms.search import cut_opening
-from coderooms.rooms.session import SessionLog, interior_pages, is_blank
+from coderooms.rooms.session import ScanWindow, SessionLog, interior_pages, is_blank
 from coderooms.rooms.wire import wire_omit_default
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "PIN_MARKER_CAP",
     "PIN_SCAN",
     "PinAction",
+    "PinBoardFold",
     "PinDirective",
     "fold_pins",
     "parse_pin_directives",
@@ -184,14 +187,25 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
         raise InvalidBound("limit", limit)
     if limit == 0:
         return []
+    seen = rows if isinstance(rows, (list, tuple)) else list(rows)
+    # "!" first: parse_pin_directives' own first test, without the call
+    ordered = _board((parse_pin_directives(row) for row in seen if "!" in row.content), limit)
+    # the rows the board shows (pinned rows, and the rows that pinned code), looked up
+    # once the board is known rather than remembered for every row folded
+    shown = {target for target, _ in ordered if isinstance(target, int)}
+    shown.update(entry.pinned_at for target, entry in ordered if not isinstance(target, int))
+    return _pins(ordered, {row.sequence: row for row in seen if row.sequence in shown})
+
+
+_Board = list[tuple[Sequence | str, _BoardEntry]]
+
+
+def _board(markers: Iterable[list[PinDirective]], limit: int) -> _Board:
+    """The board the rows' markers leave, most recently pinned first, cut to ``limit``."""
     board: dict[Sequence | str, _BoardEntry] = {}  # a row by sequence, a code node by id
-    contents: dict[Sequence, str] = {}
-    times: dict[Sequence, str | None] = {}
     ordinal = 0
-    for row in rows:
-        contents[row.sequence] = row.content
-        times[row.sequence] = row.posted_at
-        for directive in parse_pin_directives(row):
+    for directives in markers:
+        for directive in directives:
             ordinal += 1
             key: Sequence | str = directive.node if directive.node else directive.target
             if directive.action == "unpin":
@@ -200,30 +214,89 @@ def fold_pins(rows: Iterable[LogMessage], limit: int) -> list[Pin]:
                 board[key] = _BoardEntry(
                     directive.sequence, directive.author, directive.label, directive.note, ordinal
                 )
-    ordered = sorted(board.items(), key=lambda item: item[1].ordinal, reverse=True)[:limit]
-    return [
-        Pin(
-            target,
-            entry.pinned_at,
-            entry.pinned_by,
-            entry.label,
-            entry.note,
-            _excerpt(contents.get(target)),
-            times.get(target),
-        )
-        if isinstance(target, int)
-        else Pin(
-            entry.pinned_at,
-            entry.pinned_at,
-            entry.pinned_by,
-            entry.label,
-            entry.note,
-            None,
-            times.get(entry.pinned_at),
-            node=target,
-        )
-        for target, entry in ordered
-    ]
+    return sorted(board.items(), key=lambda item: item[1].ordinal, reverse=True)[:limit]
+
+
+def _pins(ordered: _Board, rows: Mapping[Sequence, LogMessage]) -> list[Pin]:
+    """The board's pins, each with its row's opening and time where ``rows`` hold it."""
+    pins: list[Pin] = []
+    for target, entry in ordered:
+        if isinstance(target, int):
+            row = rows.get(target)
+            pins.append(
+                Pin(
+                    target,
+                    entry.pinned_at,
+                    entry.pinned_by,
+                    entry.label,
+                    entry.note,
+                    _excerpt(None if row is None else row.content),
+                    None if row is None else row.posted_at,
+                )
+            )
+        else:
+            marker = rows.get(entry.pinned_at)
+            pins.append(
+                Pin(
+                    entry.pinned_at,
+                    entry.pinned_at,
+                    entry.pinned_by,
+                    entry.label,
+                    entry.note,
+                    None,
+                    None if marker is None else marker.posted_at,
+                    node=target,
+                )
+            )
+    return pins
+
+
+class PinBoardFold:
+    """:func:`read_pinboard` of a desk (no ``before``) kept up to date row by row.
+
+    It holds the newest ``scan`` raw rows taken so far, the desk's among them by
+    sequence, and the desk's rows that carry markers. A new row is parsed once as it
+    comes and the oldest let go, so a turn folds the few markers in the scan rather than
+    every row of it. Fed a desk log's rows oldest first, :meth:`pins` equals
+    ``read_pinboard`` over that log.
+    """
+
+    def __init__(self, conversation: Conversation, scan: int = PIN_SCAN) -> None:
+        if conversation.thread_root is not None:
+            raise ValueError("a pin board fold is a desk's; a thread's board is read")
+        self.conversation = conversation
+        self._window = ScanWindow(scan)
+        self._in_desk = DeskTest(conversation.desk_id, conversation.desk_name)
+        self._desk_rows: dict[Sequence, LogMessage] = {}
+        self._markers: deque[tuple[LogMessage, list[PinDirective]]] = deque()
+
+    @property
+    def newest(self) -> Sequence | None:
+        """The newest row taken (None: none yet)."""
+        return self._window.newest
+
+    def extend(self, rows: Iterable[LogMessage]) -> None:
+        """Take ``rows``, oldest first, each newer than every row taken before
+        (:class:`~coderooms.errors.PageNotDescending` otherwise)."""
+        desk_rows, markers = self._desk_rows, self._markers
+        for row in rows:
+            gone = self._window.take(row)
+            if self._in_desk(row.chat_id):
+                desk_rows[row.sequence] = row
+                directives = parse_pin_directives(row) if "!" in row.content else []
+                if directives:
+                    markers.append((row, directives))
+            if gone is not None and desk_rows.pop(gone.sequence, None) is not None:
+                if markers and markers[0][0] is gone:
+                    markers.popleft()
+
+    def pins(self, limit: int = PIN_LIMIT) -> list[Pin]:
+        """The board, as :func:`read_pinboard` folds it."""
+        if limit < 0:
+            raise InvalidBound("limit", limit)
+        if limit == 0:
+            return []
+        return _pins(_board((d for _, d in self._markers), limit), self._desk_rows)
 
 
 def _excerpt(content: str | None) -> str | None:

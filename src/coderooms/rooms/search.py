@@ -354,6 +354,7 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     # a word holds no whitespace, so collapsing can neither create nor break one, and
     # lowering a word does not depend on what lies past the whitespace around it.
     needle = max(lowered_query.split(), key=len, default="")
+    first = lowered_query[:1]
     collapse = collapse_whitespace
     leftmost = _leftmost_of(compiled) if compiled is not None else None
     wanted_author = query.author_id
@@ -372,8 +373,11 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
                 span = leftmost(line)
                 rated = None if span is None else rate_span(line, span[0], span[1])
             else:
+                raw = row.content.lower()
+                if first not in raw:
+                    continue  # every tier needs the query's first character
                 wanted_subsequence = len(best) < limit or best[0] < SUBSEQUENCE_CEILING
-                if not wanted_subsequence and needle not in row.content.lower():
+                if not wanted_subsequence and needle not in raw:
                     continue
                 line = collapse(row.content)
                 lowered = line.lower()

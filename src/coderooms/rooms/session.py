@@ -9,6 +9,7 @@ attributed, chronological window.
 from __future__ import annotations
 
 import operator
+from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from itertools import islice
 from typing import Protocol
@@ -24,7 +25,7 @@ from coderooms.errors import (
     PageTooLarge,
     ReadError,
 )
-from coderooms.rooms.chat import DeskTest, in_desk
+from coderooms.rooms.chat import DeskTest
 from coderooms.rooms.records import (
     PAGE_SIZE,
     SCAN_LIMIT,
@@ -38,6 +39,7 @@ from coderooms.rooms.records import (
 
 __all__ = [
     "LogWalk",
+    "ScanWindow",
     "interior_pages",
     "SessionLog",
     "is_blank",
@@ -198,6 +200,33 @@ def _plainly_ordered(sequences: list[Sequence], before: Sequence | None) -> bool
         return False
 
 
+class ScanWindow:
+    """The newest ``scan`` raw rows of a log, taken oldest first, one row at a time: what a
+    walk from the newest row with scan cap ``scan`` would read, kept up to date by a fold
+    that follows the log (the thread index, the pinboard) instead of walking again."""
+
+    def __init__(self, scan: int) -> None:
+        if scan < 0:
+            raise InvalidBound("scan", scan)
+        self._scan = scan
+        self._rows: deque[LogMessage] = deque()
+
+    @property
+    def newest(self) -> Sequence | None:
+        """The newest row taken (None: none yet)."""
+        return self._rows[-1].sequence if self._rows else None
+
+    def take(self, row: LogMessage) -> LogMessage | None:
+        """Take ``row``, newer than every row taken before
+        (:class:`~coderooms.errors.PageNotDescending` otherwise); return the row it
+        pushed out of the scan, if one."""
+        rows = self._rows
+        if rows and row.sequence <= rows[-1].sequence:
+            raise PageNotDescending(row.sequence, rows[-1].sequence)
+        rows.append(row)
+        return rows.popleft() if len(rows) > self._scan else None
+
+
 def walk_log(log: SessionLog, before: Sequence | None, scan_limit: int = SCAN_LIMIT) -> LogWalk:
     """Walk ``log`` backwards from the exclusive cursor ``before``, reading at most
     ``scan_limit`` raw rows. See :class:`LogWalk`."""
@@ -220,7 +249,7 @@ async def interior_pages(
     root = scope.thread_root
     while rows := await walk.next_rows():
         if root is None:
-            yield tuple(row for row in rows if in_scope_desk(row.chat_id))
+            yield in_scope_desk.keep(rows)
             continue
         yield tuple(
             row
@@ -276,41 +305,42 @@ async def project_session(log: SessionLog, query: SessionQuery) -> list[SessionM
 
 
 async def _thread_rows(walk: LogWalk, query: SessionQuery, root: Sequence) -> list[LogMessage]:
-    desk_id, desk_name = query.conversation.desk_id, query.conversation.desk_name
+    in_conversation_desk = DeskTest(query.conversation.desk_id, query.conversation.desk_name)
     newest_first: list[LogMessage] = []
-    async for row in walk:
-        if not in_desk(row.chat_id, desk_id, desk_name):
-            continue
-        is_root = row.sequence == root
-        if not is_root and row.parent != root:
-            continue
-        if not is_blank(row.content):
-            newest_first.append(row)
-        if is_root or len(newest_first) >= query.window:
-            break
+    while rows := await walk.next_rows():  # a page at a time: no coroutine call per row
+        for row in in_conversation_desk.keep(rows):
+            is_root = row.sequence == root
+            if not is_root and row.parent != root:
+                continue
+            if not is_blank(row.content):
+                newest_first.append(row)
+            if is_root or len(newest_first) >= query.window:
+                newest_first.reverse()
+                return newest_first
     newest_first.reverse()
     return newest_first
 
 
 async def _channel_rows(walk: LogWalk, query: SessionQuery) -> list[LogMessage]:
-    desk_id, desk_name = query.conversation.desk_id, query.conversation.desk_name
+    in_conversation_desk = DeskTest(query.conversation.desk_id, query.conversation.desk_name)
     candidates: list[LogMessage] = []
     # The estimate of how many messages the candidates will narrow to: one per non-blank
     # root, plus one per parent some non-blank reply answers.
     roots: set[Sequence] = set()
     answered: set[Sequence] = set()
-    async for row in walk:
-        if not in_desk(row.chat_id, desk_id, desk_name):
-            continue
-        candidates.append(row)
-        if is_blank(row.content):
-            continue
-        if row.parent is None:
-            roots.add(row.sequence)
-        else:
-            answered.add(row.parent)
-        if len(roots) + len(answered) >= query.window:
-            break
+    enough = False
+    while not enough and (rows := await walk.next_rows()):
+        for row in in_conversation_desk.keep(rows):
+            candidates.append(row)
+            if is_blank(row.content):
+                continue
+            if row.parent is None:
+                roots.add(row.sequence)
+            else:
+                answered.add(row.parent)
+            if len(roots) + len(answered) >= query.window:
+                enough = True
+                break
     candidates.reverse()
     narrowed = narrow_to_roots_and_first_replies(candidates)
     return narrowed[-query.window :]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 
 from coderooms.errors import InvalidBound
 from coderooms.rooms.chat import DeskTest
@@ -17,13 +18,14 @@ from coderooms.rooms.context import ThreadLine
 from coderooms.rooms.ranking import MatchKind
 from coderooms.rooms.records import Conversation, LogMessage, Sequence
 from coderooms.rooms.search import SearchPattern, cut_opening
-from coderooms.rooms.session import SessionLog, is_blank, walk_log
+from coderooms.rooms.session import ScanWindow, SessionLog, is_blank, walk_log
 
 __all__ = [
     "THREAD_INDEX_LIMIT",
     "THREAD_INDEX_SCAN",
     "THREAD_OPENING_CHARS",
     "ThreadHit",
+    "ThreadIndexFold",
     "fold_threads",
     "read_thread_index",
     "search_threads",
@@ -49,30 +51,34 @@ class ThreadHit:
 @dataclass(slots=True)
 class _OpenThread:
     root: Sequence
-    opening: str
+    content: str  # the root's, cut to the opening only once the thread is listed
     replies: int
     latest: Sequence
 
 
-def _fold_all(rows: Iterable[LogMessage], conversation: Conversation) -> list[ThreadLine]:
+def _fold_all(
+    rows: Iterable[LogMessage], conversation: Conversation, limit: int | None = None
+) -> list[ThreadLine]:
+    """Every thread of the desk among ``rows``, the most recently active first (only
+    the first ``limit`` of them with a limit: the others' openings are never cut)."""
     in_conversation_desk = DeskTest(conversation.desk_id, conversation.desk_name)
     threads: dict[Sequence, _OpenThread] = {}
-    for row in rows:
-        if not in_conversation_desk(row.chat_id):
-            continue
+    for row in in_conversation_desk.keep(tuple(rows)):
         if is_blank(row.content):
             continue
         if row.parent is None:
             if row.sequence not in threads:
-                opening = cut_opening(row.content, THREAD_OPENING_CHARS)
-                threads[row.sequence] = _OpenThread(row.sequence, opening, 0, row.sequence)
+                threads[row.sequence] = _OpenThread(row.sequence, row.content, 0, row.sequence)
             continue
         thread = threads.get(row.parent)
         if thread is not None:
             thread.replies += 1
             thread.latest = max(thread.latest, row.sequence)
     ordered = sorted(threads.values(), key=lambda thread: thread.latest, reverse=True)
-    return [ThreadLine(t.root, t.opening, t.replies, t.latest) for t in ordered]
+    return [
+        ThreadLine(t.root, cut_opening(t.content, THREAD_OPENING_CHARS), t.replies, t.latest)
+        for t in ordered[:limit]
+    ]
 
 
 def fold_threads(
@@ -84,7 +90,65 @@ def fold_threads(
         raise InvalidBound("limit", limit)
     if limit == 0 or conversation.thread_root is not None:
         return []
-    return _fold_all(rows, conversation)[:limit]
+    return _fold_all(rows, conversation, limit)
+
+
+class ThreadIndexFold:
+    """:func:`read_thread_index` kept up to date row by row.
+
+    It holds the newest ``scan`` raw rows taken so far and the fold of them, threads in
+    order of their latest activity. Each new row
+    is folded in as it comes and the oldest one let go, so a turn pays for the rows
+    posted since the last turn, not for the whole scan again. Fed a log's rows oldest
+    first, :meth:`lines` equals ``read_thread_index`` over that log.
+
+    A root is older than its replies, so it leaves the scan before any of them: letting
+    a row go only ever closes the thread it opened.
+    """
+
+    def __init__(self, conversation: Conversation, scan: int = THREAD_INDEX_SCAN) -> None:
+        self.conversation = conversation
+        self._window = ScanWindow(scan)
+        self._in_desk = DeskTest(conversation.desk_id, conversation.desk_name)
+        self._threads: dict[Sequence, _OpenThread] = {}
+
+    @property
+    def newest(self) -> Sequence | None:
+        """The newest row taken (None: none yet)."""
+        return self._window.newest
+
+    def extend(self, rows: Iterable[LogMessage]) -> None:
+        """Take ``rows``, oldest first, each newer than every row taken before
+        (:class:`~coderooms.errors.PageNotDescending` otherwise)."""
+        threads = self._threads
+        for row in rows:
+            gone = self._window.take(row)
+            if self._in_desk(row.chat_id) and not is_blank(row.content):
+                if row.parent is None:
+                    threads[row.sequence] = _OpenThread(row.sequence, row.content, 0, row.sequence)
+                else:
+                    thread = threads.pop(row.parent, None)
+                    if thread is not None:
+                        thread.replies += 1
+                        thread.latest = max(thread.latest, row.sequence)
+                        threads[row.parent] = thread  # now the most recently active
+            if gone is not None and gone.parent is None:
+                threads.pop(gone.sequence, None)
+
+    def lines(self, limit: int = THREAD_INDEX_LIMIT) -> list[ThreadLine]:
+        """The ``limit`` most recently active threads, as :func:`read_thread_index`
+        lists them."""
+        if limit < 0:
+            raise InvalidBound("limit", limit)
+        if limit == 0 or self.conversation.thread_root is not None:
+            return []
+        # rows arrive in sequence order, so the thread a row last touched is the most
+        # recently active one: the dict holds the threads in order of activity
+        newest = islice(reversed(self._threads.values()), limit)
+        return [
+            ThreadLine(t.root, cut_opening(t.content, THREAD_OPENING_CHARS), t.replies, t.latest)
+            for t in newest
+        ]
 
 
 async def _tail_rows(log: SessionLog, conversation: Conversation) -> list[LogMessage]:
@@ -92,7 +156,7 @@ async def _tail_rows(log: SessionLog, conversation: Conversation) -> list[LogMes
     walk = walk_log(log, None, THREAD_INDEX_SCAN)
     kept: list[LogMessage] = []
     while rows := await walk.next_rows():
-        kept.extend(row for row in rows if in_conversation_desk(row.chat_id))
+        kept.extend(in_conversation_desk.keep(rows))
     kept.reverse()
     return kept
 

@@ -148,7 +148,6 @@ class Store(ABC):
         """A log view holding only rows ``conversation`` can use: the desk's rows, or for
         a thread its root and direct replies. Hand it to ``project_session``."""
 
-    @abstractmethod
     async def post(
         self,
         author: AuthorRef,
@@ -172,6 +171,24 @@ class Store(ABC):
         name), and the parent (an existing row of the same desk). Agent and person labels
         are taken from the roster, not from ``author``.
         """
+        row, _ = await self.post_or_replay(
+            author, content, desk=desk, parent=parent, idempotency_key=idempotency_key
+        )
+        return row
+
+    @abstractmethod
+    async def post_or_replay(
+        self,
+        author: AuthorRef,
+        content: str,
+        *,
+        desk: str = "General",
+        parent: Sequence | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[LogMessage, bool]:
+        """:meth:`post`, saying also whether the row is a replay: True when an earlier
+        post with the same ``idempotency_key`` wrote it and this call wrote nothing, so
+        a caller does what follows a post (grounding, code pin snapshots) only once."""
 
     @abstractmethod
     async def message(self, sequence: Sequence) -> LogMessage | None:
@@ -254,6 +271,10 @@ class Store(ABC):
 
     @abstractmethod
     async def add_person(self, person_id: str, label: str) -> RosterPerson: ...
+
+    async def snapshots(self) -> tuple[Roster, DeskSet]:
+        """The roster and the desks together, as one read saw them (so they agree)."""
+        return await self.roster(), await self.desks()
 
     # --- desks ----------------------------------------------------------------------------
 

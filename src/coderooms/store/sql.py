@@ -510,7 +510,7 @@ class SqlStore(Store):
         ((newest,),) = self._query("SELECT max(sequence) FROM messages")
         return int(newest) if newest is not None else None
 
-    async def post(
+    async def post_or_replay(
         self,
         author: AuthorRef,
         content: str,
@@ -518,7 +518,7 @@ class SqlStore(Store):
         desk: str = GENERAL_DESK.id,
         parent: Sequence | None = None,
         idempotency_key: str | None = None,
-    ) -> LogMessage:
+    ) -> tuple[LogMessage, bool]:
         if is_blank(content):
             raise BlankMessage()
         try:
@@ -577,10 +577,11 @@ class SqlStore(Store):
             return LogMessage(sequence, stored, content, chat_id, parent, posted_at), ref
 
         message, ref = await self._writing(append, idempotent=idempotency_key is not None)
-        if ref is not None:
-            self._committed_ref(message.author, ref)
-            self._posted(message)
-        return message
+        if ref is None:  # the row an earlier post with this key wrote
+            return message, True
+        self._committed_ref(message.author, ref)
+        self._posted(message)
+        return message, False
 
     def _keyed_post(self, db: Db, key: str) -> LogMessage | None:
         """The row a post with idempotency key ``key`` wrote, if one did."""
@@ -613,6 +614,9 @@ class SqlStore(Store):
 
     async def roster(self) -> Roster:
         return self._snapshots()[0]
+
+    async def snapshots(self) -> tuple[Roster, DeskSet]:
+        return self._snapshots()
 
     # --- code pins and working sets ------------------------------------------------------
 

@@ -277,7 +277,7 @@ class WebUI:
     # --- desks ----------------------------------------------------------------------------
 
     async def desks_page(self, request: Request, person: str, token: str) -> Response:
-        roster, desks = await self.store.roster(), await self.store.desks()
+        roster, desks = await self.store.snapshots()
         seen = _seen(request)
         rows = []
         for desk in desks.desks():
@@ -322,7 +322,7 @@ class WebUI:
         )
 
     async def desk_page(self, request: Request, person: str, token: str) -> Response:
-        roster, desks = await self.store.roster(), await self.store.desks()
+        roster, desks = await self.store.snapshots()
         desk = desks.resolve(request.path_params["desk"])
         before = _int_arg(request.query_params.get("before"), "before")
         transcript = await reads.desk_transcript(self.store, desk, before)
@@ -376,7 +376,7 @@ class WebUI:
         return response
 
     async def thread_page(self, request: Request, person: str, token: str) -> Response:
-        roster, desks = await self.store.roster(), await self.store.desks()
+        roster, desks = await self.store.snapshots()
         desk = desks.resolve(request.path_params["desk"])
         root = _int_arg(request.path_params["root"], "thread")
         assert root is not None
@@ -698,7 +698,7 @@ class WebUI:
 
     async def agent_page(self, request: Request, person: str, token: str) -> Response:
         """Exactly what room_read gives an agent for a desk: the same call, the same text."""
-        roster, desks = await self.store.roster(), await self.store.desks()
+        roster, desks = await self.store.snapshots()
         agent = request.query_params.get("agent") or (
             roster.active_ids()[0] if roster.active_ids() else ""
         )
