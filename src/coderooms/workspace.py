@@ -20,7 +20,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from coderooms.datadir import make_dirs
-from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, DeferredEdges, FileSignals
+from coderooms.focus.graph import (
+    CodeEdge,
+    CodeGraph,
+    CodeNode,
+    DeferredEdges,
+    EdgeColumns,
+    FileSignals,
+)
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
 from coderooms.focus.runtime import (
@@ -49,7 +56,7 @@ from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
-GRAPH_CACHE_VERSION = 2
+GRAPH_CACHE_VERSION = 3
 INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
@@ -522,7 +529,7 @@ def _index_dir(path: str) -> None:
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    bytes,  # the edge rows, marshalled: read only when the edges are
+    bytes,  # the edge columns (src, dst, kind, weight), marshalled: read when needed
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -543,7 +550,8 @@ def _graph_rows(conn: sqlite3.Connection) -> GraphRows:
     symbols.sort()
     edges = conn.execute("SELECT src, kind, dst, weight FROM edges").fetchall()
     edges.sort()
-    edge_rows = marshal.dumps(edges)
+    srcs, kinds, dsts, weights = zip(*edges, strict=True) if edges else ((), (), (), ())
+    edge_rows = marshal.dumps((srcs, dsts, kinds, weights))
     signals = sorted(conn.execute("SELECT path, commit_count, last_change FROM signals"))
     co_changes = sorted(conn.execute("SELECT a, b, count FROM co_changes"))
     head_time = int(db.get_meta(conn, "head_time", "0") or 0)
@@ -554,11 +562,14 @@ def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
     collecting = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects
     try:
-        rows = marshal.loads(edge_rows)
-        return tuple(CodeEdge(src, dst, kind, weight) for src, kind, dst, weight in rows)
+        return tuple(map(CodeEdge, *marshal.loads(edge_rows)))
     finally:
         if collecting:
             gc.enable()
+
+
+def _edge_columns(edge_rows: bytes) -> EdgeColumns:
+    return EdgeColumns(*marshal.loads(edge_rows))
 
 
 def _build_graph(rows: GraphRows) -> CodeGraph:
@@ -625,7 +636,7 @@ def _build_graph(rows: GraphRows) -> CodeGraph:
         )
     return CodeGraph(
         nodes=tuple(nodes),
-        edges=DeferredEdges(lambda: _edges(edge_rows)),
+        edges=DeferredEdges(lambda: _edges(edge_rows), lambda: _edge_columns(edge_rows)),
         signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
         co_changes=tuple((a, b, n) for a, b, n in co_changes),
         head_time=head_time,

@@ -21,13 +21,14 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from coderooms.focus.errors import UnknownSignal
-from coderooms.focus.graph import CodeGraph, CodeNode
+from coderooms.focus.graph import CodeGraph, CodeNode, EdgeColumns
 from coderooms.focus.lexical import BM25, BM25Parts, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
@@ -326,8 +327,9 @@ class SalienceIndex:
         self.transition = self._transition()
         self._spreading: tuple[sp.csr_matrix, np.ndarray] | None = None
         imported: set[str] = set()
-        for edge in self.graph.edges:
-            target = self.graph.node(edge.dst) if edge.kind == "imports" else None
+        columns = EdgeColumns.of(self.graph.edges)
+        for dst, kind in zip(columns.dst, columns.kind, strict=True):
+            target = self.graph.node(dst) if kind == "imports" else None
             if target is not None:
                 imported.add(target.path)
         self._imported = frozenset(imported)
@@ -629,34 +631,40 @@ class SalienceIndex:
     def _transition(self) -> sp.csr_matrix:
         n = len(self.nodes)
         weights = self.config.edge_weights
-        edges = self.graph.edges
+        edges = EdgeColumns.of(self.graph.edges)
+        count = len(edges.src)
         position = self.position.get
-        src = np.fromiter((position(e.src, -1) for e in edges), np.int64, len(edges))
-        dst = np.fromiter((position(e.dst, -1) for e in edges), np.int64, len(edges))
-        strength = np.fromiter(
-            (weights.get(e.kind, 0.0) * e.weight for e in edges), np.float64, len(edges)
-        )
+        src = np.fromiter(map(position, edges.src, repeat(-1)), np.int64, count)
+        dst = np.fromiter(map(position, edges.dst, repeat(-1)), np.int64, count)
+        kind_weight = np.fromiter(map(weights.get, edges.kind, repeat(0.0)), np.float64, count)
+        strength = kind_weight * np.fromiter(edges.weight, np.float64, count)
         kept = (src >= 0) & (dst >= 0) & (src != dst) & (strength > 0)
         a, b, w = src[kept], dst[kept], strength[kept]
         # Each edge both ways, forward first: the order duplicates are summed in.
-        pairs = np.empty(2 * len(a), dtype=np.int64)
-        pairs[0::2], pairs[1::2] = a, b
-        rows: list[int] = pairs.tolist()
-        pairs[0::2], pairs[1::2] = b, a
-        cols: list[int] = pairs.tolist()
-        both = np.empty(2 * len(w), dtype=np.float64)
-        both[0::2], both[1::2] = w, w * self.config.backward
-        data: list[float] = both.tolist()
-        for path_a, path_b, together in self.graph.co_changes:
-            a = self.file_of_path.get(path_a)
-            b = self.file_of_path.get(path_b)
-            w = weights.get("co_change", 0.0) * math.log1p(together)
-            if a is None or b is None or a == b or w <= 0:
+        rows = [np.empty(2 * len(a), dtype=np.int64)]
+        cols = [np.empty(2 * len(a), dtype=np.int64)]
+        rows[0][0::2], rows[0][1::2] = a, b
+        cols[0][0::2], cols[0][1::2] = b, a
+        data = [np.empty(2 * len(w), dtype=np.float64)]
+        data[0][0::2], data[0][1::2] = w, w * self.config.backward
+        together: list[tuple[int, int, float]] = []
+        for path_a, path_b, commits in self.graph.co_changes:
+            row_a = self.file_of_path.get(path_a)
+            row_b = self.file_of_path.get(path_b)
+            strength_ab = weights.get("co_change", 0.0) * math.log1p(commits)
+            if row_a is None or row_b is None or row_a == row_b or strength_ab <= 0:
                 continue
-            rows += [a, b]
-            cols += [b, a]
-            data += [w, w]
-        matrix = sp.csr_matrix((data, (rows, cols)), shape=(n, n), dtype=np.float64)
+            together.append((row_a, row_b, strength_ab))
+        if together:
+            pair_a, pair_b, pair_w = (np.asarray(column) for column in zip(*together, strict=True))
+            rows.append(np.stack([pair_a, pair_b], axis=1).ravel())
+            cols.append(np.stack([pair_b, pair_a], axis=1).ravel())
+            data.append(np.repeat(pair_w.astype(np.float64), 2))
+        matrix = sp.csr_matrix(
+            (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(n, n),
+            dtype=np.float64,
+        )
         out = np.asarray(matrix.sum(axis=1)).ravel()
         inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         return sp.csr_matrix(sp.diags(inverse) @ matrix)
@@ -677,7 +685,15 @@ class SalienceIndex:
         signals = {s.path: s for s in self.graph.signals}
         max_count = max((s.commit_count for s in self.graph.signals), default=0)
         head = self.graph.head_time
+        # The factors below read only these fields, which the nodes of one file mostly
+        # share: each distinct combination is worked out once, in the same order.
+        known: dict[tuple[str, str, bool, bool, bool], float] = {}
         for i, node in enumerate(self.nodes):
+            facts = (node.path, node.language, node.is_test, node.is_vendored, node.is_generated)
+            value = known.get(facts)
+            if value is not None:
+                prior[i] = value
+                continue
             if node.is_test:
                 prior[i] *= config.test_penalty
             if self._is_vendored(node):
@@ -696,6 +712,7 @@ class SalienceIndex:
             if signal is not None and max_count:
                 frequency = math.log1p(signal.commit_count) / math.log1p(max_count)
                 prior[i] *= 1.0 + config.frequency_weight * frequency
+            known[facts] = float(prior[i])
         return prior
 
     def _is_vendored(self, node: CodeNode) -> bool:
@@ -765,7 +782,7 @@ def text_key(text: str) -> bytes:
 def _compacted(documents: DocumentCounts) -> DocumentCounts:
     """The same documents with only the terms they hold (an index built on earlier ones
     carries the terms of documents that have gone)."""
-    used = np.unique(documents.ids)
+    used = np.flatnonzero(np.bincount(documents.ids, minlength=len(documents.terms)))
     if len(used) == len(documents.terms):
         return documents
     renumber = np.zeros(len(documents.terms), dtype=np.int64)
