@@ -56,7 +56,8 @@ from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
-GRAPH_CACHE_VERSION = 3
+GRAPH_CACHE_VERSION = 4
+MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
 INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
@@ -121,6 +122,7 @@ class Workspace:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._graph: tuple[str, CodeGraph] | None = None
+        self._rows: tuple[str, GraphRows] | None = None  # what self._graph was made of
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._stamp: _Stamp | None = None
         self._warming: threading.Thread | None = None
@@ -261,16 +263,50 @@ class Workspace:
             collecting = gc.isenabled()
             gc.disable()
             try:
-                rows = _read_cache(cache, generation)
-                if rows is None:
-                    rows = _graph_rows(conn)
-                    _write_cache(cache, generation, rows)
-                graph = _build_graph(rows)
+                graph, rows = self._read_graph(conn, cache, generation)
             finally:
                 if collecting:
                     gc.enable()
             self._graph = (generation, graph)
+            self._rows = (generation, rows)
             return graph
+
+    def _read_graph(
+        self, conn: sqlite3.Connection, cache: str, generation: str
+    ) -> tuple[CodeGraph, GraphRows]:
+        """The graph of ``generation`` and its rows: from the cache when it holds them,
+        else the rows of the generation before patched with the files the last run
+        changed (see :class:`db.GenerationDelta`), else all read from the database."""
+        kept = _read_cache(cache, generation)
+        if kept is not None and kept[0] == generation:
+            return _build_graph(kept[1]), kept[1]
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")  # one snapshot: the delta and the rows it patches agree
+        try:
+            delta = db.GenerationDelta.read(conn)
+            usable = (
+                delta is not None
+                and delta.after == generation == db.get_meta(conn, "generation")
+                and len(delta.paths) <= MAX_PATCHED_PATHS
+            )
+            before: tuple[str, GraphRows] | None = None
+            if usable and delta is not None:
+                before = self._rows
+                if before is None or before[0] != delta.before:
+                    before = _read_cache(cache, delta.before)
+            if usable and delta is not None and before is not None and before[0] == delta.before:
+                rows = _patched_rows(conn, before[1], delta.paths)
+                old = self._graph[1] if self._graph and self._graph[0] == delta.before else None
+                graph = _build_graph(rows, old, frozenset(delta.paths))
+            else:
+                rows = _graph_rows(conn)
+                graph = _build_graph(rows)
+        finally:
+            if own:
+                conn.execute("COMMIT")
+        _write_cache(cache, generation, rows)
+        return graph, rows
 
     def node(self, node_id: str) -> CodeNode:
         found = self.graph().node(node_id)
@@ -529,7 +565,7 @@ def _index_dir(path: str) -> None:
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    bytes,  # the edge columns (src, dst, kind, weight), marshalled: read when needed
+    bytes,  # the edge columns (see _edge_bytes), marshalled: read when needed
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -538,46 +574,88 @@ GraphRows = tuple[
 
 def _graph_rows(conn: sqlite3.Connection) -> GraphRows:
     """Everything the graph needs, as plain sorted tuples (sorted here: cheaper than SQL)."""
-    files = sorted(
-        conn.execute(
-            "SELECT path, language, lines, content_hash, size, is_test, is_generated, is_vendored FROM files"
-        )
-    )
-    symbols = conn.execute(
-        "SELECT path, start_line, id, kind, name, qualname, parent, end_line, signature, docstring, "
-        "content_hash, is_test, size_bytes FROM symbols"
-    ).fetchall()
+    files = sorted(conn.execute(f"SELECT {_FILE_ROW} FROM files"))
+    symbols = conn.execute(f"SELECT {_SYMBOL_ROW} FROM symbols").fetchall()
     symbols.sort()
-    edges = conn.execute("SELECT src, kind, dst, weight FROM edges").fetchall()
+    edges = conn.execute(f"SELECT {_EDGE_ROW} FROM edges").fetchall()
+    return files, symbols, _edge_bytes(edges), *_git_rows(conn)
+
+
+_FILE_ROW = "path, language, lines, content_hash, size, is_test, is_generated, is_vendored"
+_SYMBOL_ROW = (
+    "path, start_line, id, kind, name, qualname, parent, end_line, signature, docstring, "
+    "content_hash, is_test, size_bytes"
+)
+_EDGE_ROW = "src, kind, dst, weight, origin"
+
+
+def _edge_bytes(edges: list[tuple[Any, ...]]) -> bytes:
+    """Edge rows (see _EDGE_ROW) sorted, as marshalled columns src, dst, kind, weight and
+    origin (the file whose resolution made the edge)."""
     edges.sort()
-    srcs, kinds, dsts, weights = zip(*edges, strict=True) if edges else ((), (), (), ())
-    edge_rows = marshal.dumps((srcs, dsts, kinds, weights))
+    srcs, kinds, dsts, weights, origins = zip(*edges, strict=True) if edges else ((),) * 5
+    return marshal.dumps((srcs, dsts, kinds, weights, origins))
+
+
+def _git_rows(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
     signals = sorted(conn.execute("SELECT path, commit_count, last_change FROM signals"))
     co_changes = sorted(conn.execute("SELECT a, b, count FROM co_changes"))
     head_time = int(db.get_meta(conn, "head_time", "0") or 0)
-    return files, symbols, edge_rows, signals, co_changes, head_time
+    return signals, co_changes, head_time
+
+
+def _patched_rows(conn: sqlite3.Connection, rows: GraphRows, paths: tuple[str, ...]) -> GraphRows:
+    """``rows`` with those of ``paths`` (files, their symbols, the edges they are the
+    origin of) read again, and the git rows read whole: equal to :func:`_graph_rows`
+    when ``paths`` are all the files changed since ``rows`` were read."""
+    files, symbols, edge_rows, *_ = rows
+    touched = frozenset(paths)
+    marks = ",".join("?" * len(paths))
+    files = [row for row in files if row[0] not in touched]
+    files += conn.execute(f"SELECT {_FILE_ROW} FROM files WHERE path IN ({marks})", paths)
+    files.sort()
+    symbols = [row for row in symbols if row[0] not in touched]
+    symbols += conn.execute(f"SELECT {_SYMBOL_ROW} FROM symbols WHERE path IN ({marks})", paths)
+    symbols.sort()
+    srcs, dsts, kinds, weights, origins = marshal.loads(edge_rows)
+    edges = [
+        (src, kind, dst, weight, origin)
+        for src, dst, kind, weight, origin in zip(srcs, dsts, kinds, weights, origins, strict=True)
+        if origin not in touched
+    ]
+    edges += conn.execute(f"SELECT {_EDGE_ROW} FROM edges WHERE origin IN ({marks})", paths)
+    return files, symbols, _edge_bytes(edges), *_git_rows(conn)
 
 
 def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
     collecting = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects
     try:
-        return tuple(map(CodeEdge, *marshal.loads(edge_rows)))
+        return tuple(map(CodeEdge, *marshal.loads(edge_rows)[:4]))
     finally:
         if collecting:
             gc.enable()
 
 
 def _edge_columns(edge_rows: bytes) -> EdgeColumns:
-    return EdgeColumns(*marshal.loads(edge_rows))
+    return EdgeColumns(*marshal.loads(edge_rows)[:4])
 
 
-def _build_graph(rows: GraphRows) -> CodeGraph:
+def _build_graph(
+    rows: GraphRows, old: CodeGraph | None = None, fresh: frozenset[str] = frozenset()
+) -> CodeGraph:
+    """The graph of ``rows``; the nodes of ``old`` are taken as they are for every path
+    not in ``fresh`` (their rows are the same)."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
     nodes: list[CodeNode] = []
     file_meta: dict[str, tuple[str, bool, bool]] = {}
+    same = old.node if old is not None else None
     for path, language, lines, chash, size, is_test, is_gen, is_vend in files:
         file_meta[path] = (language, bool(is_gen), bool(is_vend))
+        kept = same(path) if same is not None and path not in fresh else None
+        if kept is not None:
+            nodes.append(kept)
+            continue
         nodes.append(
             CodeNode(
                 path,
@@ -613,6 +691,10 @@ def _build_graph(rows: GraphRows) -> CodeGraph:
         is_test,
         size,
     ) in symbols:
+        kept = same(sid) if same is not None and path not in fresh else None
+        if kept is not None:
+            nodes.append(kept)
+            continue
         language, is_gen, is_vend = file_meta.get(path, ("", False, False))
         nodes.append(
             CodeNode(
@@ -643,24 +725,27 @@ def _build_graph(rows: GraphRows) -> CodeGraph:
     )
 
 
-def _read_cache(path: str, generation: str) -> GraphRows | None:
-    """The graph rows cached for ``generation``, or None (a cache never decides anything)."""
+def _read_cache(path: str, generation: str) -> tuple[str, GraphRows] | None:
+    """The graph rows cached for ``generation`` (with it), or None (a cache never decides
+    anything). The head names the generation: another one's rows are not read."""
     try:
         with open(path, "rb") as fh:
-            data = marshal.loads(fh.read())
+            if marshal.load(fh) != (_cache_key(), generation):
+                return None
+            rows = marshal.load(fh)
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if not isinstance(data, tuple) or len(data) != 3 or data[:2] != (_cache_key(), generation):
+    if not isinstance(rows, tuple) or len(rows) != 6:
         return None
-    rows = data[2]
-    return rows if isinstance(rows, tuple) and len(rows) == 6 else None
+    return generation, rows
 
 
 def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            marshal.dump((_cache_key(), generation, rows), fh)
+            marshal.dump((_cache_key(), generation), fh)
+            marshal.dump(rows, fh)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
