@@ -49,6 +49,18 @@ def _whole(ws: Workspace) -> CodeGraph:
         return _build_graph(_graph_rows(conn))
 
 
+def _read_then_indexed(make_repo: Callable[..., Path], *edits: str) -> tuple[Path, Workspace]:
+    """A repository indexed and its graph read, then indexed again after each edit."""
+    root = make_repo(BASE)
+    ws = Workspace.open(root)
+    ws.index()
+    ws.graph()
+    for edit in edits:
+        EDITS[edit](root)
+        ws.index()
+    return root, ws
+
+
 def _not_read_whole(*_: object) -> None:
     raise AssertionError("the graph was read whole")
 
@@ -94,25 +106,14 @@ def test_the_graph_after_a_run_patched_from_the_one_before_equals_the_graph_read
 def test_a_delta_that_does_not_follow_the_kept_graph_is_not_patched_from(
     make_repo: Callable[..., Path],
 ) -> None:
-    root = make_repo(BASE)
-    ws = Workspace.open(root)
-    ws.index()
-    ws.graph()
-    EDITS["body rewritten"](root)
-    ws.index()
-    EDITS["file added"](root)
-    ws.index()  # two runs: the kept graph is two generations old
+    root, ws = _read_then_indexed(make_repo, "body rewritten", "file added")
+    # two runs: the kept graph is two generations old
     _same(Workspace.open(root).graph(), _whole(ws))
     _same(ws.graph(), _whole(ws))
 
 
 def test_a_delta_that_is_not_one_reads_the_graph_whole(make_repo: Callable[..., Path]) -> None:
-    root = make_repo(BASE)
-    ws = Workspace.open(root)
-    ws.index()
-    ws.graph()
-    EDITS["file added"](root)
-    ws.index()
+    root, ws = _read_then_indexed(make_repo, "file added")
     with ws._reading() as conn:
         db.set_meta(conn, db.DELTA_KEY, "[1, 2")
         assert db.GenerationDelta.read(conn) is None
