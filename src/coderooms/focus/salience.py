@@ -45,6 +45,7 @@ EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
+KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
 SOURCE_PRIOR_FLOOR = 0.9
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
@@ -204,6 +205,8 @@ class BuiltIndex:
     prior: np.ndarray
     source_rows: list[int]
     embeddings: np.ndarray | None
+    document_keys: bytes = b""  # per row, joined: see SalienceIndex.row_keys
+    embedding_keys: bytes = b""
 
 
 class LazyTexts(Mapping[str, str]):
@@ -276,22 +279,43 @@ class SalienceIndex:
         self._file_keys: dict[str, bytes] = {}
         self._fresh_documents = 0  # documents counted here, not taken from known work
         self._known: Callable[[], KnownWork] | None = None  # for a restored index
+        self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
+        # Rows whose node and file are as in ``previous``: their keys are its keys.
+        same: dict[int, int] = {}
+        old_documents: tuple[bytes, ...] = ()
+        old_embeddings: tuple[bytes, ...] = ()
         if previous is not None:
             known = previous.known_work()
             if previous.embedder is not embedder:
                 known = known.without_embeddings()
+            old_documents, old_embeddings = previous.row_keys()
+            same = self._unchanged_rows(previous)
+        file_keys = tuple(
+            old_documents[same[i]] if i in same else self._file_key(self.nodes[i].path)
+            for i in self.file_rows
+        )
+        symbol_keys = tuple(
+            old_documents[same[i]] if i in same else self._symbol_key(self.nodes[i])
+            for i in self.symbol_rows
+        )
         self.file_documents = self._documents(
             self.file_rows,
-            tuple(self._file_key(self.nodes[i].path) for i in self.file_rows),
+            file_keys,
             self._file_counts,
             known.file_documents if known else None,
         )
         self.symbol_documents = self._documents(
             self.symbol_rows,
-            tuple(self._symbol_key(self.nodes[i]) for i in self.symbol_rows),
+            symbol_keys,
             self._symbol_counts,
             known.symbol_documents if known else None,
         )
+        document_keys = [NO_KEY] * len(self.nodes)
+        for rows, keys in ((self.file_rows, file_keys), (self.symbol_rows, symbol_keys)):
+            for row, key in zip(rows, keys, strict=True):
+                document_keys[row] = key
+        self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
+        self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
         self.file_bm25 = BM25.from_documents(self.file_documents)
         self.symbol_bm25 = BM25.from_documents(self.symbol_documents)
         self.definitions: dict[str, list[int]] = defaultdict(list)
@@ -344,7 +368,56 @@ class SalienceIndex:
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
-            self.embeddings = self._embed_all(embedder, known)
+            if len(old_embeddings) == len(previous.nodes if previous else ()):
+                keys = tuple(
+                    old_embeddings[same[i]] if i in same else self._embed_key(node)
+                    for i, node in enumerate(self.nodes)
+                )
+            else:
+                keys = tuple(self._embed_key(node) for node in self.nodes)
+            self.embeddings = self._embed_all(embedder, known, keys)
+
+    def _unchanged_rows(self, previous: SalienceIndex) -> dict[int, int]:
+        """Row here to row in ``previous``, for each node equal to the one of its id there
+        inside a file equal to its file there (a hash of its text is known): every key of
+        such a row is the key it had (documents and embedding texts are made of the node,
+        its file's text and the symbols that text defines)."""
+        documents, _ = previous.row_keys()
+        if len(documents) != len(previous.nodes):
+            return {}
+        old_nodes, old_row = previous.nodes, previous.position
+        nodes = self.nodes
+
+        def unchanged(node: CodeNode) -> int | None:
+            row = old_row.get(node.id)
+            if row is None:
+                return None
+            old = old_nodes[row]
+            return row if old is node or old == node else None
+
+        files = {
+            path
+            for path, row in self.file_of_path.items()
+            if nodes[row].content_hash and unchanged(nodes[row]) is not None
+        }
+        same: dict[int, int] = {}
+        for i, node in enumerate(nodes):
+            if node.path in files:
+                row = unchanged(node)
+                if row is not None:
+                    same[i] = row
+        return same
+
+    def row_keys(self) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+        """Per row, the key of its document (:data:`NO_KEY` for a row without one) and of
+        its embedding text; empty when not known (an index restored from an older file,
+        or without embeddings)."""
+        if self._kept_keys is not None:
+            documents, embeddings = self._kept_keys
+            self.document_keys = _split_keys(documents)
+            self.embedding_keys = _split_keys(embeddings)
+            self._kept_keys = None
+        return self.document_keys, self.embedding_keys
 
     def built(self) -> BuiltIndex:
         """What this index derived before any goal (see :class:`BuiltIndex`)."""
@@ -375,6 +448,8 @@ class SalienceIndex:
             self.prior,
             list(self.source_rows),
             self.embeddings,
+            b"".join(self.row_keys()[0]),
+            b"".join(self.row_keys()[1]),
         )
 
     @classmethod
@@ -435,6 +510,9 @@ class SalienceIndex:
         index._row_arrays = {}
         index.embeddings = built.embeddings if embedder is not None else None
         index.embedding_keys = ()
+        index.document_keys = ()
+        index._kept_keys = (built.document_keys, built.embedding_keys)
+        index.reused_keys = 0
         index.fresh_embeddings = 0
         return index
 
@@ -573,9 +651,11 @@ class SalienceIndex:
         place = f"{head}\0{node.start_line}\0{node.end_line}"
         return _digest(place, b"body" + self._file_key(node.path))
 
-    def _embed_all(self, embedder: Embedder, known: KnownWork | None) -> np.ndarray:
-        """Unit rows, one per node; a row ``known`` holds under the same key is kept."""
-        keys = tuple(self._embed_key(n) for n in self.nodes)
+    def _embed_all(
+        self, embedder: Embedder, known: KnownWork | None, keys: tuple[bytes, ...]
+    ) -> np.ndarray:
+        """Unit rows, one per node (named by ``keys``); a row ``known`` holds under the
+        same key is kept."""
         self.embedding_keys = keys
         if known is not None and known.embeddings is not None and keys == known.embedding_keys:
             return known.embeddings
@@ -771,7 +851,14 @@ class SalienceIndex:
 def _digest(text: str, tail: bytes = b"") -> bytes:
     """A short fingerprint of a text (and ``tail``), to recognise it in the next index."""
     data = text.encode("utf-8", "surrogatepass") + b"\0" + tail
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.blake2b(data, digest_size=KEY_SIZE).digest()
+
+
+NO_KEY = bytes(KEY_SIZE)
+
+
+def _split_keys(joined: bytes) -> tuple[bytes, ...]:
+    return tuple(joined[at : at + KEY_SIZE] for at in range(0, len(joined), KEY_SIZE))
 
 
 def text_key(text: str) -> bytes:
