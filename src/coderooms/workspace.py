@@ -13,6 +13,7 @@ import gc
 import marshal
 import os
 import sqlite3
+import struct
 import sys
 import threading
 from collections.abc import Iterator
@@ -57,6 +58,7 @@ from coderooms.index.summary import IndexSummary
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 4
+_CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
 MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
 INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
@@ -730,10 +732,12 @@ def _read_cache(path: str, generation: str) -> tuple[str, GraphRows] | None:
     anything). The head names the generation: another one's rows are not read."""
     try:
         with open(path, "rb") as fh:
-            if marshal.load(fh) != (_cache_key(), generation):
+            (size,) = _CACHE_HEAD_SIZE.unpack(fh.read(_CACHE_HEAD_SIZE.size))
+            if marshal.loads(fh.read(size)) != (_cache_key(), generation):
                 return None
-            rows = marshal.load(fh)
-    except (OSError, EOFError, ValueError, TypeError):
+            # Read whole, then unmarshalled: marshal.load on a file reads piece by piece.
+            rows = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError, struct.error):
         return None
     if not isinstance(rows, tuple) or len(rows) != 6:
         return None
@@ -744,8 +748,9 @@ def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            marshal.dump((_cache_key(), generation), fh)
-            marshal.dump(rows, fh)
+            head = marshal.dumps((_cache_key(), generation))
+            fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
+            fh.write(marshal.dumps(rows))
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
