@@ -13,6 +13,7 @@ import gc
 import marshal
 import os
 import sqlite3
+import struct
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,7 +21,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from coderooms.datadir import make_dirs
-from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, DeferredEdges, FileSignals
+from coderooms.focus.graph import (
+    CodeEdge,
+    CodeGraph,
+    CodeNode,
+    DeferredEdges,
+    EdgeColumns,
+    FileSignals,
+)
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
 from coderooms.focus.runtime import (
@@ -49,7 +57,9 @@ from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
-GRAPH_CACHE_VERSION = 2
+GRAPH_CACHE_VERSION = 4
+_CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
+MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
 INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
@@ -114,6 +124,7 @@ class Workspace:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._graph: tuple[str, CodeGraph] | None = None
+        self._rows: tuple[str, GraphRows] | None = None  # what self._graph was made of
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._stamp: _Stamp | None = None
         self._warming: threading.Thread | None = None
@@ -254,16 +265,50 @@ class Workspace:
             collecting = gc.isenabled()
             gc.disable()
             try:
-                rows = _read_cache(cache, generation)
-                if rows is None:
-                    rows = _graph_rows(conn)
-                    _write_cache(cache, generation, rows)
-                graph = _build_graph(rows)
+                graph, rows = self._read_graph(conn, cache, generation)
             finally:
                 if collecting:
                     gc.enable()
             self._graph = (generation, graph)
+            self._rows = (generation, rows)
             return graph
+
+    def _read_graph(
+        self, conn: sqlite3.Connection, cache: str, generation: str
+    ) -> tuple[CodeGraph, GraphRows]:
+        """The graph of ``generation`` and its rows: from the cache when it holds them,
+        else the rows of the generation before patched with the files the last run
+        changed (see :class:`db.GenerationDelta`), else all read from the database."""
+        kept = _read_cache(cache, generation)
+        if kept is not None and kept[0] == generation:
+            return _build_graph(kept[1]), kept[1]
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")  # one snapshot: the delta and the rows it patches agree
+        try:
+            delta = db.GenerationDelta.read(conn)
+            usable = (
+                delta is not None
+                and delta.after == generation == db.get_meta(conn, "generation")
+                and len(delta.paths) <= MAX_PATCHED_PATHS
+            )
+            before: tuple[str, GraphRows] | None = None
+            if usable and delta is not None:
+                before = self._rows
+                if before is None or before[0] != delta.before:
+                    before = _read_cache(cache, delta.before)
+            if usable and delta is not None and before is not None and before[0] == delta.before:
+                rows = _patched_rows(conn, before[1], delta.paths)
+                old = self._graph[1] if self._graph and self._graph[0] == delta.before else None
+                graph = _build_graph(rows, old, frozenset(delta.paths))
+            else:
+                rows = _graph_rows(conn)
+                graph = _build_graph(rows)
+        finally:
+            if own:
+                conn.execute("COMMIT")
+        _write_cache(cache, generation, rows)
+        return graph, rows
 
     def node(self, node_id: str) -> CodeNode:
         found = self.graph().node(node_id)
@@ -522,7 +567,7 @@ def _index_dir(path: str) -> None:
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    bytes,  # the edge rows, marshalled: read only when the edges are
+    bytes,  # the edge columns (see _edge_bytes), marshalled: read when needed
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -531,42 +576,88 @@ GraphRows = tuple[
 
 def _graph_rows(conn: sqlite3.Connection) -> GraphRows:
     """Everything the graph needs, as plain sorted tuples (sorted here: cheaper than SQL)."""
-    files = sorted(
-        conn.execute(
-            "SELECT path, language, lines, content_hash, size, is_test, is_generated, is_vendored FROM files"
-        )
-    )
-    symbols = conn.execute(
-        "SELECT path, start_line, id, kind, name, qualname, parent, end_line, signature, docstring, "
-        "content_hash, is_test, size_bytes FROM symbols"
-    ).fetchall()
+    files = sorted(conn.execute(f"SELECT {_FILE_ROW} FROM files"))
+    symbols = conn.execute(f"SELECT {_SYMBOL_ROW} FROM symbols").fetchall()
     symbols.sort()
-    edges = conn.execute("SELECT src, kind, dst, weight FROM edges").fetchall()
+    edges = conn.execute(f"SELECT {_EDGE_ROW} FROM edges").fetchall()
+    return files, symbols, _edge_bytes(edges), *_git_rows(conn)
+
+
+_FILE_ROW = "path, language, lines, content_hash, size, is_test, is_generated, is_vendored"
+_SYMBOL_ROW = (
+    "path, start_line, id, kind, name, qualname, parent, end_line, signature, docstring, "
+    "content_hash, is_test, size_bytes"
+)
+_EDGE_ROW = "src, kind, dst, weight, origin"
+
+
+def _edge_bytes(edges: list[tuple[Any, ...]]) -> bytes:
+    """Edge rows (see _EDGE_ROW) sorted, as marshalled columns src, dst, kind, weight and
+    origin (the file whose resolution made the edge)."""
     edges.sort()
-    edge_rows = marshal.dumps(edges)
+    srcs, kinds, dsts, weights, origins = zip(*edges, strict=True) if edges else ((),) * 5
+    return marshal.dumps((srcs, dsts, kinds, weights, origins))
+
+
+def _git_rows(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
     signals = sorted(conn.execute("SELECT path, commit_count, last_change FROM signals"))
     co_changes = sorted(conn.execute("SELECT a, b, count FROM co_changes"))
     head_time = int(db.get_meta(conn, "head_time", "0") or 0)
-    return files, symbols, edge_rows, signals, co_changes, head_time
+    return signals, co_changes, head_time
+
+
+def _patched_rows(conn: sqlite3.Connection, rows: GraphRows, paths: tuple[str, ...]) -> GraphRows:
+    """``rows`` with those of ``paths`` (files, their symbols, the edges they are the
+    origin of) read again, and the git rows read whole: equal to :func:`_graph_rows`
+    when ``paths`` are all the files changed since ``rows`` were read."""
+    files, symbols, edge_rows, *_ = rows
+    touched = frozenset(paths)
+    marks = ",".join("?" * len(paths))
+    files = [row for row in files if row[0] not in touched]
+    files += conn.execute(f"SELECT {_FILE_ROW} FROM files WHERE path IN ({marks})", paths)
+    files.sort()
+    symbols = [row for row in symbols if row[0] not in touched]
+    symbols += conn.execute(f"SELECT {_SYMBOL_ROW} FROM symbols WHERE path IN ({marks})", paths)
+    symbols.sort()
+    srcs, dsts, kinds, weights, origins = marshal.loads(edge_rows)
+    edges = [
+        (src, kind, dst, weight, origin)
+        for src, dst, kind, weight, origin in zip(srcs, dsts, kinds, weights, origins, strict=True)
+        if origin not in touched
+    ]
+    edges += conn.execute(f"SELECT {_EDGE_ROW} FROM edges WHERE origin IN ({marks})", paths)
+    return files, symbols, _edge_bytes(edges), *_git_rows(conn)
 
 
 def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
     collecting = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects
     try:
-        rows = marshal.loads(edge_rows)
-        return tuple(CodeEdge(src, dst, kind, weight) for src, kind, dst, weight in rows)
+        return tuple(map(CodeEdge, *marshal.loads(edge_rows)[:4]))
     finally:
         if collecting:
             gc.enable()
 
 
-def _build_graph(rows: GraphRows) -> CodeGraph:
+def _edge_columns(edge_rows: bytes) -> EdgeColumns:
+    return EdgeColumns(*marshal.loads(edge_rows)[:4])
+
+
+def _build_graph(
+    rows: GraphRows, old: CodeGraph | None = None, fresh: frozenset[str] = frozenset()
+) -> CodeGraph:
+    """The graph of ``rows``; the nodes of ``old`` are taken as they are for every path
+    not in ``fresh`` (their rows are the same)."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
     nodes: list[CodeNode] = []
     file_meta: dict[str, tuple[str, bool, bool]] = {}
+    same = old.node if old is not None else None
     for path, language, lines, chash, size, is_test, is_gen, is_vend in files:
         file_meta[path] = (language, bool(is_gen), bool(is_vend))
+        kept = same(path) if same is not None and path not in fresh else None
+        if kept is not None:
+            nodes.append(kept)
+            continue
         nodes.append(
             CodeNode(
                 path,
@@ -602,6 +693,10 @@ def _build_graph(rows: GraphRows) -> CodeGraph:
         is_test,
         size,
     ) in symbols:
+        kept = same(sid) if same is not None and path not in fresh else None
+        if kept is not None:
+            nodes.append(kept)
+            continue
         language, is_gen, is_vend = file_meta.get(path, ("", False, False))
         nodes.append(
             CodeNode(
@@ -625,31 +720,37 @@ def _build_graph(rows: GraphRows) -> CodeGraph:
         )
     return CodeGraph(
         nodes=tuple(nodes),
-        edges=DeferredEdges(lambda: _edges(edge_rows)),
+        edges=DeferredEdges(lambda: _edges(edge_rows), lambda: _edge_columns(edge_rows)),
         signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
         co_changes=tuple((a, b, n) for a, b, n in co_changes),
         head_time=head_time,
     )
 
 
-def _read_cache(path: str, generation: str) -> GraphRows | None:
-    """The graph rows cached for ``generation``, or None (a cache never decides anything)."""
+def _read_cache(path: str, generation: str) -> tuple[str, GraphRows] | None:
+    """The graph rows cached for ``generation`` (with it), or None (a cache never decides
+    anything). The head names the generation: another one's rows are not read."""
     try:
         with open(path, "rb") as fh:
-            data = marshal.loads(fh.read())
-    except (OSError, EOFError, ValueError, TypeError):
+            (size,) = _CACHE_HEAD_SIZE.unpack(fh.read(_CACHE_HEAD_SIZE.size))
+            if marshal.loads(fh.read(size)) != (_cache_key(), generation):
+                return None
+            # Read whole, then unmarshalled: marshal.load on a file reads piece by piece.
+            rows = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError, struct.error):
         return None
-    if not isinstance(data, tuple) or len(data) != 3 or data[:2] != (_cache_key(), generation):
+    if not isinstance(rows, tuple) or len(rows) != 6:
         return None
-    rows = data[2]
-    return rows if isinstance(rows, tuple) and len(rows) == 6 else None
+    return generation, rows
 
 
 def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            marshal.dump((_cache_key(), generation, rows), fh)
+            head = marshal.dumps((_cache_key(), generation))
+            fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
+            fh.write(marshal.dumps(rows))
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 from collections.abc import Mapping
 
 from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode
@@ -19,9 +20,11 @@ def build_graph(
     calls: tuple[tuple[str, str], ...] = (),
     imports: tuple[tuple[str, str], ...] = (),
     tests: tuple[tuple[str, str], ...] = (),
+    hashed: bool = False,
 ) -> CodeGraph:
     """Nodes for every file, class, function and method; contains edges from the
-    nesting, and the call, import and test edges given by id."""
+    nesting, and the call, import and test edges given by id. ``hashed``: file nodes
+    carry a hash of their text, as the indexer's do."""
     nodes: list[CodeNode] = []
     edges: list[CodeEdge] = []
     for path, text in sorted(sources.items()):
@@ -36,6 +39,7 @@ def build_graph(
                 "python",
                 1,
                 text.count("\n") + 1,
+                content_hash=hashlib.sha256(text.encode()).hexdigest() if hashed else "",
                 size_bytes=len(text),
                 is_test=is_test,
             )

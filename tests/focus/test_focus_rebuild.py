@@ -51,13 +51,17 @@ def _edited() -> dict[str, str]:
 
 
 def _engine(
-    sources: dict[str, str], embedder: CountingEmbedder, previous: FocusEngine | None = None
+    sources: dict[str, str],
+    embedder: CountingEmbedder,
+    previous: FocusEngine | None = None,
+    hashed: bool = False,
 ) -> FocusEngine:
     graph = build_graph(
         sources,
         tuple(c for c in SHOP_CALLS if all(i.split("::")[0] in sources for i in c)),
         SHOP_IMPORTS,
         SHOP_TESTS,
+        hashed=hashed,
     )
     return FocusEngine(graph, sources, count_words, embedder, previous=previous)
 
@@ -148,17 +152,35 @@ def _apply(sources: dict[str, str], edit: tuple[str, str, int]) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(_EDITS)
+@given(_EDITS, st.booleans())
 def test_any_series_of_edits_answers_as_an_engine_built_from_nothing(
-    edits: list[tuple[str, str, int]],
+    edits: list[tuple[str, str, int]], hashed: bool
 ) -> None:
     embedder = CountingEmbedder()
     sources = dict(SHOP)
-    engine = _engine(sources, embedder)
+    engine = _engine(sources, embedder, hashed=hashed)
     for edit in edits:
         _apply(sources, edit)
-        engine = _engine(dict(sources), embedder, previous=engine)
-    fresh = _engine(dict(sources), CountingEmbedder())
+        engine = _engine(dict(sources), embedder, previous=engine, hashed=hashed)
+    fresh = _engine(dict(sources), CountingEmbedder(), hashed=hashed)
     assert engine.index.embeddings is not None and fresh.index.embeddings is not None
     assert np.array_equal(engine.index.embeddings, fresh.index.embeddings)
+    assert engine.index.row_keys() == fresh.index.row_keys()
     assert _answers(engine) == _answers(fresh)
+
+
+def test_keys_of_code_in_unchanged_files_are_taken_from_the_previous_engine() -> None:
+    embedder = CountingEmbedder()
+    before = _engine(dict(SHOP), embedder, hashed=True)
+    after = _engine(_edited(), embedder, previous=before, hashed=True)
+    fresh = _engine(_edited(), CountingEmbedder(), hashed=True)
+    assert after.index.row_keys() == fresh.index.row_keys()
+    new_or_edited = ("shop/cart.py", "shop/returns.py")
+    unchanged = [n for n in after.index.nodes if n.path not in new_or_edited]
+    assert 0 < len(unchanged) < len(after.index.nodes)
+    assert after.index.reused_keys == len(unchanged)
+    assert fresh.index.reused_keys == 0
+    # Without a hash of the file's text nothing says it is unchanged: every key is made.
+    plain = _engine(_edited(), embedder, previous=_engine(dict(SHOP), embedder))
+    assert plain.index.reused_keys == 0
+    assert plain.index.row_keys() == _engine(_edited(), CountingEmbedder()).index.row_keys()

@@ -1,14 +1,20 @@
 """Shortcuts taken for speed give what the plain way gives: the best scores found by
-partitioning first, and a graph whose edges are made only when first read."""
+partitioning first, a graph whose edges are made only when first read, BM25 weighed from
+document arrays, and the transition matrix read from edge columns."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+
 import numpy as np
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coderooms.focus.graph import CodeEdge, CodeGraph, DeferredEdges
-from coderooms.focus.lexical import top_ranked
+from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, DeferredEdges, EdgeColumns
+from coderooms.focus.lexical import BM25, DocumentCounts, top_ranked
+from coderooms.focus.salience import SalienceIndex
 
 
 def _plain_top_ranked(scores: np.ndarray, limit: int) -> list[int]:
@@ -43,3 +49,111 @@ def test_deferred_edges_are_made_once_when_first_read_and_equal_the_edges() -> N
     assert deferred == edges and deferred == list(edges) and deferred != edges[:1]
     assert graph == CodeGraph(nodes=(), edges=edges)
     assert hash(deferred) == hash(edges)
+
+
+_TERMS = st.lists(st.sampled_from(["cart", "item", "depot", "sum", "x", "order"]), max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TERMS, max_size=12))
+def test_bm25_from_document_arrays_equals_bm25_from_counts_bit_for_bit(
+    documents: list[list[str]],
+) -> None:
+    counted = [Counter(terms) for terms in documents]
+    # The arrays number terms in another order than they first occur, as reused ones do.
+    vocabulary = sorted({term for terms in documents for term in terms}, reverse=True)
+    number = {term: i for i, term in enumerate(vocabulary)}
+    sizes = [len(counts) for counts in counted]
+    arrays = DocumentCounts(
+        tuple(bytes([i]) for i in range(len(counted))),
+        tuple(vocabulary),
+        np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64),
+        np.asarray([number[t] for counts in counted for t in counts], dtype=np.int64),
+        np.asarray([n for counts in counted for n in counts.values()], dtype=np.int64),
+    )
+    fast = BM25.from_documents(arrays).parts()
+    plain = BM25.from_counts(counted).parts()
+    assert (fast.terms, fast.columns, fast.shape, fast.size) == (
+        plain.terms,
+        plain.columns,
+        plain.shape,
+        plain.size,
+    )
+    for name in ("idf", "data", "indices", "indptr"):
+        mine, theirs = getattr(fast, name), getattr(plain, name)
+        assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes(), name
+
+
+def _plain_transition(index: SalienceIndex) -> sp.csr_matrix:
+    """The transition matrix built edge by edge, as the ranking index once did."""
+    n = len(index.nodes)
+    weights = index.config.edge_weights
+    rows: list[int] = []
+    cols: list[int] = []
+    data: list[float] = []
+    for edge in index.graph.edges:
+        a, b = index.position.get(edge.src, -1), index.position.get(edge.dst, -1)
+        w = weights.get(edge.kind, 0.0) * edge.weight
+        if a < 0 or b < 0 or a == b or w <= 0:
+            continue
+        rows += [a, b]
+        cols += [b, a]
+        data += [w, w * index.config.backward]
+    for path_a, path_b, together in index.graph.co_changes:
+        a, b = index.file_of_path.get(path_a), index.file_of_path.get(path_b)
+        w = weights.get("co_change", 0.0) * math.log1p(together)
+        if a is None or b is None or a == b or w <= 0:
+            continue
+        rows += [a, b]
+        cols += [b, a]
+        data += [w, w]
+    matrix = sp.csr_matrix((data, (rows, cols)), shape=(n, n), dtype=np.float64)
+    out = np.asarray(matrix.sum(axis=1)).ravel()
+    inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+    return sp.csr_matrix(sp.diags(inverse) @ matrix)
+
+
+_PATHS = ["a.py", "b.py", "pkg/c.py"]
+_IDS = _PATHS + ["a.py::f", "b.py::g", "pkg/c.py::h", "gone.py::x"]
+_EDGE = st.tuples(
+    st.sampled_from(_IDS),
+    st.sampled_from(_IDS),
+    st.sampled_from(["calls", "imports", "contains", "name_match", "tests", "unknown"]),
+    st.sampled_from([0.5, 1.0, 1.0, 3.0, 0.1]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(_EDGE, max_size=30),
+    st.lists(st.tuples(st.sampled_from(_PATHS + ["gone.py"]), st.sampled_from(_PATHS)), max_size=4),
+)
+def test_the_transition_read_from_edge_columns_equals_the_one_built_edge_by_edge(
+    edges: list[tuple[str, str, str, float]], pairs: list[tuple[str, str]]
+) -> None:
+    nodes = [CodeNode(p, "file", p, p, p, "python", 1, 9) for p in _PATHS]
+    nodes += [
+        CodeNode(i, "function", i.split("::")[0], i[-1], i[-1], "python", 2, 3, parent=i[:4])
+        for i in _IDS
+        if "::" in i and not i.startswith("gone")
+    ]
+    plain = tuple(CodeEdge(s, d, k, w) for s, d, k, w in edges)  # type: ignore[arg-type]
+    columns = EdgeColumns(*(zip(*edges, strict=True) if edges else ((), (), (), ())))
+    co_changes = tuple((a, b, n + 1) for n, (a, b) in enumerate(pairs))
+    deferred = CodeGraph(
+        tuple(nodes),
+        DeferredEdges(
+            lambda: plain,
+            lambda: EdgeColumns(columns.src, columns.dst, columns.kind, columns.weight),
+        ),
+        co_changes=co_changes,
+    )
+    index = SalienceIndex(deferred, {p: "" for p in _PATHS})
+    expected = _plain_transition(
+        SalienceIndex(
+            CodeGraph(tuple(nodes), plain, co_changes=co_changes), {p: "" for p in _PATHS}
+        )
+    )
+    mine = index.transition
+    for name in ("data", "indices", "indptr"):
+        assert getattr(mine, name).tobytes() == getattr(expected, name).tobytes(), name

@@ -226,6 +226,8 @@ def test_an_edit_after_a_restored_engine_reuses_the_work_it_was_built_from(
     later.focus(GOALS[0], budget=400)
     engine = later.focus_engine()
     assert 0 < engine.index.fresh_work < full
+    assert engine.index.reused_keys > 0  # the keys of unchanged files, from the built file
     fresh = _from_nothing(later)
+    assert engine.index.row_keys() == fresh.index.row_keys()
     _same_index(engine, fresh)
     assert _answers(engine) == _answers(fresh)

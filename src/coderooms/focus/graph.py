@@ -49,14 +49,54 @@ class CodeEdge:
     weight: float = 1.0
 
 
+@dataclass(frozen=True, slots=True)
+class EdgeColumns:
+    """Edges as four parallel columns, in edge order: what ranking reads of every edge,
+    without an object per edge."""
+
+    src: Sequence[str]
+    dst: Sequence[str]
+    kind: Sequence[str]
+    weight: Sequence[float]
+
+    @classmethod
+    def of(cls, edges: Sequence[CodeEdge]) -> EdgeColumns:
+        """The columns of ``edges``: made once by a :class:`DeferredEdges` that was given
+        them, else read off the edges."""
+        if isinstance(edges, DeferredEdges):
+            return edges.columns()
+        return cls(
+            tuple(e.src for e in edges),
+            tuple(e.dst for e in edges),
+            tuple(e.kind for e in edges),
+            tuple(e.weight for e in edges),
+        )
+
+
 class DeferredEdges(Sequence[CodeEdge]):
     """Edges made by ``make`` when first read, then kept: a graph loaded only to rank
     from a kept index (which holds the transition matrix) never builds its edges. Equal
-    to any sequence of the same edges."""
+    to any sequence of the same edges. With ``columns``, the same edges as columns (see
+    :class:`EdgeColumns`), which a new ranking index reads instead of the edges."""
 
-    def __init__(self, make: Callable[[], Sequence[CodeEdge]]) -> None:
+    def __init__(
+        self,
+        make: Callable[[], Sequence[CodeEdge]],
+        columns: Callable[[], EdgeColumns] | None = None,
+    ) -> None:
         self._make: Callable[[], Sequence[CodeEdge]] | None = make
         self._edges: tuple[CodeEdge, ...] = ()
+        self._make_columns = columns
+        self._columns: EdgeColumns | None = None
+
+    def columns(self) -> EdgeColumns:
+        if self._columns is None:
+            if self._make_columns is not None and self._make is not None:
+                self._columns = self._make_columns()
+            else:
+                self._columns = EdgeColumns.of(self._all())
+            self._make_columns = None
+        return self._columns
 
     def _all(self) -> tuple[CodeEdge, ...]:
         if self._make is not None:

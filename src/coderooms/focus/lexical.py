@@ -77,19 +77,22 @@ class BM25:
         bit for bit, to :meth:`from_counts` over the same counts in the same order."""
         size = documents.size
         ids = documents.ids
-        sizes = np.diff(documents.ptr)
         # Columns in order of first appearance, as dict.fromkeys gives them below.
-        present, first = np.unique(ids, return_index=True)
-        order = present[np.argsort(first, kind="stable")]
+        first = first_positions(ids, len(documents.terms))
+        present = np.flatnonzero(first < len(ids))
+        order = present[np.argsort(first[present], kind="stable")]
         column = np.zeros(len(documents.terms), dtype=np.int64)
         column[order] = np.arange(len(order), dtype=np.int64)
         terms = documents.terms
         vocabulary = {terms[int(t)]: col for col, t in enumerate(order)}
-        rows = np.repeat(np.arange(size, dtype=np.int64), sizes)
         counts = documents.counts.astype(np.float64)
+        rows = np.repeat(np.arange(size, dtype=np.int64), np.diff(documents.ptr))
         lengths = np.bincount(rows, weights=counts, minlength=size).astype(np.float64)
+        # A document holds each term once: its row of the matrix is already in place.
+        shape = (size, max(len(vocabulary), 1))
+        by_row = sp.csr_matrix((counts, column[ids], documents.ptr), shape=shape)
         index = cls.__new__(cls)
-        index._fit(vocabulary, rows, column[ids], counts, lengths)
+        index._fit_counts(vocabulary, by_row.tocsc(), lengths)
         return index
 
     def _build(self, documents: Sequence[Mapping[str, int]]) -> None:
@@ -117,19 +120,25 @@ class BM25:
         counts: np.ndarray,
         lengths: np.ndarray,
     ) -> None:
+        shape = (len(lengths), max(len(vocabulary), 1))
+        tf = sp.csc_matrix((counts, (rows, cols)), shape=shape, dtype=np.float64)
+        self._fit_counts(vocabulary, tf, lengths)
+
+    def _fit_counts(
+        self, vocabulary: dict[str, int], tf: sp.csc_matrix, lengths: np.ndarray
+    ) -> None:
+        """Weigh the term counts ``tf`` (documents by terms, in canonical form)."""
         size = len(lengths)
         self.vocabulary = vocabulary
         self.size = size
-        shape = (size, max(len(vocabulary), 1))
-        tf = sp.csc_matrix((counts, (rows, cols)), shape=shape, dtype=np.float64)
         document_frequency = np.diff(tf.indptr).astype(np.float64)
         self.idf = np.log1p((self.size - document_frequency + 0.5) / (document_frequency + 0.5))
         average = float(lengths.mean()) if self.size else 0.0
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / max(average, 1.0))
-        weighted = tf.tocoo()
-        data = weighted.data * (BM25_K1 + 1.0) / (weighted.data + norm[weighted.row])
-        data = data * self.idf[weighted.col]
-        self.weights = sp.csc_matrix((data, (weighted.row, weighted.col)), shape=shape)
+        column = np.repeat(np.arange(tf.shape[1], dtype=np.int64), np.diff(tf.indptr))
+        data = tf.data * (BM25_K1 + 1.0) / (tf.data + norm[tf.indices])
+        data = data * self.idf[column]
+        self.weights = sp.csc_matrix((data, tf.indices, tf.indptr), shape=tf.shape)
 
     def parts(self) -> BM25Parts:
         weights = self.weights
@@ -182,6 +191,14 @@ class BM25:
         factor = np.asarray([w for _, w in known], dtype=np.float64)
         block = self.weights[:, cols]
         return np.asarray(block @ factor).ravel()
+
+
+def first_positions(ids: np.ndarray, size: int) -> np.ndarray:
+    """Per value below ``size``: where it first occurs in ``ids``, or ``len(ids)`` when it
+    does not (in one pass: no sort)."""
+    first = np.full(size, len(ids), dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(len(ids), dtype=np.int64))
+    return first
 
 
 def top_ranked(scores: np.ndarray, limit: int) -> list[int]:

@@ -21,13 +21,14 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from coderooms.focus.errors import UnknownSignal
-from coderooms.focus.graph import CodeGraph, CodeNode
+from coderooms.focus.graph import CodeGraph, CodeNode, EdgeColumns
 from coderooms.focus.lexical import BM25, BM25Parts, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
@@ -44,6 +45,7 @@ EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
+KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
 SOURCE_PRIOR_FLOOR = 0.9
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
@@ -203,6 +205,8 @@ class BuiltIndex:
     prior: np.ndarray
     source_rows: list[int]
     embeddings: np.ndarray | None
+    document_keys: bytes = b""  # per row, joined: see SalienceIndex.row_keys
+    embedding_keys: bytes = b""
 
 
 class LazyTexts(Mapping[str, str]):
@@ -275,22 +279,43 @@ class SalienceIndex:
         self._file_keys: dict[str, bytes] = {}
         self._fresh_documents = 0  # documents counted here, not taken from known work
         self._known: Callable[[], KnownWork] | None = None  # for a restored index
+        self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
+        # Rows whose node and file are as in ``previous``: their keys are its keys.
+        same: dict[int, int] = {}
+        old_documents: tuple[bytes, ...] = ()
+        old_embeddings: tuple[bytes, ...] = ()
         if previous is not None:
             known = previous.known_work()
             if previous.embedder is not embedder:
                 known = known.without_embeddings()
+            old_documents, old_embeddings = previous.row_keys()
+            same = self._unchanged_rows(previous)
+        file_keys = tuple(
+            old_documents[same[i]] if i in same else self._file_key(self.nodes[i].path)
+            for i in self.file_rows
+        )
+        symbol_keys = tuple(
+            old_documents[same[i]] if i in same else self._symbol_key(self.nodes[i])
+            for i in self.symbol_rows
+        )
         self.file_documents = self._documents(
             self.file_rows,
-            tuple(self._file_key(self.nodes[i].path) for i in self.file_rows),
+            file_keys,
             self._file_counts,
             known.file_documents if known else None,
         )
         self.symbol_documents = self._documents(
             self.symbol_rows,
-            tuple(self._symbol_key(self.nodes[i]) for i in self.symbol_rows),
+            symbol_keys,
             self._symbol_counts,
             known.symbol_documents if known else None,
         )
+        document_keys = [NO_KEY] * len(self.nodes)
+        for rows, keys in ((self.file_rows, file_keys), (self.symbol_rows, symbol_keys)):
+            for row, key in zip(rows, keys, strict=True):
+                document_keys[row] = key
+        self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
+        self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
         self.file_bm25 = BM25.from_documents(self.file_documents)
         self.symbol_bm25 = BM25.from_documents(self.symbol_documents)
         self.definitions: dict[str, list[int]] = defaultdict(list)
@@ -326,8 +351,9 @@ class SalienceIndex:
         self.transition = self._transition()
         self._spreading: tuple[sp.csr_matrix, np.ndarray] | None = None
         imported: set[str] = set()
-        for edge in self.graph.edges:
-            target = self.graph.node(edge.dst) if edge.kind == "imports" else None
+        columns = EdgeColumns.of(self.graph.edges)
+        for dst, kind in zip(columns.dst, columns.kind, strict=True):
+            target = self.graph.node(dst) if kind == "imports" else None
             if target is not None:
                 imported.add(target.path)
         self._imported = frozenset(imported)
@@ -342,7 +368,56 @@ class SalienceIndex:
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
-            self.embeddings = self._embed_all(embedder, known)
+            if len(old_embeddings) == len(previous.nodes if previous else ()):
+                keys = tuple(
+                    old_embeddings[same[i]] if i in same else self._embed_key(node)
+                    for i, node in enumerate(self.nodes)
+                )
+            else:
+                keys = tuple(self._embed_key(node) for node in self.nodes)
+            self.embeddings = self._embed_all(embedder, known, keys)
+
+    def _unchanged_rows(self, previous: SalienceIndex) -> dict[int, int]:
+        """Row here to row in ``previous``, for each node equal to the one of its id there
+        inside a file equal to its file there (a hash of its text is known): every key of
+        such a row is the key it had (documents and embedding texts are made of the node,
+        its file's text and the symbols that text defines)."""
+        documents, _ = previous.row_keys()
+        if len(documents) != len(previous.nodes):
+            return {}
+        old_nodes, old_row = previous.nodes, previous.position
+        nodes = self.nodes
+
+        def unchanged(node: CodeNode) -> int | None:
+            row = old_row.get(node.id)
+            if row is None:
+                return None
+            old = old_nodes[row]
+            return row if old is node or old == node else None
+
+        files = {
+            path
+            for path, row in self.file_of_path.items()
+            if nodes[row].content_hash and unchanged(nodes[row]) is not None
+        }
+        same: dict[int, int] = {}
+        for i, node in enumerate(nodes):
+            if node.path in files:
+                row = unchanged(node)
+                if row is not None:
+                    same[i] = row
+        return same
+
+    def row_keys(self) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+        """Per row, the key of its document (:data:`NO_KEY` for a row without one) and of
+        its embedding text; empty when not known (an index restored from an older file,
+        or without embeddings)."""
+        if self._kept_keys is not None:
+            documents, embeddings = self._kept_keys
+            self.document_keys = _split_keys(documents)
+            self.embedding_keys = _split_keys(embeddings)
+            self._kept_keys = None
+        return self.document_keys, self.embedding_keys
 
     def built(self) -> BuiltIndex:
         """What this index derived before any goal (see :class:`BuiltIndex`)."""
@@ -373,6 +448,8 @@ class SalienceIndex:
             self.prior,
             list(self.source_rows),
             self.embeddings,
+            b"".join(self.row_keys()[0]),
+            b"".join(self.row_keys()[1]),
         )
 
     @classmethod
@@ -433,6 +510,9 @@ class SalienceIndex:
         index._row_arrays = {}
         index.embeddings = built.embeddings if embedder is not None else None
         index.embedding_keys = ()
+        index.document_keys = ()
+        index._kept_keys = (built.document_keys, built.embedding_keys)
+        index.reused_keys = 0
         index.fresh_embeddings = 0
         return index
 
@@ -571,9 +651,11 @@ class SalienceIndex:
         place = f"{head}\0{node.start_line}\0{node.end_line}"
         return _digest(place, b"body" + self._file_key(node.path))
 
-    def _embed_all(self, embedder: Embedder, known: KnownWork | None) -> np.ndarray:
-        """Unit rows, one per node; a row ``known`` holds under the same key is kept."""
-        keys = tuple(self._embed_key(n) for n in self.nodes)
+    def _embed_all(
+        self, embedder: Embedder, known: KnownWork | None, keys: tuple[bytes, ...]
+    ) -> np.ndarray:
+        """Unit rows, one per node (named by ``keys``); a row ``known`` holds under the
+        same key is kept."""
         self.embedding_keys = keys
         if known is not None and known.embeddings is not None and keys == known.embedding_keys:
             return known.embeddings
@@ -629,34 +711,40 @@ class SalienceIndex:
     def _transition(self) -> sp.csr_matrix:
         n = len(self.nodes)
         weights = self.config.edge_weights
-        edges = self.graph.edges
+        edges = EdgeColumns.of(self.graph.edges)
+        count = len(edges.src)
         position = self.position.get
-        src = np.fromiter((position(e.src, -1) for e in edges), np.int64, len(edges))
-        dst = np.fromiter((position(e.dst, -1) for e in edges), np.int64, len(edges))
-        strength = np.fromiter(
-            (weights.get(e.kind, 0.0) * e.weight for e in edges), np.float64, len(edges)
-        )
+        src = np.fromiter(map(position, edges.src, repeat(-1)), np.int64, count)
+        dst = np.fromiter(map(position, edges.dst, repeat(-1)), np.int64, count)
+        kind_weight = np.fromiter(map(weights.get, edges.kind, repeat(0.0)), np.float64, count)
+        strength = kind_weight * np.fromiter(edges.weight, np.float64, count)
         kept = (src >= 0) & (dst >= 0) & (src != dst) & (strength > 0)
         a, b, w = src[kept], dst[kept], strength[kept]
         # Each edge both ways, forward first: the order duplicates are summed in.
-        pairs = np.empty(2 * len(a), dtype=np.int64)
-        pairs[0::2], pairs[1::2] = a, b
-        rows: list[int] = pairs.tolist()
-        pairs[0::2], pairs[1::2] = b, a
-        cols: list[int] = pairs.tolist()
-        both = np.empty(2 * len(w), dtype=np.float64)
-        both[0::2], both[1::2] = w, w * self.config.backward
-        data: list[float] = both.tolist()
-        for path_a, path_b, together in self.graph.co_changes:
-            a = self.file_of_path.get(path_a)
-            b = self.file_of_path.get(path_b)
-            w = weights.get("co_change", 0.0) * math.log1p(together)
-            if a is None or b is None or a == b or w <= 0:
+        rows = [np.empty(2 * len(a), dtype=np.int64)]
+        cols = [np.empty(2 * len(a), dtype=np.int64)]
+        rows[0][0::2], rows[0][1::2] = a, b
+        cols[0][0::2], cols[0][1::2] = b, a
+        data = [np.empty(2 * len(w), dtype=np.float64)]
+        data[0][0::2], data[0][1::2] = w, w * self.config.backward
+        together: list[tuple[int, int, float]] = []
+        for path_a, path_b, commits in self.graph.co_changes:
+            row_a = self.file_of_path.get(path_a)
+            row_b = self.file_of_path.get(path_b)
+            strength_ab = weights.get("co_change", 0.0) * math.log1p(commits)
+            if row_a is None or row_b is None or row_a == row_b or strength_ab <= 0:
                 continue
-            rows += [a, b]
-            cols += [b, a]
-            data += [w, w]
-        matrix = sp.csr_matrix((data, (rows, cols)), shape=(n, n), dtype=np.float64)
+            together.append((row_a, row_b, strength_ab))
+        if together:
+            pair_a, pair_b, pair_w = (np.asarray(column) for column in zip(*together, strict=True))
+            rows.append(np.stack([pair_a, pair_b], axis=1).ravel())
+            cols.append(np.stack([pair_b, pair_a], axis=1).ravel())
+            data.append(np.repeat(pair_w.astype(np.float64), 2))
+        matrix = sp.csr_matrix(
+            (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(n, n),
+            dtype=np.float64,
+        )
         out = np.asarray(matrix.sum(axis=1)).ravel()
         inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         return sp.csr_matrix(sp.diags(inverse) @ matrix)
@@ -677,7 +765,15 @@ class SalienceIndex:
         signals = {s.path: s for s in self.graph.signals}
         max_count = max((s.commit_count for s in self.graph.signals), default=0)
         head = self.graph.head_time
+        # The factors below read only these fields, which the nodes of one file mostly
+        # share: each distinct combination is worked out once, in the same order.
+        known: dict[tuple[str, str, bool, bool, bool], float] = {}
         for i, node in enumerate(self.nodes):
+            facts = (node.path, node.language, node.is_test, node.is_vendored, node.is_generated)
+            value = known.get(facts)
+            if value is not None:
+                prior[i] = value
+                continue
             if node.is_test:
                 prior[i] *= config.test_penalty
             if self._is_vendored(node):
@@ -696,6 +792,7 @@ class SalienceIndex:
             if signal is not None and max_count:
                 frequency = math.log1p(signal.commit_count) / math.log1p(max_count)
                 prior[i] *= 1.0 + config.frequency_weight * frequency
+            known[facts] = float(prior[i])
         return prior
 
     def _is_vendored(self, node: CodeNode) -> bool:
@@ -754,7 +851,14 @@ class SalienceIndex:
 def _digest(text: str, tail: bytes = b"") -> bytes:
     """A short fingerprint of a text (and ``tail``), to recognise it in the next index."""
     data = text.encode("utf-8", "surrogatepass") + b"\0" + tail
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.blake2b(data, digest_size=KEY_SIZE).digest()
+
+
+NO_KEY = bytes(KEY_SIZE)
+
+
+def _split_keys(joined: bytes) -> tuple[bytes, ...]:
+    return tuple(joined[at : at + KEY_SIZE] for at in range(0, len(joined), KEY_SIZE))
 
 
 def text_key(text: str) -> bytes:
@@ -765,7 +869,7 @@ def text_key(text: str) -> bytes:
 def _compacted(documents: DocumentCounts) -> DocumentCounts:
     """The same documents with only the terms they hold (an index built on earlier ones
     carries the terms of documents that have gone)."""
-    used = np.unique(documents.ids)
+    used = np.flatnonzero(np.bincount(documents.ids, minlength=len(documents.terms)))
     if len(used) == len(documents.terms):
         return documents
     renumber = np.zeros(len(documents.terms), dtype=np.int64)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -359,6 +361,38 @@ def drop_indexes(conn: sqlite3.Connection, tables: tuple[str, ...]) -> list[str]
     for name, _ in found:
         conn.execute(f'DROP INDEX "{name}"')
     return [str(sql) for _, sql in found]
+
+
+DELTA_KEY = "delta"  # meta: what the last run changed (see GenerationDelta)
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationDelta:
+    """What one indexing run changed: going from generation ``before`` to ``after``,
+    only the files in ``paths`` have other rows in files and symbols, or other edges of
+    that origin (signals and co-changes are not covered: read them whole). A reader
+    holding the graph of ``before`` patches those files' rows instead of reading all."""
+
+    before: str
+    after: str
+    paths: tuple[str, ...]
+
+    def encoded(self) -> str:
+        return json.dumps([self.before, self.after, list(self.paths)])
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection) -> GenerationDelta | None:
+        """The delta of the last run, or None (a cold build, an older index, or a value
+        that is not one)."""
+        try:
+            before, after, paths = json.loads(get_meta(conn, DELTA_KEY) or "null")
+        except (TypeError, ValueError):
+            return None
+        if not (isinstance(before, str) and isinstance(after, str) and isinstance(paths, list)):
+            return None
+        if not all(isinstance(path, str) for path in paths):
+            return None
+        return cls(before, after, tuple(paths))
 
 
 def get_meta(conn: sqlite3.Connection, key: str, default: str = "") -> str:

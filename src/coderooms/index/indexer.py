@@ -305,8 +305,11 @@ def _run(
             )
         if changed or deleted or git_proc is not None or cold:
             # A fresh random token, so a cache keyed on it can never match a rebuilt index.
-            generation = secrets.token_hex(GENERATION_TOKEN_BYTES)
+            previous, generation = generation, secrets.token_hex(GENERATION_TOKEN_BYTES)
             db.set_meta(conn, "generation", generation)
+            touched = {f.path for f in changed} | set(deleted) | {r[0] for r in results}
+            delta = db.GenerationDelta(previous, generation, tuple(sorted(touched)))
+            db.set_meta(conn, db.DELTA_KEY, "" if cold or not previous else delta.encoded())
         db.set_meta(conn, "root", os.path.abspath(root))
         conn.execute("COMMIT")
         keep_table(key, generation, table)

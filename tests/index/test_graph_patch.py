@@ -1,0 +1,121 @@
+"""After an indexing run, the graph is the graph before it with the files the run
+changed read again: equal, row for row and node for node, to one read whole."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from coderooms import workspace
+from coderooms.focus.graph import CodeGraph, EdgeColumns
+from coderooms.index import db
+from coderooms.workspace import GRAPH_CACHE_FILE, Workspace, _build_graph, _graph_rows
+
+BASE = {
+    "shop/__init__.py": "",
+    "shop/cart.py": (
+        "class Cart:\n    def __init__(self):\n        self.items = []\n\n"
+        "    def add_item(self, sku, quantity):\n        self.items.append((sku, quantity))\n"
+    ),
+    "shop/pricing.py": (
+        "from shop.cart import Cart\n\n\ndef price_of(cart):\n"
+        "    return sum(q for _, q in cart.items)\n"
+    ),
+    "shop/shipping.py": "def route_parcel(weight):\n    return weight > 10\n",
+    "tests/test_cart.py": "from shop.cart import Cart\n\n\ndef test_add():\n    Cart().add_item('a', 1)\n",
+}
+EDITS: dict[str, Callable[[Path], None]] = {
+    "body rewritten": lambda root: (root / "shop/shipping.py").write_text(
+        "def route_parcel(weight):\n    return weight > 20\n"
+    ),
+    "name others call added": lambda root: (root / "shop/cart.py").write_text(
+        BASE["shop/cart.py"] + "\n\ndef total(cart):\n    return len(cart.items)\n"
+    ),
+    "call to another file added": lambda root: (root / "shop/shipping.py").write_text(
+        "from shop.pricing import price_of\n\n\ndef route_parcel(weight, cart):\n"
+        "    return price_of(cart) > weight\n"
+    ),
+    "file deleted": lambda root: (root / "shop/pricing.py").unlink(),
+    "file added": lambda root: (root / "shop/stock.py").write_text(
+        "from shop.cart import Cart\n\n\ndef restock(cart: Cart):\n    cart.add_item('x', 2)\n"
+    ),
+}
+
+
+def _whole(ws: Workspace) -> CodeGraph:
+    with ws._reading() as conn:
+        return _build_graph(_graph_rows(conn))
+
+
+def _read_then_indexed(make_repo: Callable[..., Path], *edits: str) -> tuple[Path, Workspace]:
+    """A repository indexed and its graph read, then indexed again after each edit."""
+    root = make_repo(BASE)
+    ws = Workspace.open(root)
+    ws.index()
+    ws.graph()
+    for edit in edits:
+        EDITS[edit](root)
+        ws.index()
+    return root, ws
+
+
+def _not_read_whole(*_: object) -> None:
+    raise AssertionError("the graph was read whole")
+
+
+def _same(mine: CodeGraph, theirs: CodeGraph) -> None:
+    assert mine.nodes == theirs.nodes
+    assert EdgeColumns.of(mine.edges) == EdgeColumns.of(theirs.edges)
+    assert tuple(mine.edges) == tuple(theirs.edges)
+    assert (mine.signals, mine.co_changes, mine.head_time) == (
+        theirs.signals,
+        theirs.co_changes,
+        theirs.head_time,
+    )
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+@pytest.mark.parametrize("process", ["same process", "new process"])
+def test_the_graph_after_a_run_patched_from_the_one_before_equals_the_graph_read_whole(
+    make_repo: Callable[..., Path], edit: str, process: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(BASE)
+    ws = Workspace.open(root)
+    ws.index()
+    before = ws.graph()
+    EDITS[edit](root)
+    ws.index()
+    with ws._reading() as conn:
+        delta = db.GenerationDelta.read(conn)
+    assert delta is not None and delta.paths  # what the patch reads again
+    reader = ws if process == "same process" else Workspace.open(root)
+    whole = _whole(ws)
+    with monkeypatch.context() as patched:
+        patched.setattr(workspace, "_graph_rows", _not_read_whole)
+        after = reader.graph()
+    _same(after, whole)
+    assert after != before
+    kept = {n.id: n for n in before.nodes}
+    if process == "same process":  # nodes of files the run did not touch are taken over
+        untouched = [n for n in after.nodes if n.path not in delta.paths]
+        assert untouched and all(kept[n.id] is n for n in untouched)
+
+
+def test_a_delta_that_does_not_follow_the_kept_graph_is_not_patched_from(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, ws = _read_then_indexed(make_repo, "body rewritten", "file added")
+    # two runs: the kept graph is two generations old
+    _same(Workspace.open(root).graph(), _whole(ws))
+    _same(ws.graph(), _whole(ws))
+
+
+def test_a_delta_that_is_not_one_reads_the_graph_whole(make_repo: Callable[..., Path]) -> None:
+    root, ws = _read_then_indexed(make_repo, "file added")
+    with ws._reading() as conn:
+        db.set_meta(conn, db.DELTA_KEY, "[1, 2")
+        assert db.GenerationDelta.read(conn) is None
+    (root / ".coderooms" / GRAPH_CACHE_FILE).unlink()
+    _same(ws.graph(), _whole(ws))
