@@ -254,3 +254,68 @@ def test_a_local_variable_shadows_an_imported_name(make_repo: Callable[..., Path
     _, graph = index(root)
     assert edges_from(graph, "check.py::versions", "references") == set()
     assert edges_from(graph, "check.py::uses", "references") == {"api.py::patch"}
+
+
+def test_a_name_match_never_reaches_code_defined_inside_a_function(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "transforms.py": (
+                "def rewrite(expr):\n"
+                "    def left(x):\n        return x\n"
+                "    class cls:\n        pass\n"
+                "    return left(expr), cls()\n"
+            ),
+            "pretty.py": "class Pict:\n    def left(self, *parts):\n        return self\n",
+            "use.py": (
+                "def show(p):\n    return p.left('x')\n\n"
+                "class Domain:\n"
+                "    @classmethod\n    def make(cls):\n        return cls()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::show", "name_match") == {"pretty.py::Pict.left"}
+    assert edges_from(graph, "use.py::Domain.make", "name_match", "calls") == set()
+    # Inside its own function the nested definition is found by scope, resolved.
+    assert edges_from(graph, "transforms.py::rewrite") == {
+        "transforms.py::rewrite.left",
+        "transforms.py::rewrite.cls",
+    }
+    assert impact(graph, "transforms.py::rewrite.left", depth=1).impacted[0].edge == "resolved"
+
+
+def test_a_call_never_name_matches_a_property(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "sets.py": (
+                "import functools\n\n"
+                "class Interval:\n"
+                "    @property\n    def left(self):\n        return 0\n"
+                "    @functools.cached_property\n    def right(self):\n        return 1\n"
+            ),
+            "pretty.py": (
+                "class Pict:\n"
+                "    def left(self, *parts):\n        return self\n"
+                "    def right(self, *parts):\n        return self\n"
+            ),
+            "use.py": (
+                "from sets import Interval\n\n"
+                "def show(p):\n    return p.left('x'), p.right('y')\n\n"
+                "def bounds(i: Interval):\n    return i.left, i.right\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::show", "name_match") == {
+        "pretty.py::Pict.left",
+        "pretty.py::Pict.right",
+    }
+    assert edges_from(graph, "use.py::bounds", "references") == {
+        "sets.py::Interval",
+        "sets.py::Interval.left",
+        "sets.py::Interval.right",
+    }
+    listed = impact(graph, "sets.py::Interval.left", depth=1).impacted
+    assert [(i.node.id, i.edge) for i in listed] == [("use.py::bounds", "resolved")]

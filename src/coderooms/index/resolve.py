@@ -28,7 +28,14 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
-from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
+from coderooms.index.facts import (
+    DECORATED,
+    LOCAL,
+    RETURNED,
+    STAR_EXPORTS,
+    FileFacts,
+    ImportFact,
+)
 from coderooms.index.protocols import BUILTIN_RESULT_CALLS, PROTOCOL_METHODS, PYTHON_BUILTIN_TYPES
 
 MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
@@ -50,6 +57,11 @@ PACKAGE_SCOPE_LANGUAGES = frozenset({"go", "java"})  # a directory's names need 
 BUILTIN_TARGET: tuple[str, str] = ("ext", "builtins")
 _EMPTY: frozenset[str] = frozenset()
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A decorator making a method a property: property, functools.cached_property,
+# abc.abstractproperty, x.setter / x.getter / x.deleter.
+_PROPERTY_DECORATOR = re.compile(
+    r"(?:^|\.)(?:property|cached_property|abstractproperty|setter|getter|deleter)$"
+)
 
 
 class CallBinding(NamedTuple):
@@ -887,6 +899,15 @@ class Resolver:
         self._returns[function_id] = value
         return value
 
+    def is_property(self, symbol_id: str) -> bool:
+        """Whether a Python method is decorated as a property (or its setter): reading
+        it runs it, and a call ``x.name()`` calls what it returns, never the method."""
+        row = self.t.sym[symbol_id]
+        if row.kind != "method" or self.t.files.get(row.path) != "python":
+            return False
+        decorators = self._evidence(row.path).get((symbol_id, DECORATED), ())
+        return any(_PROPERTY_DECORATOR.search(d) is not None for d in decorators)
+
     def _module_value(self, path: str, name: str) -> Target | None:
         """What a module-level ``name = …`` of ``path`` holds: the class or function an
         alias names, or the class an instance was made from."""
@@ -989,12 +1010,17 @@ class Resolver:
         self, facts: FileFacts, name: str, kinds: frozenset[str]
     ) -> tuple[tuple[str, float], ...]:
         """The symbols a call could mean by its name alone, each with its share of the
-        call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name."""
+        call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name. A function
+        or class defined inside a function is no candidate: its name is bound only in
+        that function's scope, where the scoped lookup finds it."""
         t = self.t
+        sym = t.sym
         found = [
             i
             for i in self._named(name, kinds)
-            if _same_family(t.files.get(t.sym[i].path), facts.language)
+            if _same_family(t.files.get(sym[i].path), facts.language)
+            and not _in_function(sym, sym[i])
+            and not self.is_property(i)
         ]
         if not found or len(found) > MAX_NAME_CANDIDATES:
             return ()
@@ -1257,6 +1283,12 @@ def _annotation_class(text: str) -> str | None:
         return None
     head = kept[0].split("[", 1)[0].strip().strip("'\"")
     return head or None
+
+
+def _in_function(sym: dict[str, SymbolRow], row: SymbolRow) -> bool:
+    """Whether ``row`` is defined directly inside a function or method."""
+    parent = sym.get(row.parent) if row.parent else None
+    return parent is not None and parent.kind != "class"
 
 
 def _is_ancestor(t: SymbolTable, candidate: str, owner: str) -> bool:

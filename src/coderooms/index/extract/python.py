@@ -19,7 +19,14 @@ from coderooms.index.extract.common import (
     node_text,
     one_line,
 )
-from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
+from coderooms.index.facts import (
+    DECORATED,
+    LOCAL,
+    RETURNED,
+    STAR_EXPORTS,
+    FileFacts,
+    ImportFact,
+)
 
 # Names that are never worth a reference edge: the receiver conventions of methods.
 IGNORED_REFERENCES = frozenset({"self", "cls"})
@@ -38,6 +45,7 @@ _QUERY = """
 (type (_ (identifier) @ref))
 (type (_ (_ (identifier) @ref)))
 (decorator (identifier) @ref)
+(decorator) @decorator
 (assignment right: (identifier) @ref)
 (return_statement (identifier) @ref)
 (expression_list (identifier) @ref)
@@ -439,10 +447,26 @@ def extract(facts: FileFacts, source: bytes) -> None:
             ),
         )
     )
+    extra.extend(_decorated(caps.get("decorator", ()), source, owner_at))
     for bound in caps.get("exports", ()):
         if _at_module_level(bound):
             extra.extend((path, STAR_EXPORTS, name) for name in _exported(bound, source))
     facts.types = _types(caps.get("typed", ()), source, owner_at, extra)
+
+
+def _decorated(
+    decorators: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+) -> list[tuple[str, str, str]]:
+    """``(function, DECORATED, decorator)`` for each decorator of a function, as written
+    without its ``@`` (``property``, ``functools.cached_property``, ``x.setter``)."""
+    rows = []
+    for node in decorators:
+        definition = node.parent.child_by_field_name("definition") if node.parent else None
+        if definition is None or definition.type != "function_definition":
+            continue
+        text = one_line(node_text(source, node).lstrip("@").strip(), TYPE_TEXT_MAX_CHARS)
+        rows.append((owner_at(definition.start_byte + 1), DECORATED, text))
+    return rows
 
 
 def _called(callee: str) -> str:
