@@ -319,3 +319,52 @@ def test_a_call_never_name_matches_a_property(make_repo: Callable[..., Path]) ->
     }
     listed = impact(graph, "sets.py::Interval.left", depth=1).impacted
     assert [(i.node.id, i.edge) for i in listed] == [("use.py::bounds", "resolved")]
+
+
+FIXTURES = {
+    "src/plug/pytester.py": (
+        "import pytest\n\n"
+        "class Result:\n    def fnmatch_lines(self, lines):\n        pass\n"
+        "class Pytester:\n    def runpytest(self) -> Result:\n        return Result()\n"
+        "@pytest.fixture\ndef pytester() -> Pytester:\n    return Pytester()\n"
+    ),
+    "src/plug/logs.py": (
+        "from collections.abc import Iterator\nfrom pytest import fixture\n\n"
+        "class Capture:\n    def clear(self):\n        pass\n"
+        "@fixture(scope='function')\ndef caplog() -> Iterator[Capture]:\n    yield Capture()\n"
+    ),
+    "src/other.py": "class Other:\n    def clear(self):\n        pass\n",
+    "tests/conftest.py": (
+        "import pytest\n\n@pytest.fixture\ndef sample(pytester):\n    return pytester\n"
+    ),
+    "tests/deep/conftest.py": "import pytest\n\n@pytest.fixture\ndef sample():\n    return 2\n",
+    "tests/deep/test_it.py": (
+        "def test_run(pytester, caplog, sample):\n"
+        "    pytester.runpytest().fnmatch_lines(['*'])\n    caplog.clear()\n\n"
+        "def helper(pytester):\n    pytester.runpytest()\n"
+    ),
+}
+
+
+def test_a_fixture_parameter_references_the_nearest_fixture_and_types_its_receiver(
+    make_repo: Callable[..., Path],
+) -> None:
+    _, graph = index(make_repo(FIXTURES))
+    test = "tests/deep/test_it.py::test_run"
+    assert edges_from(graph, test, "references") == {
+        "src/plug/pytester.py::pytester",
+        "src/plug/logs.py::caplog",
+        "tests/deep/conftest.py::sample",  # the nearest conftest's, not tests/conftest.py's
+    }
+    assert edges_from(graph, test) == {
+        "src/plug/pytester.py::Pytester.runpytest",
+        "src/plug/pytester.py::Result.fnmatch_lines",
+        "src/plug/logs.py::Capture.clear",  # what the generator fixture yields
+    }
+    # A fixture's own parameters are fixtures too; a plain helper's are not.
+    assert edges_from(graph, "tests/conftest.py::sample", "references") == {
+        "src/plug/pytester.py::pytester"
+    }
+    assert edges_from(graph, "tests/deep/test_it.py::helper", "calls", "references") == set()
+    dependents = impact(graph, "tests/deep/conftest.py::sample", depth=1).impacted
+    assert [(i.node.id, i.edge) for i in dependents] == [(test, "resolved")]

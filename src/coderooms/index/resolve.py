@@ -57,6 +57,14 @@ PACKAGE_SCOPE_LANGUAGES = frozenset({"go", "java"})  # a directory's names need 
 BUILTIN_TARGET: tuple[str, str] = ("ext", "builtins")
 _EMPTY: frozenset[str] = frozenset()
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_FIXTURE_NAMESAKES = 8  # functions carrying a parameter's name looked at as its fixture
+# A decorator making a function a pytest fixture: fixture, pytest.fixture(scope=…).
+_FIXTURE_DECORATOR = re.compile(r"(?:pytest\.|_pytest\.fixtures\.)?fixture\b")
+# What a generator fixture's annotation wraps: Iterator[T], Generator[T, None, None].
+_YIELDED = re.compile(
+    r"(?:typing\.|collections\.abc\.)?(?:Iterator|Generator|Iterable)\[\s*([^,\[\]]+)(?:,.*)?\]"
+)
+_PARAMETER = re.compile(r"\s*\*{0,2}\s*([A-Za-z_][A-Za-z0-9_]*)")
 # A decorator making a method a property: property, functools.cached_property,
 # abc.abstractproperty, x.setter / x.getter / x.deleter.
 _PROPERTY_DECORATOR = re.compile(
@@ -283,6 +291,7 @@ class Resolver:
         self._returns: dict[str, Target | None] = {}
         self._signatures: dict[str, dict[str, str]] = {}  # path -> symbol id -> signature
         self._typing: set[tuple[str, str, str]] = set()  # (path, owner, name) being typed
+        self._params: dict[str, tuple[str, ...]] = {}  # function id -> parameter names
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -813,7 +822,11 @@ class Resolver:
             cur = self._type_of(facts, owner, head)
         else:
             local = self._local_type(facts, owner, head)
-            cur = local or self._scoped(facts, owner, head)
+            fixture = self.fixture(facts, owner, head) if local is None and python else None
+            if fixture is not None:
+                cur = self._returned(fixture)
+            else:
+                cur = local or self._scoped(facts, owner, head)
             if cur is not None and cur[0] == "from":
                 cur = self._follow(cur, 0)
         for part in parts[1:]:
@@ -872,8 +885,84 @@ class Resolver:
             cur = self.t.sym.get(cur.parent) if cur.parent else None
         return None
 
+    def _signature(self, function_id: str) -> str:
+        """A symbol's signature as extracted (its definition line, one line)."""
+        row = self.t.sym[function_id]
+        signatures = self._signatures.get(row.path)
+        if signatures is None:
+            facts = self.facts(row.path)
+            symbols = facts.symbols if facts is not None else ()
+            signatures = self._signatures[row.path] = {s.id: s.signature for s in symbols}
+        return signatures.get(function_id, "")
+
+    def is_fixture(self, symbol_id: str) -> bool:
+        """Whether a Python function is decorated as a pytest fixture."""
+        row = self.t.sym[symbol_id]
+        if row.kind == "class" or self.t.files.get(row.path) != "python":
+            return False
+        decorators = self._evidence(row.path).get((symbol_id, DECORATED), ())
+        return any(_FIXTURE_DECORATOR.match(d) is not None for d in decorators)
+
+    def _injected(self, function_id: str) -> bool:
+        """Whether pytest fills the parameters of a function with fixtures: a test, or
+        a fixture itself."""
+        row = self.t.sym[function_id]
+        return row.kind != "class" and (bool(row.is_test) or self.is_fixture(function_id))
+
+    def fixture(self, facts: FileFacts, owner: str, name: str) -> str | None:
+        """The fixture a parameter ``name`` of ``owner`` (or a function around it) receives
+        from pytest: the nearest fixture of that name, as pytest looks for it (the same
+        file, a ``conftest.py`` here or in a directory above, else the one fixture of
+        that name elsewhere, a plugin's)."""
+        if facts.language != "python" or name in SELF_RECEIVERS:
+            return None
+        cur = self.t.sym.get(owner)
+        while cur is not None and name not in self.parameters(cur.id):
+            cur = self.t.sym.get(cur.parent) if cur.parent else None
+        if cur is None or not self._injected(cur.id):
+            return None
+        namesakes = self._named(name, FUNCTION_KINDS)
+        if len(namesakes) > MAX_FIXTURE_NAMESAKES:
+            return None
+        found = [i for i in namesakes if i != cur.id and self.is_fixture(i)]
+        if not found:
+            return None
+        paths = {self.t.sym[i].path: i for i in reversed(found)}  # the first of a file
+        if facts.path in paths:
+            return paths[facts.path]
+        folder = _folder(facts.path)
+        while True:
+            conftest = posixpath.join(folder, "conftest.py") if folder else "conftest.py"
+            if conftest in paths:
+                return paths[conftest]
+            if not folder:
+                break
+            folder = _folder(folder)
+        elsewhere = [i for i in found if _stem(self.t.sym[i].path) != "conftest"]
+        return elsewhere[0] if len(elsewhere) == 1 else None
+
+    def parameters(self, function_id: str) -> tuple[str, ...]:
+        """The parameter names of a function, read from its signature."""
+        got = self._params.get(function_id)
+        if got is None:
+            kind = self.t.sym[function_id].kind
+            got = () if kind == "class" else _parameters(self._signature(function_id))
+            self._params[function_id] = got
+        return got
+
+    def injected_parameters(self, facts: FileFacts) -> set[str]:
+        """The parameter names of a file's tests and fixtures: what they name resolves
+        from owner to owner."""
+        return {
+            name
+            for s in facts.symbols
+            if s.kind != "class" and self._injected(s.id)
+            for name in self.parameters(s.id)
+        }
+
     def _returned(self, function_id: str) -> Target | None:
-        """The class a function's return annotation names (``-> Config``, ``-> Self``)."""
+        """The class a function's return annotation names (``-> Config``, ``-> Self``);
+        what a generator fixture yields (``-> Iterator[Config]``)."""
         if function_id in self._returns:
             return self._returns[function_id]
         self._returns[function_id] = None
@@ -881,12 +970,12 @@ class Resolver:
         facts = self.facts(row.path)
         value: Target | None = None
         if facts is not None:
-            signatures = self._signatures.get(row.path)
-            if signatures is None:
-                signatures = self._signatures[row.path] = {s.id: s.signature for s in facts.symbols}
-            signature = signatures.get(function_id, "").rstrip(":{ ").strip()
+            signature = self._signature(function_id).rstrip(":{ ").strip()
             arrow = signature.rfind("->")
             text = signature[arrow + 2 :].strip() if arrow >= 0 else ""
+            yielded = _YIELDED.fullmatch(text)
+            if yielded is not None and self.is_fixture(function_id):
+                text = yielded.group(1).strip()
             if text and not text.endswith("…"):
                 if text in ("Self", "typing.Self", "typing_extensions.Self"):
                     cls = self._enclosing_class(row.parent) if row.parent else None
@@ -1166,6 +1255,8 @@ class Resolver:
         if nested is not None and facts.types:
             # A variable typed in some function resolves differently from owner to owner.
             nested = nested | {var for owner, var, _ in facts.types if owner != path}
+        if nested is not None and facts.language == "python":
+            nested = nested | self.injected_parameters(facts)  # fixtures, by parameter
         unresolved = res.unresolved
         call_memo: dict[tuple[str, str], CallBinding] = {}
         call_targets: dict[str, set[str]] = defaultdict(set)
@@ -1202,9 +1293,21 @@ class Resolver:
             if _is_ancestor(t, target, owner) or (owner, target, "inherits") in edges:
                 continue
             res.add(owner, target, "references")
+        if facts.language == "python":
+            self._fixture_edges(facts, res)
         if facts.is_test:
             self._tests_edges(facts, res)
         return res
+
+    def _fixture_edges(self, facts: FileFacts, res: Resolution) -> None:
+        """A test (or fixture) naming a fixture as a parameter references it."""
+        for s in facts.symbols:
+            if s.kind == "class" or not self._injected(s.id):
+                continue
+            for name in self.parameters(s.id):
+                found = self.fixture(facts, s.id, name)
+                if found is not None and (s.id, found, "calls") not in res.edges:
+                    res.add(s.id, found, "references")
 
     def _tests_edges(self, facts: FileFacts, res: Resolution) -> None:
         t = self.t
@@ -1247,6 +1350,14 @@ def names_used(facts: FileFacts) -> set[str]:
         names.update(_IDENTIFIER.findall(evidence))
     if facts.is_test:
         names.add(_tested_stem(facts.path))
+    fixtures = {
+        owner
+        for owner, var, evidence in facts.types
+        if var == DECORATED and _FIXTURE_DECORATOR.match(evidence)
+    }
+    for s in facts.symbols:  # parameters pytest fills with the fixtures of their names
+        if s.is_test or s.id in fixtures:
+            names.update(_parameters(s.signature))
     names.discard("")
     return names
 
@@ -1254,6 +1365,7 @@ def names_used(facts: FileFacts) -> set[str]:
 CALLABLE_KINDS = frozenset({"function", "method", "class"})
 BARE_CALLABLE_KINDS = frozenset({"function", "class"})  # what a call without receiver names
 CLASS_KINDS = frozenset({"class"})
+FUNCTION_KINDS = frozenset({"function", "method"})
 
 
 def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> bool:
@@ -1268,6 +1380,31 @@ def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> 
         return False
     head = receiver.split("::" if "::" in receiver else ".", 1)[0].removesuffix("()")
     return head not in SELF_RECEIVERS and head not in nested
+
+
+def _parameters(signature: str) -> tuple[str, ...]:
+    """The parameter names a ``def`` line lists (``*args`` and ``**kw`` by name, ``self``
+    and ``cls`` left out); a cut-off signature gives those it shows."""
+    opened = signature.find("(")
+    if opened < 0:
+        return ()
+    names: list[str] = []
+    depth = 0
+    start = opened + 1
+    for i in range(opened + 1, len(signature) + 1):
+        ch = signature[i] if i < len(signature) else ")"
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}" and depth:
+            depth -= 1
+        elif ch in ",)" and not depth:
+            got = _PARAMETER.match(signature, start)
+            if got is not None and got.group(1) not in SELF_RECEIVERS:
+                names.append(got.group(1))
+            start = i + 1
+            if ch == ")":
+                break
+    return tuple(names)
 
 
 def _annotation_class(text: str) -> str | None:
