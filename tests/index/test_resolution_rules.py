@@ -368,3 +368,37 @@ def test_a_fixture_parameter_references_the_nearest_fixture_and_types_its_receiv
     assert edges_from(graph, "tests/deep/test_it.py::helper", "calls", "references") == set()
     dependents = impact(graph, "tests/deep/conftest.py::sample", depth=1).impacted
     assert [(i.node.id, i.edge) for i in dependents] == [(test, "resolved")]
+
+
+def test_a_call_on_a_union_names_each_members_method_and_nothing_else(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "reprs.py": (
+                "from typing import Union\n\n"
+                "class Base:\n    def toterminal(self, tw):\n        pass\n"
+                "class Single(Base):\n    pass\n"
+                "class Chain:\n    def toterminal(self, tw):\n        pass\n"
+                "class Other:\n    def toterminal(self, tw):\n        pass\n"
+                "class Info:\n"
+                "    def getrepr(self) -> Single | Chain:\n        return Single()\n"
+                "    def one(self) -> Union[Single, None]:\n        return None\n"
+            ),
+            "use.py": (
+                "from reprs import Info\n\n"
+                "def show(info: Info, tw):\n"
+                "    r = info.getrepr()\n    r.toterminal(tw)\n    info.one().toterminal(tw)\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::show", "name_match") == {
+        "reprs.py::Base.toterminal",  # Single inherits it
+        "reprs.py::Chain.toterminal",
+    }
+    assert edges_from(graph, "use.py::show") == {
+        "reprs.py::Info.getrepr",
+        "reprs.py::Info.one",
+        "reprs.py::Base.toterminal",  # Optional of one class: that class
+    }

@@ -57,6 +57,7 @@ PACKAGE_SCOPE_LANGUAGES = frozenset({"go", "java"})  # a directory's names need 
 BUILTIN_TARGET: tuple[str, str] = ("ext", "builtins")
 _EMPTY: frozenset[str] = frozenset()
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_UNION_MEMBERS = 4  # classes of a union annotation a call on it may mean
 MAX_FIXTURE_NAMESAKES = 8  # functions carrying a parameter's name looked at as its fixture
 # A decorator making a function a pytest fixture: fixture, pytest.fixture(scope=…).
 _FIXTURE_DECORATOR = re.compile(r"(?:pytest\.|_pytest\.fixtures\.)?fixture\b")
@@ -1070,13 +1071,28 @@ class Resolver:
             return got
         text = _annotation_class(evidence) if python else evidence
         if text is None:
-            return None
+            return self._union(facts, owner, evidence) if python else None
         if python and text in PYTHON_BUILTIN_TYPES and self._scoped(facts, owner, text) is None:
             return BUILTIN_TARGET
         got = self._dotted(facts, owner, text)
         if got is not None and got[0] == "sym" and self.t.sym[got[1]].kind != "class":
             return None
         return got
+
+    def _union(self, facts: FileFacts, owner: str, annotation: str) -> Target | None:
+        """``("union", class ids…)`` for an annotation naming several of the project's
+        classes (``A | B``, ``Union[A, B]``); None when any member is not one."""
+        members = _union_members(annotation)
+        if not members:
+            return None
+        ids: list[str] = []
+        for member in members:
+            got = self._dotted(facts, owner, member)
+            if got is None or got[0] != "sym" or self.t.sym[got[1]].kind != "class":
+                return None
+            if got[1] not in ids:
+                ids.append(got[1])
+        return ("union", *ids) if len(ids) > 1 else ("sym", ids[0])
 
     def _dotted(self, facts: FileFacts, owner: str, text: str) -> Target | None:
         """A dotted name as written in the file, through its scopes and imports."""
@@ -1166,6 +1182,8 @@ class Resolver:
             if got is not None:
                 if got[0] == "ext":
                     return CallBinding(None, "builtin" if got == BUILTIN_TARGET else "external")
+                if got[0] == "union":  # one of several classes: each one's method, a share
+                    return self._union_call(got, name)
                 found = self._member(got, name, 0)
                 if found is not None and found[0] == "sym":
                     return CallBinding(found[1], "")
@@ -1177,6 +1195,19 @@ class Resolver:
         if name in PROTOCOL_METHODS.get(facts.language, _EMPTY):
             return CallBinding(None, "builtin")
         return self._by_name(facts, name, CALLABLE_KINDS)
+
+    def _union_call(self, union: Target, name: str) -> CallBinding:
+        """A call of ``name`` on a value of one of the union's classes: the method each
+        class has (or inherits), each a candidate with an equal share."""
+        found: list[str] = []
+        for cls in union[1:]:
+            member = self._class_member(cls, name)
+            if member is not None and member not in found:
+                found.append(member)
+        if len(found) == 1:
+            return CallBinding(found[0], "")
+        share = 1.0 / len(found) if found else 0.0
+        return CallBinding(None, "ambiguous", tuple((m, share) for m in found))
 
     def _may_name(self, path: str, name: str) -> bool:
         """Whether a bare ``name`` in ``path`` can mean project code: some symbol has the
@@ -1407,14 +1438,43 @@ def _parameters(signature: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _union_of_bars(text: str) -> str:
+    """``Union[A, B]`` written as ``A | B`` (a union whose members hold no brackets)."""
+    for wrapper in ("Union[", "typing.Union["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            inner = text[len(wrapper) : -1]
+            return text if "[" in inner else inner.replace(",", "|")
+    return text
+
+
+def _union_members(text: str) -> list[str]:
+    """The names of a union annotation (``A | B | None``, ``Union[A, B]``,
+    ``Optional[Union[A, B]]``) when it joins 2 to :data:`MAX_UNION_MEMBERS` plain
+    (dotted) names; else none."""
+    text = text.strip().strip("'\"").strip()
+    for wrapper in ("Optional[", "typing.Optional["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            text = text[len(wrapper) : -1].strip()
+    text = _union_of_bars(text)
+    kept = [part.strip().strip("'\"") for part in text.split("|")]
+    kept = [part for part in kept if part not in ("None", "")]
+    if not 2 <= len(kept) <= MAX_UNION_MEMBERS:
+        return []
+    if not all(all(p.isidentifier() for p in part.split(".")) for part in kept):
+        return []
+    return kept
+
+
 def _annotation_class(text: str) -> str | None:
     """The class an annotation names: ``Foo``, ``"Foo"``, ``mod.Foo``, ``Optional[Foo]``,
-    ``Foo | None`` and ``Foo[int]`` all name ``Foo``; unions of several do not."""
+    ``Foo | None``, ``Union[Foo, None]`` and ``Foo[int]`` all name ``Foo``; unions of
+    several do not."""
     text = text.strip().strip("'\"").strip()
     for wrapper in ("Optional[", "typing.Optional[", "ClassVar[", "Final[", "Type["):
         if text.startswith(wrapper) and text.endswith("]"):
             text = text[len(wrapper) : -1].strip()
             break
+    text = _union_of_bars(text)
     kept = [part.strip() for part in text.split("|") if part.strip() not in ("None", "")]
     if len(kept) != 1:
         return None
