@@ -293,6 +293,9 @@ class Resolver:
         self._signatures: dict[str, dict[str, str]] = {}  # path -> symbol id -> signature
         self._typing: set[tuple[str, str, str]] = set()  # (path, owner, name) being typed
         self._params: dict[str, tuple[str, ...]] = {}  # function id -> parameter names
+        self._fixtures_of: dict[str, frozenset[str]] = {}  # path -> its fixtures
+        self._properties_of: dict[str, frozenset[str]] = {}  # path -> its properties
+        self._injected_of: dict[str, frozenset[str]] = {}  # path -> fixtures' parameters
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -823,7 +826,11 @@ class Resolver:
             cur = self._type_of(facts, owner, head)
         else:
             local = self._local_type(facts, owner, head)
-            fixture = self.fixture(facts, owner, head) if local is None and python else None
+            fixture = (
+                self.fixture(facts, owner, head)
+                if local is None and python and head in self.injected_parameters(facts)
+                else None
+            )
             if fixture is not None:
                 cur = self._returned(fixture)
             else:
@@ -899,10 +906,19 @@ class Resolver:
     def is_fixture(self, symbol_id: str) -> bool:
         """Whether a Python function is decorated as a pytest fixture."""
         row = self.t.sym[symbol_id]
-        if row.kind == "class" or self.t.files.get(row.path) != "python":
-            return False
-        decorators = self._evidence(row.path).get((symbol_id, DECORATED), ())
-        return any(_FIXTURE_DECORATOR.match(d) is not None for d in decorators)
+        return row.kind != "class" and symbol_id in self._fixtures(row.path)
+
+    def _fixtures(self, path: str) -> frozenset[str]:
+        """The functions of a Python file decorated as pytest fixtures."""
+        got = self._fixtures_of.get(path)
+        if got is None:
+            facts = self.facts(path) if self.t.files.get(path) == "python" else None
+            got = self._fixtures_of[path] = frozenset(
+                owner
+                for owner, var, evidence in (facts.types if facts is not None else ())
+                if var == DECORATED and _FIXTURE_DECORATOR.match(evidence)
+            )
+        return got
 
     def _injected(self, function_id: str) -> bool:
         """Whether pytest fills the parameters of a function with fixtures: a test, or
@@ -951,15 +967,22 @@ class Resolver:
             self._params[function_id] = got
         return got
 
-    def injected_parameters(self, facts: FileFacts) -> set[str]:
+    def injected_parameters(self, facts: FileFacts) -> frozenset[str]:
         """The parameter names of a file's tests and fixtures: what they name resolves
         from owner to owner."""
-        return {
-            name
-            for s in facts.symbols
-            if s.kind != "class" and self._injected(s.id)
-            for name in self.parameters(s.id)
-        }
+        got = self._injected_of.get(facts.path)
+        if got is None:
+            got = self._injected_of[facts.path] = (
+                frozenset(
+                    name
+                    for s in facts.symbols
+                    if s.kind != "class" and self._injected(s.id)
+                    for name in self.parameters(s.id)
+                )
+                if facts.is_test or self._fixtures(facts.path)
+                else _EMPTY
+            )
+        return got
 
     def _returned(self, function_id: str) -> Target | None:
         """The class a function's return annotation names (``-> Config``, ``-> Self``);
@@ -995,8 +1018,15 @@ class Resolver:
         row = self.t.sym[symbol_id]
         if row.kind != "method" or self.t.files.get(row.path) != "python":
             return False
-        decorators = self._evidence(row.path).get((symbol_id, DECORATED), ())
-        return any(_PROPERTY_DECORATOR.search(d) is not None for d in decorators)
+        got = self._properties_of.get(row.path)
+        if got is None:
+            facts = self.facts(row.path)
+            got = self._properties_of[row.path] = frozenset(
+                owner
+                for owner, var, evidence in (facts.types if facts is not None else ())
+                if var == DECORATED and _PROPERTY_DECORATOR.search(evidence)
+            )
+        return symbol_id in got
 
     def _module_value(self, path: str, name: str) -> Target | None:
         """What a module-level ``name = …`` of ``path`` holds: the class or function an
@@ -1332,6 +1362,8 @@ class Resolver:
 
     def _fixture_edges(self, facts: FileFacts, res: Resolution) -> None:
         """A test (or fixture) naming a fixture as a parameter references it."""
+        if not facts.is_test and not self._fixtures(facts.path):
+            return
         for s in facts.symbols:
             if s.kind == "class" or not self._injected(s.id):
                 continue
