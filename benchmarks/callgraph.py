@@ -38,9 +38,11 @@ one), both with ``resolved`` dependents alone and with the ``name_match`` ones l
   reference dependents (their enclosing symbols); the share impact lists;
 - precision: each listed dependent (a subsample of DEPENDENTS_ASKED) is right when jedi
   ties a mention of the name inside it to the definition. Kept out of the score, listed
-  (column ``out``): dependents jedi is silent on, and those where the definition is a
+  (column ``out``): dependents jedi is silent on, those where the definition is a
   property and jedi takes ``self.<name> = …`` for an instance attribute (a property is a
-  data descriptor: the assignment runs its setter).
+  data descriptor: the assignment runs its setter), and those taking a pytest fixture
+  as a parameter that jedi does not tie to the fixture (it takes an annotated one for a
+  value of its annotation; pytest passes the fixture of that name).
 """
 
 from __future__ import annotations
@@ -466,9 +468,11 @@ def _check_dependent(
 ) -> str:
     """right: jedi ties a mention of the name inside ``dependent`` (not in a symbol
     nested in it) to the definition; silent: jedi says nothing of any mention;
-    jedi_wrong: the definition is a property and jedi takes a ``self.<name> = …`` for an
-    instance attribute instead (kept out of the score, listed); wrong: jedi ties the
-    mentions elsewhere, or the dependent never mentions the name."""
+    jedi_wrong (kept out of the score, listed): the definition is a property and jedi
+    takes a ``self.<name> = …`` for an instance attribute instead, or it is a pytest
+    fixture the dependent takes as a parameter (jedi ties an annotated one to its
+    annotation); wrong: jedi ties the mentions elsewhere, or the dependent never
+    mentions the name."""
     owner = symbols.graph.node(dependent)
     if owner is None:
         return "wrong"
@@ -492,22 +496,52 @@ def _check_dependent(
         _instance_assignment(asker, m, d.name) for m in mentions
     ):
         return "jedi_wrong"
+    if _is_decorated(sources, symbols, d, FIXTURE_DECORATOR) and _takes_parameter(
+        sources, owner, d.name
+    ):
+        return "jedi_wrong"
     return "wrong"
 
 
 PROPERTY_DECORATOR = re.compile(r"\s*@(?:\w+\.)*(?:property|cached_property|setter)\b")
 
 
+FIXTURE_DECORATOR = re.compile(r"\s*@(?:pytest\.)?fixture\b")
+SIGNATURE_LINES = 8  # lines of a def read for its parameters
+
+
 def _is_property(sources: Sources, symbols: Symbols, d: Definition) -> bool:
     """Whether the definition (or a twin) is decorated as a property or its setter."""
+    return _is_decorated(sources, symbols, d, PROPERTY_DECORATOR)
+
+
+def _is_decorated(
+    sources: Sources, symbols: Symbols, d: Definition, decorator: re.Pattern[str]
+) -> bool:
+    """Whether the definition (or a twin) carries a decorator ``decorator`` matches."""
     path = d.id.partition("::")[0]
     lines = sources.lines.get(path, [])
     for node in symbols.by_path.get(path, ()):
         if _symbol(node.id) == d.id and 1 < node.start_line <= len(lines):
             start = node.start_line - 1  # the def line, or its first decorator's
-            if any(PROPERTY_DECORATOR.match(line) for line in lines[max(0, start - 3) : start + 2]):
+            if any(decorator.match(line) for line in lines[max(0, start - 3) : start + 2]):
                 return True
     return False
+
+
+def _takes_parameter(sources: Sources, owner: Any, name: str) -> bool:
+    """Whether the function ``owner`` lists ``name`` as a parameter (pytest passes it
+    the fixture of that name)."""
+    if owner.kind == "file":
+        return False
+    lines = sources.lines.get(owner.path, [])
+    text = "\n".join(lines[owner.start_line - 1 : owner.start_line - 1 + SIGNATURE_LINES])
+    signature = re.search(r"def\s+\w+\s*\((.*?)\)\s*(?:->[^:]*)?:", text, re.DOTALL)
+    return (
+        signature is not None
+        and re.search(rf"(?<![\w.]){re.escape(name)}\s*[:,=)]", signature.group(1) + ")")
+        is not None
+    )
 
 
 def _instance_assignment(asker: Asker, m: Site, name: str) -> bool:
