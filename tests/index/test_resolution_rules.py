@@ -402,3 +402,21 @@ def test_a_call_on_a_union_names_each_members_method_and_nothing_else(
         "reprs.py::Info.one",
         "reprs.py::Base.toterminal",  # Optional of one class: that class
     }
+
+
+def test_a_call_on_an_unknown_receiver_name_matches_only_methods(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "euclid.py": "def discriminant(f):\n    return f\n",
+            "compat.py": "class Polys:\n    def discriminant(self, f):\n        return f\n",
+            "use.py": (
+                "from euclid import discriminant\n\n"
+                "def check(ring, f):\n    return ring.discriminant(f), discriminant(f)\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::check", "name_match") == {"compat.py::Polys.discriminant"}
+    assert edges_from(graph, "use.py::check") == {"euclid.py::discriminant"}

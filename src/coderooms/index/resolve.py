@@ -1142,7 +1142,7 @@ class Resolver:
         return cur
 
     def _candidates(
-        self, facts: FileFacts, name: str, kinds: frozenset[str]
+        self, facts: FileFacts, name: str, kinds: frozenset[str], members: bool = False
     ) -> tuple[tuple[str, float], ...]:
         """The symbols a call could mean by its name alone, each with its share of the
         call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name. A function
@@ -1156,6 +1156,7 @@ class Resolver:
             if _same_family(t.files.get(sym[i].path), facts.language)
             and not _in_function(sym, sym[i])
             and not self.is_property(i)
+            and (not members or _in_class(sym, sym[i]))
         ]
         if not found or len(found) > MAX_NAME_CANDIDATES:
             return ()
@@ -1224,6 +1225,9 @@ class Resolver:
         # An object no evidence names: its name alone ties it to candidates, if any.
         if name in PROTOCOL_METHODS.get(facts.language, _EMPTY):
             return CallBinding(None, "builtin")
+        if python:  # x.f(): a project function or class is reached so only through its
+            # module, and a module receiver resolves: only members of classes are left
+            return self._by_name(facts, name, MEMBER_KINDS, members=True)
         return self._by_name(facts, name, CALLABLE_KINDS)
 
     def _union_call(self, union: Target, name: str) -> CallBinding:
@@ -1257,17 +1261,19 @@ class Resolver:
             cur = self.t.sym.get(cur.parent) if cur.parent else None
         return False
 
-    def _by_name(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> CallBinding:
+    def _by_name(
+        self, facts: FileFacts, name: str, kinds: frozenset[str], members: bool = False
+    ) -> CallBinding:
         """A call nothing but its name ties to code: Go and Java see their own package
         (a unique name in the same directory is resolved); otherwise the few symbols
-        carrying the name are candidates."""
+        carrying the name are candidates (with ``members``, those defined in a class)."""
         if facts.language in PACKAGE_SCOPE_LANGUAGES:
             t = self.t
             tops = t.dir_top.get(_folder(facts.path), {}).get(name, ())
             same_dir = [i for i in tops if t.sym[i].kind in kinds]
             if len(same_dir) == 1:
                 return CallBinding(same_dir[0], "")
-        candidates = self._candidates(facts, name, kinds)
+        candidates = self._candidates(facts, name, kinds, members)
         if candidates:
             return CallBinding(None, "ambiguous", candidates)
         if self._named(name, kinds):
@@ -1429,6 +1435,7 @@ CALLABLE_KINDS = frozenset({"function", "method", "class"})
 BARE_CALLABLE_KINDS = frozenset({"function", "class"})  # what a call without receiver names
 CLASS_KINDS = frozenset({"class"})
 FUNCTION_KINDS = frozenset({"function", "method"})
+MEMBER_KINDS = frozenset({"method", "class"})  # what x.f() may name by its name alone
 
 
 def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> bool:
@@ -1512,6 +1519,12 @@ def _annotation_class(text: str) -> str | None:
         return None
     head = kept[0].split("[", 1)[0].strip().strip("'\"")
     return head or None
+
+
+def _in_class(sym: dict[str, SymbolRow], row: SymbolRow) -> bool:
+    """Whether ``row`` is defined directly inside a class."""
+    parent = sym.get(row.parent) if row.parent else None
+    return parent is not None and parent.kind == "class"
 
 
 def _in_function(sym: dict[str, SymbolRow], row: SymbolRow) -> bool:
