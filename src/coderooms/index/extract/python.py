@@ -45,7 +45,6 @@ _QUERY = """
 (type (_ (identifier) @ref))
 (type (_ (_ (identifier) @ref)))
 (decorator (identifier) @ref)
-(decorator) @decorator
 (assignment right: (identifier) @ref)
 (return_statement (identifier) @ref)
 (expression_list (identifier) @ref)
@@ -447,7 +446,7 @@ def extract(facts: FileFacts, source: bytes) -> None:
             ),
         )
     )
-    extra.extend(_decorated(caps.get("decorator", ()), source, owner_at))
+    extra.extend(_decorated(function_nodes, source, owner_at))
     for bound in caps.get("exports", ()):
         if _at_module_level(bound):
             extra.extend((path, STAR_EXPORTS, name) for name in _exported(bound, source))
@@ -455,17 +454,29 @@ def extract(facts: FileFacts, source: bytes) -> None:
 
 
 def _decorated(
-    decorators: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+    functions: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
 ) -> list[tuple[str, str, str]]:
     """``(function, DECORATED, decorator)`` for each decorator of a function, as written
-    without its ``@`` (``property``, ``functools.cached_property``, ``x.setter``)."""
+    without its ``@`` (``property``, ``functools.cached_property``, ``x.setter``); a
+    decorator spanning lines by its first line. Read from the lines just above each
+    ``def`` (asking the tree for every function's parent costs more)."""
     rows = []
-    for node in decorators:
-        definition = node.parent.child_by_field_name("definition") if node.parent else None
-        if definition is None or definition.type != "function_definition":
-            continue
-        text = one_line(node_text(source, node).lstrip("@").strip(), TYPE_TEXT_MAX_CHARS)
-        rows.append((owner_at(definition.start_byte + 1), DECORATED, text))
+    for definition in functions:
+        at = definition.start_byte
+        line_start = source.rfind(b"\n", 0, at) + 1
+        found = []
+        while line_start > 0:
+            above = source.rfind(b"\n", 0, line_start - 1) + 1
+            line = source[above : line_start - 1].strip()
+            if not line.startswith(b"@"):
+                break
+            found.append(line[1:].strip().decode("utf-8", "replace"))
+            line_start = above
+        if found:
+            owner = owner_at(at + 1)
+            rows.extend(
+                (owner, DECORATED, one_line(text, TYPE_TEXT_MAX_CHARS)) for text in reversed(found)
+            )
     return rows
 
 
