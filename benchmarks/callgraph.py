@@ -530,11 +530,14 @@ def _is_decorated(
 
 
 def _takes_parameter(sources: Sources, owner: Any, name: str) -> bool:
-    """Whether the function ``owner`` lists ``name`` as a parameter (pytest passes it
-    the fixture of that name)."""
+    """Whether the test or fixture ``owner`` lists ``name`` as a parameter (pytest
+    passes it the fixture of that name)."""
     if owner.kind == "file":
         return False
     lines = sources.lines.get(owner.path, [])
+    above = lines[max(0, owner.start_line - 4) : owner.start_line - 1]
+    if not owner.is_test and not any(FIXTURE_DECORATOR.match(line) for line in above):
+        return False  # pytest fills the parameters of tests and fixtures only
     text = "\n".join(lines[owner.start_line - 1 : owner.start_line - 1 + SIGNATURE_LINES])
     signature = re.search(r"def\s+\w+\s*\((.*?)\)\s*(?:->[^:]*)?:", text, re.DOTALL)
     return (
