@@ -420,3 +420,20 @@ def test_a_call_on_an_unknown_receiver_name_matches_only_methods(
     _, graph = index(root)
     assert edges_from(graph, "use.py::check", "name_match") == {"compat.py::Polys.discriminant"}
     assert edges_from(graph, "use.py::check") == {"euclid.py::discriminant"}
+
+
+def test_a_name_common_among_functions_gets_no_method_candidates(
+    make_repo: Callable[..., Path],
+) -> None:
+    hooks = "def report(x):\n    pass\n"
+    root = make_repo(
+        {
+            "spec.py": hooks,
+            "a.py": hooks,
+            "b.py": hooks,
+            "terminal.py": "class Reporter:\n    def report(self, x):\n        pass\n",
+            "use.py": "def run(hook, x):\n    hook.report(x)\n",
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::run", "name_match", "calls") == set()

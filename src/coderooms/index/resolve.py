@@ -1156,9 +1156,12 @@ class Resolver:
             if _same_family(t.files.get(sym[i].path), facts.language)
             and not _in_function(sym, sym[i])
             and not self.is_property(i)
-            and (not members or _in_class(sym, sym[i]))
         ]
-        if not found or len(found) > MAX_NAME_CANDIDATES:
+        if len(found) > MAX_NAME_CANDIDATES:
+            return ()  # a common name: functions carrying it count, though none is meant
+        if members:
+            found = [i for i in found if _in_class(sym, sym[i])]
+        if not found:
             return ()
         imported = set(self.imported_files(facts.path))
         imported.add(facts.path)
@@ -1227,7 +1230,7 @@ class Resolver:
             return CallBinding(None, "builtin")
         if python:  # x.f(): a project function or class is reached so only through its
             # module, and a module receiver resolves: only members of classes are left
-            return self._by_name(facts, name, MEMBER_KINDS, members=True)
+            return self._by_name(facts, name, CALLABLE_KINDS, members=True)
         return self._by_name(facts, name, CALLABLE_KINDS)
 
     def _union_call(self, union: Target, name: str) -> CallBinding:
@@ -1435,7 +1438,6 @@ CALLABLE_KINDS = frozenset({"function", "method", "class"})
 BARE_CALLABLE_KINDS = frozenset({"function", "class"})  # what a call without receiver names
 CLASS_KINDS = frozenset({"class"})
 FUNCTION_KINDS = frozenset({"function", "method"})
-MEMBER_KINDS = frozenset({"method", "class"})  # what x.f() may name by its name alone
 
 
 def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> bool:
