@@ -2,7 +2,7 @@
 
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python benchmarks/callgraph.py [--mirrors DIR] [--repo OWNER/NAME ...]
-        [--sites N] [--seed S] [--out FILE]
+        [--sites N] [--definitions N] [--seed S] [--out FILE] [--jedi-cache DIR]
 
 For each repository (default psf/requests, pytest-dev/pytest, sympy/sympy, cloned from
 the local mirrors ``../.mirror/<owner>+<name>/repo`` beside the project or under
@@ -38,15 +38,18 @@ one), both with ``resolved`` dependents alone and with the ``name_match`` ones l
   reference dependents (their enclosing symbols); the share impact lists;
 - precision: each listed dependent (a subsample of DEPENDENTS_ASKED) is right when jedi
   ties a mention of the name inside it to the definition. Kept out of the score, listed
-  (column ``out``): dependents jedi is silent on, and those where the definition is a
+  (column ``out``): dependents jedi is silent on, those where the definition is a
   property and jedi takes ``self.<name> = …`` for an instance attribute (a property is a
-  data descriptor: the assignment runs its setter).
+  data descriptor: the assignment runs its setter), and those taking a pytest fixture
+  as a parameter that jedi does not tie to the fixture (it takes an annotated one for a
+  value of its annotation; pytest passes the fixture of that name).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import random
@@ -58,7 +61,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -83,6 +86,7 @@ OCCURRENCES_ASKED = 20  # mentions of a sampled name jedi is asked about (seeded
 DEPENDENTS_ASKED = 20  # of a definition's dependents, checked with jedi (seeded subsample)
 MENTIONS_PER_DEPENDENT = 4  # mentions inside one dependent jedi is asked about
 DISAGREEMENTS_SHOWN = 10  # missed and wrong dependents listed per repository
+CACHE_SAVED_EVERY = 200  # new jedi answers between two writes of the --jedi-cache file
 
 
 @dataclass(slots=True)
@@ -255,13 +259,25 @@ def _attributed(
 
 class Asker:
     """jedi over one checkout: where the name at a site is defined, one file's
-    inference state at a time, each question bounded by JEDI_SITE_TIMEOUT_SECONDS."""
+    inference state at a time, each question bounded by JEDI_SITE_TIMEOUT_SECONDS.
 
-    def __init__(self, project: Any, root: Path) -> None:
+    With a ``cache`` file, answers are kept there keyed by the checkout's commit and
+    jedi's version (jedi's answer depends on those alone), and a later run at the same
+    commit asks jedi only what no earlier run asked."""
+
+    def __init__(self, project: Any, root: Path, cache: Path | None = None, key: str = "") -> None:
         self.project = project
         self.root = root
         self.scripts: dict[str, Any] = {}
         self.previous: Any = None
+        self.cache = cache
+        self.key = key
+        self.answers: dict[str, list[Any]] = {}
+        self.asked = self.reused = 0
+        if cache is not None and cache.is_file():
+            stored = json.loads(cache.read_text(encoding="utf-8"))
+            if stored.get("key") == key:
+                self.answers = stored["answers"]
 
     def __enter__(self) -> Asker:
         self.previous = signal.signal(signal.SIGALRM, _alarm)
@@ -269,19 +285,47 @@ class Asker:
 
     def __exit__(self, *exc: object) -> None:
         signal.signal(signal.SIGALRM, self.previous)
+        self.save()
 
-    def ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
+    def save(self) -> None:
+        if self.cache is not None:
+            text = json.dumps({"key": self.key, "answers": self.answers}, sort_keys=True)
+            self.cache.write_text(text, encoding="utf-8")
+
+    def script(self, path: str) -> Any:
+        """jedi's script of ``path``, the one file whose inference state is kept."""
         import jedi
 
+        script = self.scripts.get(path)
+        if script is None:
+            self.scripts.clear()
+            code = (self.root / path).read_text(encoding="utf-8")
+            script = jedi.Script(code, path=str(self.root / path), project=self.project)
+            self.scripts[path] = script
+        return script
+
+    def remembered(self, kind: str, site: Site, ask: Callable[[], Any]) -> Any:
+        """What ``ask`` answers about ``site``, from the cache when an earlier run
+        asked it."""
+        key = f"{kind}:{site.path}:{site.line}:{site.column}"
+        if key in self.answers:
+            self.reused += 1
+            return self.answers[key]
+        self.asked += 1
+        got = ask()
+        self.answers[key] = got
+        if self.asked % CACHE_SAVED_EVERY == 0:
+            self.save()
+        return got
+
+    def ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
+        verdict, ids = self.remembered("ref", site, lambda: self._ask(site, symbols))
+        return verdict, list(ids)
+
+    def _ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
         signal.alarm(JEDI_SITE_TIMEOUT_SECONDS)
         try:
-            script = self.scripts.get(site.path)
-            if script is None:
-                self.scripts.clear()
-                code = (self.root / site.path).read_text(encoding="utf-8")
-                script = jedi.Script(code, path=str(self.root / site.path), project=self.project)
-                self.scripts[site.path] = script
-            return reference(script, site, self.root, symbols)
+            return reference(self.script(site.path), site, self.root, symbols)
         except JediTimeout:
             return "silent", []
         finally:
@@ -424,9 +468,11 @@ def _check_dependent(
 ) -> str:
     """right: jedi ties a mention of the name inside ``dependent`` (not in a symbol
     nested in it) to the definition; silent: jedi says nothing of any mention;
-    jedi_wrong: the definition is a property and jedi takes a ``self.<name> = …`` for an
-    instance attribute instead (kept out of the score, listed); wrong: jedi ties the
-    mentions elsewhere, or the dependent never mentions the name."""
+    jedi_wrong (kept out of the score, listed): the definition is a property and jedi
+    takes a ``self.<name> = …`` for an instance attribute instead, or it is a pytest
+    fixture the dependent takes as a parameter (jedi ties an annotated one to its
+    annotation); wrong: jedi ties the mentions elsewhere, or the dependent never
+    mentions the name."""
     owner = symbols.graph.node(dependent)
     if owner is None:
         return "wrong"
@@ -450,33 +496,67 @@ def _check_dependent(
         _instance_assignment(asker, m, d.name) for m in mentions
     ):
         return "jedi_wrong"
+    if _is_decorated(sources, symbols, d, FIXTURE_DECORATOR) and _takes_parameter(
+        sources, owner, d.name
+    ):
+        return "jedi_wrong"
     return "wrong"
 
 
 PROPERTY_DECORATOR = re.compile(r"\s*@(?:\w+\.)*(?:property|cached_property|setter)\b")
 
 
+FIXTURE_DECORATOR = re.compile(r"\s*@(?:pytest\.)?fixture\b")
+SIGNATURE_LINES = 8  # lines of a def read for its parameters
+
+
 def _is_property(sources: Sources, symbols: Symbols, d: Definition) -> bool:
     """Whether the definition (or a twin) is decorated as a property or its setter."""
+    return _is_decorated(sources, symbols, d, PROPERTY_DECORATOR)
+
+
+def _is_decorated(
+    sources: Sources, symbols: Symbols, d: Definition, decorator: re.Pattern[str]
+) -> bool:
+    """Whether the definition (or a twin) carries a decorator ``decorator`` matches."""
     path = d.id.partition("::")[0]
     lines = sources.lines.get(path, [])
     for node in symbols.by_path.get(path, ()):
         if _symbol(node.id) == d.id and 1 < node.start_line <= len(lines):
             start = node.start_line - 1  # the def line, or its first decorator's
-            if any(PROPERTY_DECORATOR.match(line) for line in lines[max(0, start - 3) : start + 2]):
+            if any(decorator.match(line) for line in lines[max(0, start - 3) : start + 2]):
                 return True
     return False
+
+
+def _takes_parameter(sources: Sources, owner: Any, name: str) -> bool:
+    """Whether the test or fixture ``owner`` lists ``name`` as a parameter (pytest
+    passes it the fixture of that name)."""
+    if owner.kind == "file":
+        return False
+    lines = sources.lines.get(owner.path, [])
+    above = lines[max(0, owner.start_line - 4) : owner.start_line - 1]
+    if not owner.is_test and not any(FIXTURE_DECORATOR.match(line) for line in above):
+        return False  # pytest fills the parameters of tests and fixtures only
+    text = "\n".join(lines[owner.start_line - 1 : owner.start_line - 1 + SIGNATURE_LINES])
+    signature = re.search(r"def\s+\w+\s*\((.*?)\)\s*(?:->[^:]*)?:", text, re.DOTALL)
+    return (
+        signature is not None
+        and re.search(rf"(?<![\w.]){re.escape(name)}\s*[:,=)]", signature.group(1) + ")")
+        is not None
+    )
 
 
 def _instance_assignment(asker: Asker, m: Site, name: str) -> bool:
     """Whether jedi's goto at ``m`` lands on an assignment ``self.<name> = …``: jedi takes
     it for an instance attribute, where the class's property (a data descriptor) is what
     the assignment and every read reach."""
-    script = asker.scripts.get(m.path)
-    if script is None:
-        return False
+    return bool(asker.remembered("assigned", m, lambda: _assigned_by_jedi(asker, m, name)))
+
+
+def _assigned_by_jedi(asker: Asker, m: Site, name: str) -> bool:
     try:
-        found = script.goto(m.line, m.column)
+        found = asker.script(m.path).goto(m.line, m.column)
     except Exception:
         return False
     assigned = re.compile(rf"\s*self\.{re.escape(name)}\s*=[^=]")
@@ -523,7 +603,12 @@ def score_impact(
 
 
 def evaluate(
-    repo: str, mirrors: Path, sites_wanted: int, definitions_wanted: int, seed: int
+    repo: str,
+    mirrors: Path,
+    sites_wanted: int,
+    definitions_wanted: int,
+    seed: int,
+    cache_dir: Path | None = None,
 ) -> dict[str, Any]:
     import jedi
 
@@ -560,7 +645,13 @@ def evaluate(
         # (requests is one) would otherwise take its imports.
         roots = [str(root / "src")] if (root / "src").is_dir() else []
         base = [p for p in sys.path if p and Path(p).resolve() != Path.cwd().resolve()]
-        asker = Asker(jedi.Project(path=str(root), sys_path=[*roots, str(root), *base]), root)
+        project = jedi.Project(path=str(root), sys_path=[*roots, str(root), *base])
+        cache = cache_dir / f"{repo.replace('/', '+')}.json" if cache_dir is not None else None
+        # jedi's answers name the index's symbols: they hold for the same commit, the same
+        # jedi and the same symbols.
+        symbol_ids = "\n".join(sorted(symbols.name_of)).encode("utf-8")
+        key = f"{head} jedi {jedi.__version__} symbols {hashlib.blake2b(symbol_ids).hexdigest()}"
+        asker = Asker(project, root, cache, key)
         with asker:
             for i, site in enumerate(sample, 1):
                 site.owner = symbols.owner(site.path, site.line)
@@ -578,9 +669,16 @@ def evaluate(
                     print(f"  {repo}: {i}/{len(sample)} sites asked", file=sys.stderr, flush=True)
             definitions = impact_sample(workspace, graph, root, symbols, definitions_wanted, seed)
             ask_impact(asker, definitions, symbols, paths, repo)
+        print(
+            f"  {repo}: jedi asked {asker.asked} questions, {asker.reused} answered from the cache",
+            file=sys.stderr,
+            flush=True,
+        )
         return {
             "repo": repo,
             "commit": head,
+            "jedi_asked": asker.asked,
+            "jedi_reused": asker.reused,
             "call_sites": len(everything),
             "index_seconds": index_seconds,
             "sites": [asdict(s) for s in sample],
@@ -750,6 +848,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--out", type=Path, help="write every site as JSON")
+    parser.add_argument(
+        "--jedi-cache",
+        type=Path,
+        help="a directory keeping jedi's answers for a later run at the same commit",
+    )
     args = parser.parse_args(argv)
     try:
         import jedi  # noqa: F401
@@ -757,10 +860,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("jedi is the reference: pip install -e '.[bench]'") from None
     if args.sites < 1 or args.definitions < 0:
         raise SystemExit("--sites must be at least 1 and --definitions at least 0")
+    if args.jedi_cache is not None:
+        args.jedi_cache.mkdir(parents=True, exist_ok=True)
     results = []
     for repo in args.repo or DEFAULT_REPOS:
         print(f"{repo}: indexing and asking jedi …", file=sys.stderr, flush=True)
-        results.append(evaluate(repo, args.mirrors, args.sites, args.definitions, args.seed))
+        results.append(
+            evaluate(repo, args.mirrors, args.sites, args.definitions, args.seed, args.jedi_cache)
+        )
     report(results)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))

@@ -455,3 +455,27 @@ def test_a_changed_all_reaches_star_importers(repo: Path, tmp_path: Path) -> Non
     calls = edge_set(Workspace.open(repo).graph())
     assert ("calls", "app/use.py::go", "lib/api.py::open_it") not in calls
     assert dump(repo) == cold_dump(repo, tmp_path)
+
+
+def test_decorating_a_fixture_resolves_its_users_again(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    plain = "class Pytester:\n    def run(self):\n        pass\n\n\ndef pytester() -> Pytester:\n"
+    plain += "    return Pytester()\n"
+    root = make_repo(
+        {
+            "plug.py": plain,
+            "tests/test_it.py": "def test_run(pytester):\n    pytester.run()\n",
+        }
+    )
+    run(root)
+    edges = edge_set(Workspace.open(root).graph(), "references")
+    assert ("references", "tests/test_it.py::test_run", "plug.py::pytester") not in edges
+    (root / "plug.py").write_text(
+        "import pytest\n\n" + plain.replace("def pytester", "@pytest.fixture\ndef pytester")
+    )
+    run(root)
+    edges = edge_set(Workspace.open(root).graph(), "references", "calls")
+    assert ("references", "tests/test_it.py::test_run", "plug.py::pytester") in edges
+    assert ("calls", "tests/test_it.py::test_run", "plug.py::Pytester.run") in edges
+    assert dump(root) == cold_dump(root, tmp_path)

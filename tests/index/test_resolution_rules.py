@@ -254,3 +254,186 @@ def test_a_local_variable_shadows_an_imported_name(make_repo: Callable[..., Path
     _, graph = index(root)
     assert edges_from(graph, "check.py::versions", "references") == set()
     assert edges_from(graph, "check.py::uses", "references") == {"api.py::patch"}
+
+
+def test_a_name_match_never_reaches_code_defined_inside_a_function(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "transforms.py": (
+                "def rewrite(expr):\n"
+                "    def left(x):\n        return x\n"
+                "    class cls:\n        pass\n"
+                "    return left(expr), cls()\n"
+            ),
+            "pretty.py": "class Pict:\n    def left(self, *parts):\n        return self\n",
+            "use.py": (
+                "def show(p):\n    return p.left('x')\n\n"
+                "class Domain:\n"
+                "    @classmethod\n    def make(cls):\n        return cls()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::show", "name_match") == {"pretty.py::Pict.left"}
+    assert edges_from(graph, "use.py::Domain.make", "name_match", "calls") == set()
+    # Inside its own function the nested definition is found by scope, resolved.
+    assert edges_from(graph, "transforms.py::rewrite") == {
+        "transforms.py::rewrite.left",
+        "transforms.py::rewrite.cls",
+    }
+    assert impact(graph, "transforms.py::rewrite.left", depth=1).impacted[0].edge == "resolved"
+
+
+def test_a_call_never_name_matches_a_property(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "sets.py": (
+                "import functools\n\n"
+                "class Interval:\n"
+                "    @property\n    def left(self):\n        return 0\n"
+                "    @functools.cached_property\n    def right(self):\n        return 1\n"
+            ),
+            "pretty.py": (
+                "class Pict:\n"
+                "    def left(self, *parts):\n        return self\n"
+                "    def right(self, *parts):\n        return self\n"
+            ),
+            "use.py": (
+                "from sets import Interval\n\n"
+                "def show(p):\n    return p.left('x'), p.right('y')\n\n"
+                "def bounds(i: Interval):\n    return i.left, i.right\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::show", "name_match") == {
+        "pretty.py::Pict.left",
+        "pretty.py::Pict.right",
+    }
+    assert edges_from(graph, "use.py::bounds", "references") == {
+        "sets.py::Interval",
+        "sets.py::Interval.left",
+        "sets.py::Interval.right",
+    }
+    listed = impact(graph, "sets.py::Interval.left", depth=1).impacted
+    assert [(i.node.id, i.edge) for i in listed] == [("use.py::bounds", "resolved")]
+
+
+FIXTURES = {
+    "src/plug/pytester.py": (
+        "import pytest\n\n"
+        "class Result:\n    def fnmatch_lines(self, lines):\n        pass\n"
+        "class Pytester:\n    def runpytest(self) -> Result:\n        return Result()\n"
+        "@pytest.fixture\ndef pytester() -> Pytester:\n    return Pytester()\n"
+    ),
+    "src/plug/logs.py": (
+        "from collections.abc import Iterator\nfrom pytest import fixture\n\n"
+        "class Capture:\n    def clear(self):\n        pass\n"
+        "@fixture(scope='function')\ndef caplog() -> Iterator[Capture]:\n    yield Capture()\n"
+    ),
+    "src/other.py": "class Other:\n    def clear(self):\n        pass\n",
+    "tests/conftest.py": (
+        "import pytest\n\n@pytest.fixture\ndef sample(pytester):\n    return pytester\n"
+    ),
+    "tests/deep/conftest.py": "import pytest\n\n@pytest.fixture\ndef sample():\n    return 2\n",
+    "tests/deep/test_it.py": (
+        "def test_run(pytester, caplog, sample):\n"
+        "    pytester.runpytest().fnmatch_lines(['*'])\n    caplog.clear()\n\n"
+        "def helper(pytester):\n    pytester.runpytest()\n"
+    ),
+}
+
+
+def test_a_fixture_parameter_references_the_nearest_fixture_and_types_its_receiver(
+    make_repo: Callable[..., Path],
+) -> None:
+    _, graph = index(make_repo(FIXTURES))
+    test = "tests/deep/test_it.py::test_run"
+    assert edges_from(graph, test, "references") == {
+        "src/plug/pytester.py::pytester",
+        "src/plug/logs.py::caplog",
+        "tests/deep/conftest.py::sample",  # the nearest conftest's, not tests/conftest.py's
+    }
+    assert edges_from(graph, test) == {
+        "src/plug/pytester.py::Pytester.runpytest",
+        "src/plug/pytester.py::Result.fnmatch_lines",
+        "src/plug/logs.py::Capture.clear",  # what the generator fixture yields
+    }
+    # A fixture's own parameters are fixtures too; a plain helper's are not.
+    assert edges_from(graph, "tests/conftest.py::sample", "references") == {
+        "src/plug/pytester.py::pytester"
+    }
+    assert edges_from(graph, "tests/deep/test_it.py::helper", "calls", "references") == set()
+    dependents = impact(graph, "tests/deep/conftest.py::sample", depth=1).impacted
+    assert [(i.node.id, i.edge) for i in dependents] == [(test, "resolved")]
+
+
+def test_a_call_on_a_union_names_each_members_method_and_nothing_else(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "reprs.py": (
+                "from typing import Union\n\n"
+                "class Base:\n    def toterminal(self, tw):\n        pass\n"
+                "class Single(Base):\n    pass\n"
+                "class Chain:\n    def toterminal(self, tw):\n        pass\n"
+                "class Other:\n    def toterminal(self, tw):\n        pass\n"
+                "class Info:\n"
+                "    def getrepr(self) -> Single | Chain:\n        return Single()\n"
+                "    def one(self) -> Union[Single, None]:\n        return None\n"
+            ),
+            "use.py": (
+                "from reprs import Info\n\n"
+                "def show(info: Info, tw):\n"
+                "    r = info.getrepr()\n    r.toterminal(tw)\n    info.one().toterminal(tw)\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::show", "name_match") == {
+        "reprs.py::Base.toterminal",  # Single inherits it
+        "reprs.py::Chain.toterminal",
+    }
+    assert edges_from(graph, "use.py::show") == {
+        "reprs.py::Info.getrepr",
+        "reprs.py::Info.one",
+        "reprs.py::Base.toterminal",  # Optional of one class: that class
+    }
+
+
+def test_a_call_on_an_unknown_receiver_name_matches_only_methods(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "euclid.py": "def discriminant(f):\n    return f\n",
+            "compat.py": "class Polys:\n    def discriminant(self, f):\n        return f\n",
+            "use.py": (
+                "from euclid import discriminant\n\n"
+                "def check(ring, f):\n    return ring.discriminant(f), discriminant(f)\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::check", "name_match") == {"compat.py::Polys.discriminant"}
+    assert edges_from(graph, "use.py::check") == {"euclid.py::discriminant"}
+
+
+def test_a_name_common_among_functions_gets_no_method_candidates(
+    make_repo: Callable[..., Path],
+) -> None:
+    hooks = "def report(x):\n    pass\n"
+    root = make_repo(
+        {
+            "spec.py": hooks,
+            "a.py": hooks,
+            "b.py": hooks,
+            "terminal.py": "class Reporter:\n    def report(self, x):\n        pass\n",
+            "use.py": "def run(hook, x):\n    hook.report(x)\n",
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::run", "name_match", "calls") == set()

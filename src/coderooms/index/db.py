@@ -145,6 +145,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "call-result receivers, return and __all__ evidence, locals, self reads: extract again",
         EXTRACT_AGAIN,
     ),
+    (
+        5,
+        "decorators in the facts; no name match to properties or nested code: extract again",
+        EXTRACT_AGAIN,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

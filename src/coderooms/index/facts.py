@@ -22,6 +22,7 @@ SymbolKind = str  # "module" | "class" | "function" | "method"
 RETURNED = "return"  # (function, RETURNED, what a return statement gives)
 STAR_EXPORTS = "*"  # (module, STAR_EXPORTS, a name __all__ lists; "*" not known, "" none)
 LOCAL = "?"  # (function, name, LOCAL): a name bound there to what is not known
+DECORATED = "@"  # (function, DECORATED, a decorator as written without its @)
 
 
 def _pickled_by_fields(cls: type[_T]) -> type[_T]:

@@ -22,7 +22,7 @@ from itertools import chain
 from coderooms.index import db
 from coderooms.index.discover import list_files
 from coderooms.index.extract import Outcome, Unchanged, prepare, process_file, skip_reason
-from coderooms.index.facts import RETURNED, FileFacts, Skipped
+from coderooms.index.facts import DECORATED, RETURNED, FileFacts, Skipped
 from coderooms.index.gitlog import GitLogPass, head_commit
 from coderooms.index.languages import PARSED_LANGUAGES, language_of
 from coderooms.index.resolve import UNRESOLVED_REASONS, Resolver, SymbolRow, SymbolTable
@@ -345,8 +345,8 @@ def symbol_keys(facts: FileFacts) -> set[SymbolKey]:
     symbol's name resolve again (a call of it may give another type now)."""
     returned: dict[str, list[str]] = defaultdict(list)
     for owner, var, evidence in facts.types:
-        if var == RETURNED:
-            returned[owner].append(evidence)
+        if var == RETURNED or var == DECORATED:  # a decorator may make it a property
+            returned[owner].append(var + evidence)
     return {
         (s.id, s.name, "\n".join([s.signature, *sorted(returned.get(s.id, ()))]))
         for s in facts.symbols

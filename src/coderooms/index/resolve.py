@@ -28,7 +28,14 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
-from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
+from coderooms.index.facts import (
+    DECORATED,
+    LOCAL,
+    RETURNED,
+    STAR_EXPORTS,
+    FileFacts,
+    ImportFact,
+)
 from coderooms.index.protocols import BUILTIN_RESULT_CALLS, PROTOCOL_METHODS, PYTHON_BUILTIN_TYPES
 
 MAX_REEXPORT_DEPTH = 4  # how far `from a import b` follows re-exports through modules
@@ -50,6 +57,20 @@ PACKAGE_SCOPE_LANGUAGES = frozenset({"go", "java"})  # a directory's names need 
 BUILTIN_TARGET: tuple[str, str] = ("ext", "builtins")
 _EMPTY: frozenset[str] = frozenset()
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_UNION_MEMBERS = 4  # classes of a union annotation a call on it may mean
+MAX_FIXTURE_NAMESAKES = 8  # functions carrying a parameter's name looked at as its fixture
+# A decorator making a function a pytest fixture: fixture, pytest.fixture(scope=…).
+_FIXTURE_DECORATOR = re.compile(r"(?:pytest\.|_pytest\.fixtures\.)?fixture\b")
+# What a generator fixture's annotation wraps: Iterator[T], Generator[T, None, None].
+_YIELDED = re.compile(
+    r"(?:typing\.|collections\.abc\.)?(?:Iterator|Generator|Iterable)\[\s*([^,\[\]]+)(?:,.*)?\]"
+)
+_PARAMETER = re.compile(r"\s*\*{0,2}\s*([A-Za-z_][A-Za-z0-9_]*)")
+# A decorator making a method a property: property, functools.cached_property,
+# abc.abstractproperty, x.setter / x.getter / x.deleter.
+_PROPERTY_DECORATOR = re.compile(
+    r"(?:^|\.)(?:property|cached_property|abstractproperty|setter|getter|deleter)$"
+)
 
 
 class CallBinding(NamedTuple):
@@ -271,6 +292,10 @@ class Resolver:
         self._returns: dict[str, Target | None] = {}
         self._signatures: dict[str, dict[str, str]] = {}  # path -> symbol id -> signature
         self._typing: set[tuple[str, str, str]] = set()  # (path, owner, name) being typed
+        self._params: dict[str, tuple[str, ...]] = {}  # function id -> parameter names
+        self._fixtures_of: dict[str, frozenset[str]] = {}  # path -> its fixtures
+        self._properties_of: dict[str, frozenset[str]] = {}  # path -> its properties
+        self._injected_of: dict[str, frozenset[str]] = {}  # path -> fixtures' parameters
 
     # --- facts and bindings ---------------------------------------------------------
 
@@ -801,7 +826,15 @@ class Resolver:
             cur = self._type_of(facts, owner, head)
         else:
             local = self._local_type(facts, owner, head)
-            cur = local or self._scoped(facts, owner, head)
+            fixture = (
+                self.fixture(facts, owner, head)
+                if local is None and python and head in self.injected_parameters(facts)
+                else None
+            )
+            if fixture is not None:
+                cur = self._returned(fixture)
+            else:
+                cur = local or self._scoped(facts, owner, head)
             if cur is not None and cur[0] == "from":
                 cur = self._follow(cur, 0)
         for part in parts[1:]:
@@ -860,8 +893,100 @@ class Resolver:
             cur = self.t.sym.get(cur.parent) if cur.parent else None
         return None
 
+    def _signature(self, function_id: str) -> str:
+        """A symbol's signature as extracted (its definition line, one line)."""
+        row = self.t.sym[function_id]
+        signatures = self._signatures.get(row.path)
+        if signatures is None:
+            facts = self.facts(row.path)
+            symbols = facts.symbols if facts is not None else ()
+            signatures = self._signatures[row.path] = {s.id: s.signature for s in symbols}
+        return signatures.get(function_id, "")
+
+    def is_fixture(self, symbol_id: str) -> bool:
+        """Whether a Python function is decorated as a pytest fixture."""
+        row = self.t.sym[symbol_id]
+        return row.kind != "class" and symbol_id in self._fixtures(row.path)
+
+    def _fixtures(self, path: str) -> frozenset[str]:
+        """The functions of a Python file decorated as pytest fixtures."""
+        got = self._fixtures_of.get(path)
+        if got is None:
+            facts = self.facts(path) if self.t.files.get(path) == "python" else None
+            got = self._fixtures_of[path] = frozenset(
+                owner
+                for owner, var, evidence in (facts.types if facts is not None else ())
+                if var == DECORATED and _FIXTURE_DECORATOR.match(evidence)
+            )
+        return got
+
+    def _injected(self, function_id: str) -> bool:
+        """Whether pytest fills the parameters of a function with fixtures: a test, or
+        a fixture itself."""
+        row = self.t.sym[function_id]
+        return row.kind != "class" and (bool(row.is_test) or self.is_fixture(function_id))
+
+    def fixture(self, facts: FileFacts, owner: str, name: str) -> str | None:
+        """The fixture a parameter ``name`` of ``owner`` (or a function around it) receives
+        from pytest: the nearest fixture of that name, as pytest looks for it (the same
+        file, a ``conftest.py`` here or in a directory above, else the one fixture of
+        that name elsewhere, a plugin's)."""
+        if facts.language != "python" or name in SELF_RECEIVERS:
+            return None
+        cur = self.t.sym.get(owner)
+        while cur is not None and name not in self.parameters(cur.id):
+            cur = self.t.sym.get(cur.parent) if cur.parent else None
+        if cur is None or not self._injected(cur.id):
+            return None
+        namesakes = self._named(name, FUNCTION_KINDS)
+        if len(namesakes) > MAX_FIXTURE_NAMESAKES:
+            return None
+        found = [i for i in namesakes if i != cur.id and self.is_fixture(i)]
+        if not found:
+            return None
+        paths = {self.t.sym[i].path: i for i in reversed(found)}  # the first of a file
+        if facts.path in paths:
+            return paths[facts.path]
+        folder = _folder(facts.path)
+        while True:
+            conftest = posixpath.join(folder, "conftest.py") if folder else "conftest.py"
+            if conftest in paths:
+                return paths[conftest]
+            if not folder:
+                break
+            folder = _folder(folder)
+        elsewhere = [i for i in found if _stem(self.t.sym[i].path) != "conftest"]
+        return elsewhere[0] if len(elsewhere) == 1 else None
+
+    def parameters(self, function_id: str) -> tuple[str, ...]:
+        """The parameter names of a function, read from its signature."""
+        got = self._params.get(function_id)
+        if got is None:
+            kind = self.t.sym[function_id].kind
+            got = () if kind == "class" else _parameters(self._signature(function_id))
+            self._params[function_id] = got
+        return got
+
+    def injected_parameters(self, facts: FileFacts) -> frozenset[str]:
+        """The parameter names of a file's tests and fixtures: what they name resolves
+        from owner to owner."""
+        got = self._injected_of.get(facts.path)
+        if got is None:
+            got = self._injected_of[facts.path] = (
+                frozenset(
+                    name
+                    for s in facts.symbols
+                    if s.kind != "class" and self._injected(s.id)
+                    for name in self.parameters(s.id)
+                )
+                if facts.is_test or self._fixtures(facts.path)
+                else _EMPTY
+            )
+        return got
+
     def _returned(self, function_id: str) -> Target | None:
-        """The class a function's return annotation names (``-> Config``, ``-> Self``)."""
+        """The class a function's return annotation names (``-> Config``, ``-> Self``);
+        what a generator fixture yields (``-> Iterator[Config]``)."""
         if function_id in self._returns:
             return self._returns[function_id]
         self._returns[function_id] = None
@@ -869,12 +994,12 @@ class Resolver:
         facts = self.facts(row.path)
         value: Target | None = None
         if facts is not None:
-            signatures = self._signatures.get(row.path)
-            if signatures is None:
-                signatures = self._signatures[row.path] = {s.id: s.signature for s in facts.symbols}
-            signature = signatures.get(function_id, "").rstrip(":{ ").strip()
+            signature = self._signature(function_id).rstrip(":{ ").strip()
             arrow = signature.rfind("->")
             text = signature[arrow + 2 :].strip() if arrow >= 0 else ""
+            yielded = _YIELDED.fullmatch(text)
+            if yielded is not None and self.is_fixture(function_id):
+                text = yielded.group(1).strip()
             if text and not text.endswith("…"):
                 if text in ("Self", "typing.Self", "typing_extensions.Self"):
                     cls = self._enclosing_class(row.parent) if row.parent else None
@@ -886,6 +1011,22 @@ class Resolver:
                 value = self._typed(facts, function_id, returned) if returned else None
         self._returns[function_id] = value
         return value
+
+    def is_property(self, symbol_id: str) -> bool:
+        """Whether a Python method is decorated as a property (or its setter): reading
+        it runs it, and a call ``x.name()`` calls what it returns, never the method."""
+        row = self.t.sym[symbol_id]
+        if row.kind != "method" or self.t.files.get(row.path) != "python":
+            return False
+        got = self._properties_of.get(row.path)
+        if got is None:
+            facts = self.facts(row.path)
+            got = self._properties_of[row.path] = frozenset(
+                owner
+                for owner, var, evidence in (facts.types if facts is not None else ())
+                if var == DECORATED and _PROPERTY_DECORATOR.search(evidence)
+            )
+        return symbol_id in got
 
     def _module_value(self, path: str, name: str) -> Target | None:
         """What a module-level ``name = …`` of ``path`` holds: the class or function an
@@ -960,13 +1101,28 @@ class Resolver:
             return got
         text = _annotation_class(evidence) if python else evidence
         if text is None:
-            return None
+            return self._union(facts, owner, evidence) if python else None
         if python and text in PYTHON_BUILTIN_TYPES and self._scoped(facts, owner, text) is None:
             return BUILTIN_TARGET
         got = self._dotted(facts, owner, text)
         if got is not None and got[0] == "sym" and self.t.sym[got[1]].kind != "class":
             return None
         return got
+
+    def _union(self, facts: FileFacts, owner: str, annotation: str) -> Target | None:
+        """``("union", class ids…)`` for an annotation naming several of the project's
+        classes (``A | B``, ``Union[A, B]``); None when any member is not one."""
+        members = _union_members(annotation)
+        if not members:
+            return None
+        ids: list[str] = []
+        for member in members:
+            got = self._dotted(facts, owner, member)
+            if got is None or got[0] != "sym" or self.t.sym[got[1]].kind != "class":
+                return None
+            if got[1] not in ids:
+                ids.append(got[1])
+        return ("union", *ids) if len(ids) > 1 else ("sym", ids[0])
 
     def _dotted(self, facts: FileFacts, owner: str, text: str) -> Target | None:
         """A dotted name as written in the file, through its scopes and imports."""
@@ -986,17 +1142,26 @@ class Resolver:
         return cur
 
     def _candidates(
-        self, facts: FileFacts, name: str, kinds: frozenset[str]
+        self, facts: FileFacts, name: str, kinds: frozenset[str], members: bool = False
     ) -> tuple[tuple[str, float], ...]:
         """The symbols a call could mean by its name alone, each with its share of the
-        call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name."""
+        call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name. A function
+        or class defined inside a function is no candidate: its name is bound only in
+        that function's scope, where the scoped lookup finds it."""
         t = self.t
+        sym = t.sym
         found = [
             i
             for i in self._named(name, kinds)
-            if _same_family(t.files.get(t.sym[i].path), facts.language)
+            if _same_family(t.files.get(sym[i].path), facts.language)
+            and not _in_function(sym, sym[i])
+            and not self.is_property(i)
         ]
-        if not found or len(found) > MAX_NAME_CANDIDATES:
+        if len(found) > MAX_NAME_CANDIDATES:
+            return ()  # a common name: functions carrying it count, though none is meant
+        if members:
+            found = [i for i in found if _in_class(sym, sym[i])]
+        if not found:
             return ()
         imported = set(self.imported_files(facts.path))
         imported.add(facts.path)
@@ -1051,6 +1216,8 @@ class Resolver:
             if got is not None:
                 if got[0] == "ext":
                     return CallBinding(None, "builtin" if got == BUILTIN_TARGET else "external")
+                if got[0] == "union":  # one of several classes: each one's method, a share
+                    return self._union_call(got, name)
                 found = self._member(got, name, 0)
                 if found is not None and found[0] == "sym":
                     return CallBinding(found[1], "")
@@ -1061,7 +1228,23 @@ class Resolver:
         # An object no evidence names: its name alone ties it to candidates, if any.
         if name in PROTOCOL_METHODS.get(facts.language, _EMPTY):
             return CallBinding(None, "builtin")
+        if python:  # x.f(): a project function or class is reached so only through its
+            # module, and a module receiver resolves: only members of classes are left
+            return self._by_name(facts, name, CALLABLE_KINDS, members=True)
         return self._by_name(facts, name, CALLABLE_KINDS)
+
+    def _union_call(self, union: Target, name: str) -> CallBinding:
+        """A call of ``name`` on a value of one of the union's classes: the method each
+        class has (or inherits), each a candidate with an equal share."""
+        found: list[str] = []
+        for cls in union[1:]:
+            member = self._class_member(cls, name)
+            if member is not None and member not in found:
+                found.append(member)
+        if len(found) == 1:
+            return CallBinding(found[0], "")
+        share = 1.0 / len(found) if found else 0.0
+        return CallBinding(None, "ambiguous", tuple((m, share) for m in found))
 
     def _may_name(self, path: str, name: str) -> bool:
         """Whether a bare ``name`` in ``path`` can mean project code: some symbol has the
@@ -1081,17 +1264,19 @@ class Resolver:
             cur = self.t.sym.get(cur.parent) if cur.parent else None
         return False
 
-    def _by_name(self, facts: FileFacts, name: str, kinds: frozenset[str]) -> CallBinding:
+    def _by_name(
+        self, facts: FileFacts, name: str, kinds: frozenset[str], members: bool = False
+    ) -> CallBinding:
         """A call nothing but its name ties to code: Go and Java see their own package
         (a unique name in the same directory is resolved); otherwise the few symbols
-        carrying the name are candidates."""
+        carrying the name are candidates (with ``members``, those defined in a class)."""
         if facts.language in PACKAGE_SCOPE_LANGUAGES:
             t = self.t
             tops = t.dir_top.get(_folder(facts.path), {}).get(name, ())
             same_dir = [i for i in tops if t.sym[i].kind in kinds]
             if len(same_dir) == 1:
                 return CallBinding(same_dir[0], "")
-        candidates = self._candidates(facts, name, kinds)
+        candidates = self._candidates(facts, name, kinds, members)
         if candidates:
             return CallBinding(None, "ambiguous", candidates)
         if self._named(name, kinds):
@@ -1140,6 +1325,8 @@ class Resolver:
         if nested is not None and facts.types:
             # A variable typed in some function resolves differently from owner to owner.
             nested = nested | {var for owner, var, _ in facts.types if owner != path}
+        if nested is not None and facts.language == "python":
+            nested = nested | self.injected_parameters(facts)  # fixtures, by parameter
         unresolved = res.unresolved
         call_memo: dict[tuple[str, str], CallBinding] = {}
         call_targets: dict[str, set[str]] = defaultdict(set)
@@ -1176,9 +1363,23 @@ class Resolver:
             if _is_ancestor(t, target, owner) or (owner, target, "inherits") in edges:
                 continue
             res.add(owner, target, "references")
+        if facts.language == "python":
+            self._fixture_edges(facts, res)
         if facts.is_test:
             self._tests_edges(facts, res)
         return res
+
+    def _fixture_edges(self, facts: FileFacts, res: Resolution) -> None:
+        """A test (or fixture) naming a fixture as a parameter references it."""
+        if not facts.is_test and not self._fixtures(facts.path):
+            return
+        for s in facts.symbols:
+            if s.kind == "class" or not self._injected(s.id):
+                continue
+            for name in self.parameters(s.id):
+                found = self.fixture(facts, s.id, name)
+                if found is not None and (s.id, found, "calls") not in res.edges:
+                    res.add(s.id, found, "references")
 
     def _tests_edges(self, facts: FileFacts, res: Resolution) -> None:
         t = self.t
@@ -1221,6 +1422,14 @@ def names_used(facts: FileFacts) -> set[str]:
         names.update(_IDENTIFIER.findall(evidence))
     if facts.is_test:
         names.add(_tested_stem(facts.path))
+    fixtures = {
+        owner
+        for owner, var, evidence in facts.types
+        if var == DECORATED and _FIXTURE_DECORATOR.match(evidence)
+    }
+    for s in facts.symbols:  # parameters pytest fills with the fixtures of their names
+        if s.is_test or s.id in fixtures:
+            names.update(_parameters(s.signature))
     names.discard("")
     return names
 
@@ -1228,6 +1437,7 @@ def names_used(facts: FileFacts) -> set[str]:
 CALLABLE_KINDS = frozenset({"function", "method", "class"})
 BARE_CALLABLE_KINDS = frozenset({"function", "class"})  # what a call without receiver names
 CLASS_KINDS = frozenset({"class"})
+FUNCTION_KINDS = frozenset({"function", "method"})
 
 
 def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> bool:
@@ -1244,19 +1454,85 @@ def _owner_free(receiver: str, name: str, nested: set[str] | frozenset[str]) -> 
     return head not in SELF_RECEIVERS and head not in nested
 
 
+def _parameters(signature: str) -> tuple[str, ...]:
+    """The parameter names a ``def`` line lists (``*args`` and ``**kw`` by name, ``self``
+    and ``cls`` left out); a cut-off signature gives those it shows."""
+    opened = signature.find("(")
+    if opened < 0:
+        return ()
+    names: list[str] = []
+    depth = 0
+    start = opened + 1
+    for i in range(opened + 1, len(signature) + 1):
+        ch = signature[i] if i < len(signature) else ")"
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}" and depth:
+            depth -= 1
+        elif ch in ",)" and not depth:
+            got = _PARAMETER.match(signature, start)
+            if got is not None and got.group(1) not in SELF_RECEIVERS:
+                names.append(got.group(1))
+            start = i + 1
+            if ch == ")":
+                break
+    return tuple(names)
+
+
+def _union_of_bars(text: str) -> str:
+    """``Union[A, B]`` written as ``A | B`` (a union whose members hold no brackets)."""
+    for wrapper in ("Union[", "typing.Union["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            inner = text[len(wrapper) : -1]
+            return text if "[" in inner else inner.replace(",", "|")
+    return text
+
+
+def _union_members(text: str) -> list[str]:
+    """The names of a union annotation (``A | B | None``, ``Union[A, B]``,
+    ``Optional[Union[A, B]]``) when it joins 2 to :data:`MAX_UNION_MEMBERS` plain
+    (dotted) names; else none."""
+    text = text.strip().strip("'\"").strip()
+    for wrapper in ("Optional[", "typing.Optional["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            text = text[len(wrapper) : -1].strip()
+    text = _union_of_bars(text)
+    kept = [part.strip().strip("'\"") for part in text.split("|")]
+    kept = [part for part in kept if part not in ("None", "")]
+    if not 2 <= len(kept) <= MAX_UNION_MEMBERS:
+        return []
+    if not all(all(p.isidentifier() for p in part.split(".")) for part in kept):
+        return []
+    return kept
+
+
 def _annotation_class(text: str) -> str | None:
     """The class an annotation names: ``Foo``, ``"Foo"``, ``mod.Foo``, ``Optional[Foo]``,
-    ``Foo | None`` and ``Foo[int]`` all name ``Foo``; unions of several do not."""
+    ``Foo | None``, ``Union[Foo, None]`` and ``Foo[int]`` all name ``Foo``; unions of
+    several do not."""
     text = text.strip().strip("'\"").strip()
     for wrapper in ("Optional[", "typing.Optional[", "ClassVar[", "Final[", "Type["):
         if text.startswith(wrapper) and text.endswith("]"):
             text = text[len(wrapper) : -1].strip()
             break
+    text = _union_of_bars(text)
     kept = [part.strip() for part in text.split("|") if part.strip() not in ("None", "")]
     if len(kept) != 1:
         return None
     head = kept[0].split("[", 1)[0].strip().strip("'\"")
     return head or None
+
+
+def _in_class(sym: dict[str, SymbolRow], row: SymbolRow) -> bool:
+    """Whether ``row`` is defined directly inside a class."""
+    parent = sym.get(row.parent) if row.parent else None
+    return parent is not None and parent.kind == "class"
+
+
+def _in_function(sym: dict[str, SymbolRow], row: SymbolRow) -> bool:
+    """Whether ``row`` is defined directly inside a function or method."""
+    parent = sym.get(row.parent) if row.parent else None
+    return parent is not None and parent.kind != "class"
 
 
 def _is_ancestor(t: SymbolTable, candidate: str, owner: str) -> bool:

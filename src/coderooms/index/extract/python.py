@@ -19,7 +19,14 @@ from coderooms.index.extract.common import (
     node_text,
     one_line,
 )
-from coderooms.index.facts import LOCAL, RETURNED, STAR_EXPORTS, FileFacts, ImportFact
+from coderooms.index.facts import (
+    DECORATED,
+    LOCAL,
+    RETURNED,
+    STAR_EXPORTS,
+    FileFacts,
+    ImportFact,
+)
 
 # Names that are never worth a reference edge: the receiver conventions of methods.
 IGNORED_REFERENCES = frozenset({"self", "cls"})
@@ -439,10 +446,38 @@ def extract(facts: FileFacts, source: bytes) -> None:
             ),
         )
     )
+    extra.extend(_decorated(function_nodes, source, owner_at))
     for bound in caps.get("exports", ()):
         if _at_module_level(bound):
             extra.extend((path, STAR_EXPORTS, name) for name in _exported(bound, source))
     facts.types = _types(caps.get("typed", ()), source, owner_at, extra)
+
+
+def _decorated(
+    functions: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+) -> list[tuple[str, str, str]]:
+    """``(function, DECORATED, decorator)`` for each decorator of a function, as written
+    without its ``@`` (``property``, ``functools.cached_property``, ``x.setter``); a
+    decorator spanning lines by its first line. Read from the lines just above each
+    ``def`` (asking the tree for every function's parent costs more)."""
+    rows = []
+    for definition in functions:
+        at = definition.start_byte
+        line_start = source.rfind(b"\n", 0, at) + 1
+        found = []
+        while line_start > 0:
+            above = source.rfind(b"\n", 0, line_start - 1) + 1
+            line = source[above : line_start - 1].strip()
+            if not line.startswith(b"@"):
+                break
+            found.append(line[1:].strip().decode("utf-8", "replace"))
+            line_start = above
+        if found:
+            owner = owner_at(at + 1)
+            rows.extend(
+                (owner, DECORATED, one_line(text, TYPE_TEXT_MAX_CHARS)) for text in reversed(found)
+            )
+    return rows
 
 
 def _called(callee: str) -> str:
