@@ -280,25 +280,25 @@ class Workspace:
         else the rows of the generation before patched with the files the last run
         changed (see :class:`db.GenerationDelta`), else all read from the database."""
         kept = _read_cache(cache, generation)
-        if kept is not None and kept[0] == generation:
-            return _build_graph(kept[1]), kept[1]
+        if kept is not None:
+            return _build_graph(kept), kept
         own = not conn.in_transaction
         if own:
             conn.execute("BEGIN")  # one snapshot: the delta and the rows it patches agree
         try:
             delta = db.GenerationDelta.read(conn)
-            usable = (
+            before: GraphRows | None = None
+            if (
                 delta is not None
                 and delta.after == generation == db.get_meta(conn, "generation")
                 and len(delta.paths) <= MAX_PATCHED_PATHS
-            )
-            before: tuple[str, GraphRows] | None = None
-            if usable and delta is not None:
-                before = self._rows
-                if before is None or before[0] != delta.before:
+            ):
+                held = self._rows
+                before = held[1] if held and held[0] == delta.before else None
+                if before is None:
                     before = _read_cache(cache, delta.before)
-            if usable and delta is not None and before is not None and before[0] == delta.before:
-                rows = _patched_rows(conn, before[1], delta.paths)
+            if delta is not None and before is not None:
+                rows = _patched_rows(conn, before, delta.paths)
                 old = self._graph[1] if self._graph and self._graph[0] == delta.before else None
                 graph = _build_graph(rows, old, frozenset(delta.paths))
             else:
@@ -727,9 +727,9 @@ def _build_graph(
     )
 
 
-def _read_cache(path: str, generation: str) -> tuple[str, GraphRows] | None:
-    """The graph rows cached for ``generation`` (with it), or None (a cache never decides
-    anything). The head names the generation: another one's rows are not read."""
+def _read_cache(path: str, generation: str) -> GraphRows | None:
+    """The graph rows cached for ``generation``, or None (a cache never decides anything).
+    The head names the generation: another one's rows are not read."""
     try:
         with open(path, "rb") as fh:
             (size,) = _CACHE_HEAD_SIZE.unpack(fh.read(_CACHE_HEAD_SIZE.size))
@@ -741,7 +741,7 @@ def _read_cache(path: str, generation: str) -> tuple[str, GraphRows] | None:
         return None
     if not isinstance(rows, tuple) or len(rows) != 6:
         return None
-    return generation, rows
+    return rows  # its shape is what _write_cache wrote
 
 
 def _write_cache(path: str, generation: str, rows: GraphRows) -> None:

@@ -422,6 +422,7 @@ class SalienceIndex:
     def built(self) -> BuiltIndex:
         """What this index derived before any goal (see :class:`BuiltIndex`)."""
         transposed, has_out = self.spreading()
+        document_keys, embedding_keys = self.row_keys()
         return BuiltIndex(
             tuple(n.id for n in self.nodes),
             list(self.file_rows),
@@ -448,8 +449,8 @@ class SalienceIndex:
             self.prior,
             list(self.source_rows),
             self.embeddings,
-            b"".join(self.row_keys()[0]),
-            b"".join(self.row_keys()[1]),
+            b"".join(document_keys),
+            b"".join(embedding_keys),
         )
 
     @classmethod
