@@ -255,3 +255,46 @@ def test_the_shipped_model_read_directly_is_the_model_model2vec_loads() -> None:
     assert (direct.weights, direct.token_mapping) == (loaded.weights, loaded.token_mapping)
     texts = ["def add_item(self, sku):", "Cart raises ValueError [PAD] here", ""]
     assert np.array_equal(direct.encode(texts), loaded.encode(texts))
+
+
+def _varied_texts(count: int) -> list[str]:
+    shapes = [
+        "def parse_config(path):\n    return load(path)  # {n}",
+        "Matrix determinant of a {n}x{n} rational matrix",
+        "",
+        "naïve café — ünïcode №{n}",
+        "[PAD] an added token, text {n}",
+        "x" * 700,
+    ]
+    return [shapes[i % len(shapes)].format(n=i) for i in range(count)]
+
+
+def test_embedding_on_every_core_gives_the_rows_of_one_process() -> None:
+    import multiprocessing
+
+    from coderooms.index import indexer
+
+    if indexer.worker_count() < 2 or not indexer.can_fork():
+        pytest.skip("needs two cores and a process that may fork")
+    texts = _varied_texts(3 * embeddings.SHARED_MIN_TEXTS + 7)
+    alone = embed(texts)
+    with embeddings.on_every_core():
+        shared = embed(texts)
+        helpers = multiprocessing.active_children()
+        few = embed(texts[:3])  # too few to share: embedded here
+    assert helpers, "the texts were not shared with a helper"
+    assert shared.dtype == alone.dtype and np.array_equal(shared, alone)
+    assert np.array_equal(few, alone[:3])
+    assert not multiprocessing.active_children()  # the helpers end with the block
+
+
+def test_embedding_on_every_core_from_another_thread_stays_in_process() -> None:
+    import threading
+
+    texts = _varied_texts(2 * embeddings.SHARED_MIN_TEXTS)
+    got: list[np.ndarray] = []
+    with embeddings.on_every_core():
+        worker = threading.Thread(target=lambda: got.append(embed(texts)))
+        worker.start()
+        worker.join()
+    assert np.array_equal(got[0], embed(texts))
