@@ -22,11 +22,8 @@ texts that contain one of the tokenizer's added tokens (``[PAD]``), go through
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing.pool
 import re
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import cache
 from itertools import chain
 from pathlib import Path
@@ -37,13 +34,8 @@ from model2vec import StaticModel
 from tokenizers.models import WordPiece
 from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
-from tqdm import tqdm
 
 from coderooms.errors import HostError
-
-# model2vec wraps its batches in a tqdm bar (hidden), and tqdm starts a monitor thread
-# for it: a thread alive keeps this process from forking helpers (see on_every_core).
-tqdm.monitor_interval = 0
 
 __all__ = [
     "DEFAULT_MODEL_DIR",
@@ -51,7 +43,6 @@ __all__ = [
     "embed",
     "load_model",
     "model_tag",
-    "on_every_core",
 ]
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "data" / "model"
@@ -65,9 +56,6 @@ PIECE_CACHE_MAX_ENTRIES = 200_000  # remembered piece tokenisations; emptied whe
 # boundaries a BERT pre-tokenizer always respects (see the module docstring).
 ASCII_PUNCTUATION = r"!-/:-@\[-`{-~"
 BERT_PIECES = re.compile(rf"[^ \t\n\r{ASCII_PUNCTUATION}]+|[{ASCII_PUNCTUATION}]")
-SHARED_MIN_TEXTS = 256
-"""The fewest texts an :func:`embed` call inside :func:`on_every_core` shares out:
-sending fewer to a helper costs more than it saves."""
 # What a model name on the Hugging Face hub looks like: "name" or "owner/name".
 HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
@@ -102,18 +90,6 @@ def embed(texts: Sequence[str], model: str | Path | None = None) -> np.ndarray:
     """
     encoder = _encoder(_resolve(model))
     items = list(texts)
-    helpers = _helpers(len(items))
-    if helpers is None:
-        return _embed_here(encoder, items)
-    pool, count = helpers
-    size = -(-len(items) // (count + 1))
-    chunks = [items[start : start + size] for start in range(0, len(items), size)]
-    sent = [pool.apply_async(_embed_part, (chunk, model)) for chunk in chunks[:-1]]
-    here = _embed_here(encoder, chunks[-1])  # while the helpers embed theirs
-    return np.concatenate([part.get() for part in sent] + [here])
-
-
-def _embed_here(encoder: _Encoder, items: list[str]) -> np.ndarray:
     parts = [
         encoder.mean_vectors(items[start : start + ENCODE_BATCH])
         for start in range(0, len(items), ENCODE_BATCH)
@@ -122,74 +98,6 @@ def _embed_here(encoder: _Encoder, items: list[str]) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit: np.ndarray = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
     return unit
-
-
-def _embed_part(texts: list[str], model: str | Path | None) -> np.ndarray:
-    """In a helper: the rows of its share of the texts, with the model it was forked with."""
-    return _embed_here(_encoder(_resolve(model)), texts)
-
-
-class _Sharing:
-    """The helpers of one :func:`on_every_core` block, forked at its first large call."""
-
-    def __init__(self) -> None:
-        self.thread = threading.get_ident()  # the one thread whose calls are shared
-        self.tried = False
-        self.pool: multiprocessing.pool.Pool | None = None
-        self.count = 0
-
-
-_sharing: _Sharing | None = None
-_sharing_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def on_every_core() -> Iterator[None]:
-    """While open, a large :func:`embed` call from this thread embeds on every core:
-    helper processes, forked from this one at the first such call (so they hold its
-    loaded model), each take a share of the texts while this process embeds the last.
-    The rows are those one process gives: each depends on its own text alone. When this
-    process cannot fork safely (another thread is alive), all is embedded here. A block
-    opened inside another (or beside it, on another thread) adds nothing."""
-    global _sharing
-    with _sharing_lock:
-        sharing = _Sharing() if _sharing is None else None
-        if sharing is not None:
-            _sharing = sharing
-    if sharing is None:
-        yield
-        return
-    finished = False
-    try:
-        yield
-        finished = True
-    finally:
-        with _sharing_lock:
-            _sharing = None
-        if sharing.pool is not None:
-            from coderooms.index.indexer import stop_pool
-
-            if finished:
-                sharing.pool.close()
-                sharing.pool.join()
-            else:
-                stop_pool(sharing.pool)
-
-
-def _helpers(texts: int) -> tuple[multiprocessing.pool.Pool, int] | None:
-    """The helper pool (and how many helpers it has) for a call embedding ``texts``
-    texts, or None when this call embeds everything here."""
-    sharing = _sharing
-    if sharing is None or texts < SHARED_MIN_TEXTS or sharing.thread != threading.get_ident():
-        return None
-    if not sharing.tried:
-        sharing.tried = True
-        from coderooms.index.indexer import can_fork, fork_pool, worker_count
-
-        count = worker_count() - 1
-        if count >= 1 and can_fork():
-            sharing.pool, sharing.count = fork_pool(count), count
-    return None if sharing.pool is None else (sharing.pool, sharing.count)
 
 
 class _Encoder:

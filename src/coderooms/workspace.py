@@ -401,16 +401,15 @@ class Workspace:
                 if known is not None:
                     counted = self._state_path(focus_state.TOKENS_FILE)
                     known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
-                with embeddings.on_every_core():  # a first build embeds every symbol
-                    engine = FocusEngine.from_reader(
-                        graph,
-                        self,
-                        tokens.count_tokens,
-                        embeddings.embed,
-                        previous=previous,
-                        known=known,
-                        report=self.report,
-                    )
+                engine = FocusEngine.from_reader(
+                    graph,
+                    self,
+                    tokens.count_tokens,
+                    embeddings.embed,
+                    previous=previous,
+                    known=known,
+                    report=self.report,
+                )
                 if engine.index.fresh_work:
                     focus_state.save(state, engine.index.known_work(), tag)
                 focus_state.save_built(built_path, engine.index.built(), built_key)
