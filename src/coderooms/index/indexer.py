@@ -229,6 +229,8 @@ def _run(
                 deleted.append(s.path)
         done = 0
         mark = time.perf_counter()
+        if progress is not None and todo:
+            progress(PARSE_PHASE, 0, len(todo))  # told now: the first file may take long
         for outcome in process_files(root, todo, pool):
             done += 1
             if progress is not None:
