@@ -60,7 +60,7 @@ GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the i
 GRAPH_CACHE_VERSION = 4
 _CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
 MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
-INDEXING_PHASE = "indexing files"
+GRAPH_PHASE = "reading the code graph"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
@@ -176,13 +176,12 @@ class Workspace:
         line on stderr."""
         report = self.report
         if report is None and progress:
-            report = _phase_lines
-        show = None if report is None else lambda done, total: report(INDEXING_PHASE, done, total)
+            report = _PhaseLines()
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
             try:
-                summary = indexer.run(self.root, conn, progress=show, workers=workers)
+                summary = indexer.run(self.root, conn, progress=report, workers=workers)
                 self._stamp = self._take_stamp(conn)
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
@@ -283,6 +282,7 @@ class Workspace:
         if kept is not None:
             return _build_graph(kept), kept
         own = not conn.in_transaction
+        report, files = self.report, 0
         if own:
             conn.execute("BEGIN")  # one snapshot: the delta and the rows it patches agree
         try:
@@ -301,13 +301,18 @@ class Workspace:
                 rows = _patched_rows(conn, before, delta.paths)
                 old = self._graph[1] if self._graph and self._graph[0] == delta.before else None
                 graph = _build_graph(rows, old, frozenset(delta.paths))
-            else:
+            else:  # read whole: long on a large repository, so it is told of
+                if report is not None:
+                    (files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
+                    report(GRAPH_PHASE, 0, files)
                 rows = _graph_rows(conn)
                 graph = _build_graph(rows)
         finally:
             if own:
                 conn.execute("COMMIT")
         _write_cache(cache, generation, rows)
+        if files and report is not None:
+            report(GRAPH_PHASE, files, files)
         return graph, rows
 
     def node(self, node_id: str) -> CodeNode:
@@ -520,9 +525,16 @@ def _known_or_none(state: str, tag: str) -> KnownWork:
     return known if known is not None else KnownWork.nothing()
 
 
-def _phase_lines(phase: str, done: int, total: int) -> None:
-    if done == min(1, total):
-        sys.stderr.write(f"{phase}: {total}\n")
+class _PhaseLines:
+    """A line on stderr as each phase of long work starts (``index(progress=True)``)."""
+
+    def __init__(self) -> None:
+        self._phase: str | None = None
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if phase != self._phase:
+            sys.stderr.write(f"{phase}: {total}\n")
+        self._phase = None if done >= total else phase
 
 
 def _load_models(loaded: threading.Event) -> None:

@@ -45,6 +45,27 @@ def test_index_text_summary(make_repo: Callable[..., Path]) -> None:
     assert result.stderr.splitlines()[0] == "indexing files: 3"
 
 
+def test_index_tells_each_phase_of_a_cold_run_and_nothing_when_nothing_changed(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(FILES)
+    cold = CliRunner().invoke(cli(), ["index", str(root)])
+    assert cold.exit_code == 0, cold.output
+    # 3 files parsed and resolved, their 4 edges stored (3 contains, 1 call); then focus
+    # is prepared: the graph read, 3 file and 3 symbol documents counted, 6 rows embedded.
+    assert cold.stderr.splitlines() == [
+        "indexing files: 3",
+        "resolving references: 3",
+        "storing the index: 4",
+        "reading the code graph: 3",
+        "counting terms: 3",
+        "counting terms: 3",
+        "embedding code: 6",
+    ]
+    again = CliRunner().invoke(cli(), ["index", str(root)])
+    assert again.exit_code == 0 and again.stderr == ""
+
+
 def test_index_bad_path_is_one_line_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli(), ["index", str(tmp_path / "missing")])
     assert result.exit_code == 1

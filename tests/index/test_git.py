@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from index_fixtures import commit_all, index, write_files
+from index_fixtures import commit_all, dump, index, write_files
 
 from coderooms.index.gitlog import CO_CHANGE_MAX_FILES, parse_git_log
 from coderooms.workspace import Workspace
@@ -54,3 +54,32 @@ def test_directory_without_git_has_no_signals(make_repo: Callable[..., Path]) ->
     ws, graph = index(make_repo({"a.py": "a = 1\n"}))
     assert graph.signals == () and graph.co_changes == () and graph.head_time == 0
     assert ws.summary().git is False
+
+
+def test_a_run_on_a_pool_stores_the_git_signals_of_a_serial_one(
+    make_repo: Callable[..., Path],
+) -> None:
+    """With enough files for a pool, git log is read once the workers are forked: the
+    signals stored are those a run in one process stores."""
+    files = {f"m{i}/mod{i}.py": f"def f{i}():\n    return {i}\n" for i in range(60)}
+    trees = {name: make_repo(files, use_git=True, name=name) for name in ("serial", "pooled")}
+    for root in trees.values():
+        write_files(root, {"m1/mod1.py": "def f1():\n    return 11\n", "m2/mod2.py": ""})
+        commit_all(root, "two together", T0 + 100)
+        write_files(root, {"m1/mod1.py": "def f1():\n    return 12\n", "m2/mod2.py": "x = 1\n"})
+        commit_all(root, "again", T0 + 200)
+    graphs = {}
+    for name, workers in (("serial", 1), ("pooled", 2)):
+        ws = Workspace.open(trees[name])
+        ws.index(workers=workers)
+        graphs[name] = ws.graph()
+    serial, pooled = graphs["serial"], graphs["pooled"]
+    assert (pooled.signals, pooled.co_changes, pooled.head_time) == (
+        serial.signals,
+        serial.co_changes,
+        serial.head_time,
+    )
+    assert dump(trees["pooled"]) == dump(trees["serial"])
+    # The initial commit, of 60 files, is too large to pair any: the two commits after it.
+    assert serial.co_changes == (("m1/mod1.py", "m2/mod2.py", 2),)
+    assert serial.head_time == T0 + 200

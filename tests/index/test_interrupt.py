@@ -133,7 +133,7 @@ def test_an_abandoned_pool_that_will_not_terminate_is_not_waited_for(
     monkeypatch.setattr(indexer, "POOL_STOP_S", 0.05)
     started = time.monotonic()
     try:
-        indexer._stop_pool(StuckPool())  # type: ignore[arg-type]
+        indexer.stop_pool(StuckPool())  # type: ignore[arg-type]
         assert time.monotonic() - started < TIMEOUT_S / 10
     finally:
         release.set()

@@ -610,6 +610,8 @@ class SalienceIndex:
             return known
         at = known.positions() if known is not None else {}
         todo = sum(1 for key in keys if key not in at)
+        if self._report is not None and todo:
+            self._report(COUNTING_PHASE, 0, todo)  # told as it starts, not after a share
         counted_here = 0
         term_ids: dict[str, int] = {t: i for i, t in enumerate(known.terms)} if known else {}
         ids: list[np.ndarray] = []
@@ -669,6 +671,8 @@ class SalienceIndex:
         self.fresh_embeddings = len(fresh)
         parts: list[np.ndarray] = []
         if fresh:
+            if self._report is not None:
+                self._report(EMBEDDING_PHASE, 0, len(fresh))
             batches = []
             for start in range(0, len(fresh), EMBED_BATCH):
                 batches.append(np.asarray(embedder(fresh[start : start + EMBED_BATCH])))

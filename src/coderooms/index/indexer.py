@@ -34,7 +34,14 @@ MAX_WORKERS = 8
 GENERATION_TOKEN_BYTES = 8
 BULK_TABLES = ("symbols", "edges")  # written in bulk by a cold build
 
-Progress = Callable[[int, int], None]  # (files done, files to parse)
+PARSE_PHASE = "indexing files"
+RESOLVE_PHASE = "resolving references"
+STORE_PHASE = "storing the index"
+REPORT_EVERY = 100  # files resolved between two reports
+
+Progress = Callable[[str, int, int], None]
+"""Told of each phase of a run as it goes: (phase, items done, items in the phase). A
+phase with nothing to do is never told of."""
 
 
 def worker_count() -> int:
@@ -86,10 +93,15 @@ def open_pool(paths: list[str], workers: int) -> multiprocessing.pool.Pool | Non
         return None
     prepare(language_of(p) for p in paths)  # compiled once, before the workers fork
     # fork is fastest; with other threads alive it is unsafe, so use forkserver then.
-    method = "fork" if can_fork() else "forkserver"
-    context = multiprocessing.get_context(method)
-    if method != "fork":
-        return context.Pool(workers, initializer=_start_worker)
+    if not can_fork():
+        return multiprocessing.get_context("forkserver").Pool(workers, initializer=_start_worker)
+    return fork_pool(workers)
+
+
+def fork_pool(workers: int) -> multiprocessing.pool.Pool:
+    """``workers`` processes forked from this one (only when :func:`can_fork`): they
+    start with what this process holds, and only this process acts on a stop signal."""
+    context = multiprocessing.get_context("fork")
     # A stop signal waits while the pool forks: its handler would otherwise run in the
     # middle of a fork (where an exception is ignored, the stop lost) or leave a pool
     # half made. The pool's threads and processes start with the signals blocked:
@@ -103,12 +115,12 @@ def open_pool(paths: list[str], workers: int) -> multiprocessing.pool.Pool | Non
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a stop that waited comes here
     except BaseException:
-        _stop_pool(pool)
+        stop_pool(pool)
         raise
     return pool
 
 
-def _stop_pool(pool: multiprocessing.pool.Pool) -> None:
+def stop_pool(pool: multiprocessing.pool.Pool) -> None:
     """Terminate ``pool`` now (its work is being abandoned), waiting at most
     ``POOL_STOP_S``: ``terminate()`` can hang for good when a worker was killed while it
     held a queue's lock (a race inside multiprocessing), and the caller is unwinding."""
@@ -217,10 +229,12 @@ def _run(
                 deleted.append(s.path)
         done = 0
         mark = time.perf_counter()
+        if progress is not None and todo:
+            progress(PARSE_PHASE, 0, len(todo))  # told now: the first file may take long
         for outcome in process_files(root, todo, pool):
             done += 1
             if progress is not None:
-                progress(done, len(todo))
+                progress(PARSE_PHASE, done, len(todo))
             path = outcome.path
             size, mtime = listing.files[path]
             if isinstance(outcome, Unchanged):
@@ -262,12 +276,15 @@ def _run(
         results: list[ResolvedFile] = []
         digests: dict[str, str] = {}
         if resolver is not None:
-            results = _resolve_files(resolver, affected)
+            results = _resolve_files(resolver, affected, progress)
             results += _follow_exports(conn, resolver, results, deleted, digests, cold=cold)
         # Resolution alone, then what storing its edges (and rebuilding the indexes a
         # cold build dropped) costs on top: the benchmark weighs the two apart.
         phases["resolve_cpu"] = time.thread_time() - cpu_mark
         cpu_mark = time.thread_time()
+        stored = sum(len(rows) for _, rows, _ in results)
+        if progress is not None and stored:
+            progress(STORE_PHASE, 0, stored)
         _store_edges(conn, results, replace=not cold)
         conn.executemany("INSERT OR REPLACE INTO exports VALUES (?, ?)", sorted(digests.items()))
         resolved = len(results)
@@ -312,6 +329,8 @@ def _run(
             db.set_meta(conn, db.DELTA_KEY, "" if cold or not previous else delta.encoded())
         db.set_meta(conn, "root", os.path.abspath(root))
         conn.execute("COMMIT")
+        if progress is not None and stored:
+            progress(STORE_PHASE, stored, stored)
         keep_table(key, generation, table)
         phases["git_and_commit"] = time.perf_counter() - mark
     except BaseException:
@@ -321,7 +340,7 @@ def _run(
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
         if pool is not None:
-            _stop_pool(pool)
+            stop_pool(pool)
         if git_proc is not None:
             git_proc.cancel()
         raise
@@ -473,14 +492,20 @@ def _prepare_resolution(
 ResolvedFile = tuple[str, list[tuple[str, str, str, float, str]], tuple[int, ...]]
 
 
-def _resolve_files(resolver: Resolver, paths: list[str]) -> list[ResolvedFile]:
+def _resolve_files(
+    resolver: Resolver, paths: list[str], progress: Progress | None = None
+) -> list[ResolvedFile]:
     """Edge rows and unresolved counts of each file, as stored."""
     out: list[ResolvedFile] = []
-    for path in paths:
+    if progress is not None and paths:
+        progress(RESOLVE_PHASE, 0, len(paths))
+    for done, path in enumerate(paths, 1):
         res = resolver.resolve_file(path)
         # In the order resolution found them (itself fixed): readers sort what they load.
         rows = [(s, d, k, w, path) for (s, d, k), w in res.edges.items()]
         out.append((path, rows, tuple(res.unresolved[r] for r in UNRESOLVED_REASONS)))
+        if progress is not None and (done % REPORT_EVERY == 0 or done == len(paths)):
+            progress(RESOLVE_PHASE, done, len(paths))
     return out
 
 
