@@ -254,13 +254,10 @@ def up_command(
     /mcp), with the web UI for people at / on the same port."""
     import anyio
     import uvicorn
-    from mcp.server.auth.settings import AuthSettings
 
-    from coderooms.mcp.bearer import bearer_only
     from coderooms.mcp.httpwire import CoalescingHttpProtocol
-    from coderooms.mcp.server import build_server, token_caller
     from coderooms.mcp.service import RoomService
-    from coderooms.mcp.tokens import AgentTokenVerifier, TokenBook
+    from coderooms.mcp.tokens import TokenBook
     from coderooms.workspace import Workspace
 
     store = store_of(ctx)
@@ -287,28 +284,11 @@ def up_command(
         tokens[agent_id] = book.issue(agent_id)
 
     service = RoomService(store, lambda: workspace, _dispatch(dispatch_hops))
-    server = build_server(
-        service,
-        token_caller,
-        token_verifier=AgentTokenVerifier(book, store),
-        # Bearer tokens only, and no OAuth advertised: with no resource_server_url the SDK
-        # publishes no protected-resource metadata naming an authorization server that
-        # does not exist (issuer_url is required by the settings, and never published).
-        auth=AuthSettings(
-            issuer_url=base,  # type: ignore[arg-type]
-            resource_server_url=None,
-            validate_token_resource=False,
-        ),
-    )
-    # Each answer as one JSON body rather than a one-event SSE stream (the transport
-    # allows either; no tool sends anything before its result): with 8 clients calling at
-    # once, median latency 22 -> 14 ms and p99 89 -> 30 ms (benchmarks/reliability.py).
-    mcp_app = bearer_only(
-        server.streamable_http_app(streamable_http_path=MCP_PATH, host=HOST, json_response=True)
-    )
+    _, fast = http_mcp_app(service, book, store, base)
+    from coderooms.mcp.bearer import bearer_only
     from coderooms.web import build_web_app, route_by_path
 
-    app = route_by_path(mcp_app, build_web_app(service, book), MCP_PATH)
+    app = route_by_path(bearer_only(fast), build_web_app(service, book), MCP_PATH)
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
     click.echo(
@@ -336,6 +316,39 @@ def up_command(
         [sock],
         backend_options=event_loop_options(),
     )
+
+
+def http_mcp_app(service: Any, book: Any, store: Store, base: str) -> tuple[Any, Any]:
+    """The MCP server of ``up`` acting for the agent each bearer token (from ``book``)
+    names, and its ASGI application for ``MCP_PATH`` at ``base`` (``http://host:port``):
+    the SDK's, with calls on an open session taking the short way of
+    :mod:`coderooms.mcp.fastpath` (its ``app`` is the SDK's own)."""
+    from mcp.server.auth.settings import AuthSettings
+
+    from coderooms.mcp.fastpath import with_fast_path
+    from coderooms.mcp.server import build_server, token_caller
+    from coderooms.mcp.tokens import AgentTokenVerifier
+
+    server = build_server(
+        service,
+        token_caller,
+        token_verifier=AgentTokenVerifier(book, store),
+        # Bearer tokens only, and no OAuth advertised: with no resource_server_url the SDK
+        # publishes no protected-resource metadata naming an authorization server that
+        # does not exist (issuer_url is required by the settings, and never published).
+        auth=AuthSettings(
+            issuer_url=base,  # type: ignore[arg-type]
+            resource_server_url=None,
+            validate_token_resource=False,
+        ),
+    )
+    # Each answer as one JSON body rather than a one-event SSE stream (the transport
+    # allows either; no tool sends anything before its result): with 8 clients calling at
+    # once, median latency 22 -> 14 ms and p99 89 -> 30 ms (benchmarks/reliability.py).
+    sdk_app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=HOST, json_response=True
+    )
+    return server, with_fast_path(server, sdk_app, path=MCP_PATH)
 
 
 def event_loop_options() -> dict[str, bool]:
