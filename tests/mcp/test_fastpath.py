@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from coderooms.cli.mcp_cmds import MCP_PATH, http_mcp_app
 from coderooms.mcp.bearer import bearer_only
@@ -359,3 +360,64 @@ async def test_an_sdk_without_the_parts_gets_no_fast_path(tmp_path: Path) -> Non
             assert with_fast_path(server, host.fast.app, path=MCP_PATH) is host.fast.app
         finally:
             server._lowlevel_server._session_manager = manager
+
+
+@pytest.mark.parametrize(
+    ("mode", "short_way"),
+    [("legacy", True), ("auto", False)],
+    ids=["handshake-session", "single-exchange"],
+)
+async def test_the_sdks_client_is_served(tmp_path: Path, mode: str, short_way: bool) -> None:
+    """The SDK's own client over real HTTP (uvicorn, as `up` serves) lists the tools,
+    calls them, is refused, and ends its session. With the initialize handshake
+    (``legacy``: a session, as the 2025 revisions and most clients speak) its calls are
+    the fast path's to answer; in the 2026 single-exchange protocol (``auto``: no
+    session) every request is the SDK's own, as before."""
+    import socket
+
+    import uvicorn
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from mcp import Client
+
+    store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+    book = TokenBook.for_store(store)
+    try:
+        await store.add_agent("alice")
+        token = book.issue("alice")
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        service = RoomService(store, lambda: None, MentionDispatchPolicy(enabled=False))
+        _, fast = http_mcp_app(service, book, store, f"http://127.0.0.1:{port}")
+        config = uvicorn.Config(bearer_only(fast), log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve, [sock])
+            with anyio.fail_after(60):
+                while not server.started:
+                    await anyio.sleep(0.01)
+                http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+                url = f"http://127.0.0.1:{port}{MCP_PATH}"
+                transport = streamable_http_client(url, http_client=http)
+                async with Client(transport, mode=mode) as client:
+                    names = {tool.name for tool in (await client.list_tools()).tools}
+                    posted = await client.call_tool("room_post", {"content": "hi from the SDK"})
+                    read = await client.call_tool("room_read", {})
+                    refused = await client.call_tool("room_read", {"desk": "nowhere"})
+            server.should_exit = True
+        assert {"room_read", "room_post", "skim"} <= names
+        assert posted.structured_content is not None
+        assert posted.structured_content["author"]["id"] == "alice"
+        assert read.structured_content is not None
+        history = read.structured_content["history"]
+        assert [row["content"] for row in history] == ["hi from the SDK"]
+        assert refused.is_error
+        assert refused.structured_content is not None
+        assert refused.structured_content["error"]["type"] == "UnknownDesk"
+        # tools/list and the three calls
+        assert fast.answered == (4 if short_way else 0)
+    finally:
+        book.close()
+        store.close()
