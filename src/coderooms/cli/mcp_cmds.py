@@ -10,6 +10,7 @@ client configuration to paste.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import signal
 import socket
@@ -303,6 +304,7 @@ def up_command(
         click.echo(json.dumps(client_config(url, "<TOKEN>"), indent=2))
         click.echo("Get a token with: coderooms agent token AGENT_ID")
     sys.stdout.flush()
+    freeze_startup_heap()
 
     config = uvicorn.Config(
         app,
@@ -316,6 +318,21 @@ def up_command(
         [sock],
         backend_options=event_loop_options(),
     )
+
+
+def freeze_startup_heap() -> None:
+    """Collect what starting up left behind, then keep the rest (the index, the focus
+    engine, the imported modules: all of it kept for the server's life) out of every
+    later garbage collection.
+
+    A full collection walks every object the process holds. Under `up`'s HTTP load one
+    ran every few thousand calls and stopped every agent for a fifth of a second to
+    nearly half a second on a busy machine (measured: 190 and 426 ms), which was the
+    load's p99; with the startup heap frozen it walks only what serving has made since.
+    Cyclic garbage among the frozen objects is not reclaimed; objects freed by their
+    reference count still are, so the cost is what startup keeps anyway."""
+    gc.collect()
+    gc.freeze()
 
 
 def http_mcp_app(service: Any, book: Any, store: Store, base: str) -> tuple[Any, Any]:
