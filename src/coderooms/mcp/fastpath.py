@@ -9,16 +9,17 @@ calling at once each call waits behind the others' share of it.
 
 :func:`with_fast_path` answers the requests agents send all day (``tools/call``, and
 any other JSON-RPC request but ``initialize``) on a session the SDK opened and whose
-handshake is done, in the task that received them: the same checks in the same order
-(Host and Origin, bearer token, the session's owner, Accept, Content-Type, body size,
-the JSON-RPC shape), the same handler kernel (the SDK's :class:`ServerRunner` of that
+handshake is done, in the task that received them: the same checks (body size, the
+JSON-RPC shape, bearer token, the session's owner, Host and Origin, Accept,
+Content-Type), the same handler kernel (the SDK's :class:`ServerRunner` of that
 session's connection, so the middleware chain, argument validation, the tools and the
 result's serialization are the SDK's own), and the same response head and body bytes.
 
 Anything else goes to the SDK untouched, the body it was sent included: opening and
 ending a session (``initialize``, ``DELETE``), the event stream (``GET``),
-notifications and responses, batches, and every request the SDK would refuse, so each
-refusal keeps the SDK's own status and words. Where the installed SDK lacks a part this
+notifications and responses, batches, the 2026 single-exchange protocol (no session),
+and every request a check would refuse, so each refusal is the SDK's own, in its order,
+with its status and words. Where the installed SDK lacks a part this
 relies on, :func:`with_fast_path` returns the SDK's application as it is.
 
 One difference from the SDK's path, which JSON-response mode makes moot: a request
@@ -47,7 +48,11 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.connection import Connection
 from mcp.server.mcpserver import MCPServer
 from mcp.server.runner import ServerRunner
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
+from mcp.server.streamable_http import (
+    MCP_SESSION_ID_HEADER,
+    StreamableHTTPServerTransport,
+    check_accept_headers,
+)
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
@@ -171,6 +176,8 @@ def _sdk_parts(server: MCPServer) -> tuple[Any, Any, Any] | None:
     if not all(hasattr(manager, name) for name in needed) or manager.stateless:
         return None
     if not manager.json_response or manager.event_store is not None:
+        return None
+    if not callable(getattr(StreamableHTTPServerTransport, "_check_content_type", None)):
         return None
     return manager, lowlevel, verifier
 
