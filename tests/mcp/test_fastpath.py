@@ -421,3 +421,34 @@ async def test_the_sdks_client_is_served(tmp_path: Path, mode: str, short_way: b
     finally:
         book.close()
         store.close()
+
+
+async def test_up_opens_no_spans_when_nothing_traces(tmp_path: Path) -> None:
+    from mcp.server._otel import OpenTelemetryMiddleware
+
+    async with hosted(tmp_path) as host:
+        chain = host.server._lowlevel_server.middleware
+        assert not any(isinstance(step, OpenTelemetryMiddleware) for step in chain)
+
+
+def test_up_keeps_the_spans_of_a_tracer_provider_set_before_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from opentelemetry import trace
+
+    from coderooms.cli.mcp_cmds import without_idle_tracing
+    from coderooms.mcp.server import build_server, fixed_caller
+
+    class Tracing(trace.TracerProvider):
+        def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+            return trace.NoOpTracer()
+
+    server = build_server(RoomService(None, lambda: None), fixed_caller("alice"))  # type: ignore[arg-type]
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: Tracing())
+    without_idle_tracing(server)
+    chain = server._lowlevel_server.middleware
+    assert any(isinstance(step, OpenTelemetryMiddleware) for step in chain)
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.ProxyTracerProvider())
+    without_idle_tracing(server)
+    assert not any(isinstance(step, OpenTelemetryMiddleware) for step in chain)
