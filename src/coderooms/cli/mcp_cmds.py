@@ -327,8 +327,8 @@ def freeze_startup_heap() -> None:
 
     A full collection walks every object the process holds. Under `up`'s HTTP load one
     ran every few thousand calls and stopped every agent for a fifth of a second to
-    nearly half a second on a busy machine (measured: 190 and 426 ms), which was the
-    load's p99; with the startup heap frozen it walks only what serving has made since.
+    nearly half a second on a busy machine (measured: 190 and 426 ms, besides its CPU);
+    with the startup heap frozen it walks only what serving has made since.
     Cyclic garbage among the frozen objects is not reclaimed; objects freed by their
     reference count still are, so the cost is what startup keeps anyway."""
     gc.collect()
