@@ -268,3 +268,24 @@ def test_a_response_head_and_body_leave_in_one_write() -> None:
     assert within == []
     assert after == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", b"bye"]
     assert closed
+
+
+def test_up_keeps_its_startup_heap_out_of_later_collections() -> None:
+    """A full garbage collection under load walked the whole index and stopped every
+    agent for hundreds of milliseconds; `up` freezes what startup made before serving."""
+    import sys
+
+    probe = (
+        "import gc, time\n"
+        "from coderooms.cli.mcp_cmds import freeze_startup_heap\n"
+        "kept = [[n] for n in range(300_000)]\n"
+        "freeze_startup_heap()\n"
+        "started = time.process_time(); gc.collect(); walked = time.process_time() - started\n"
+        "print(gc.get_freeze_count() > len(kept), walked)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=CALL_TIMEOUT_S
+    )
+    frozen, walked = done.stdout.split()
+    assert frozen == "True", done.stderr
+    assert float(walked) < 0.05

@@ -9,4 +9,7 @@
   :mod:`.render` and :mod:`.framing` write the readable text, with every piece of
   participant text framed as data; :mod:`.tail` keeps each conversation's newest rows
   in memory between calls; :mod:`.tokens` keeps the agents' tokens, hashed.
+- Over HTTP, :mod:`.fastpath` answers the calls of an open session without the SDK's
+  transport machinery (same checks, same handlers, same bytes), :mod:`.httpwire` sends
+  each answer in one write, and :mod:`.bearer` says how to authenticate.
 """
