@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 from fixture_repo import SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS, build_graph, count_words
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from coderooms import embeddings
 from coderooms.focus.lexical import BM25, BM25Parts
 from coderooms.focus.runtime import FocusEngine
+from coderooms.focus.salience import MAX_KEY_SCANS, _key_finder
 
 GOALS = (
     "Calling `Cart.add_item` with quantity 0 raises ValueError",
@@ -244,3 +246,12 @@ def _terms(documents: Any, row: int) -> dict[str, int]:
     start, end = int(documents.ptr[row]), int(documents.ptr[row + 1])
     ids, counts = documents.ids[start:end].tolist(), documents.counts[start:end].tolist()
     return {documents.terms[i]: c for i, c in zip(ids, counts, strict=True)}
+
+
+@pytest.mark.parametrize("lookups", [1, MAX_KEY_SCANS + 1])
+def test_a_key_is_found_only_where_a_key_starts(lookups: int) -> None:
+    first, second = bytes([1] * 16), bytes([2] * 16)
+    straddling = bytes([1] * 8 + [2] * 8)  # the joined bytes hold it, across two keys
+    position = _key_finder((first, second, first), lookups)
+    assert position(first) == 0 and position(second) == 1
+    assert position(straddling) is None and position(bytes(16)) is None

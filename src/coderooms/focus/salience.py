@@ -46,6 +46,7 @@ FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
 KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
+MAX_KEY_SCANS = 256  # keys looked up by a scan of the previous keys; more: a table of them
 SOURCE_PRIOR_FLOOR = 0.9
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
@@ -691,12 +692,13 @@ class SalienceIndex:
         )
         term_ids = dict(lender._terms_of(kind))
         self._term_ids[kind] = term_ids
-        joined = b"".join(old.keys)
         fresh_ids: list[np.ndarray] = []
         fresh_counts: list[np.ndarray] = []
         fresh_at: list[int] = []  # positions in ``rows`` of the documents counted here
-        for at in np.flatnonzero(source < 0).tolist():
-            found = _key_position(joined, keys[at])
+        unlent = np.flatnonzero(source < 0).tolist()
+        position = _key_finder(old.keys, len(unlent))
+        for at in unlent:
+            found = position(keys[at])
             if found is not None:
                 source[at] = found
                 continue
@@ -739,10 +741,11 @@ class SalienceIndex:
             source[np.fromiter(same.keys(), np.int64, len(same))] = np.fromiter(
                 same.values(), np.int64, len(same)
             )
-        joined = b"".join(old_keys)
         missing: dict[bytes, list[int]] = {}
-        for at in np.flatnonzero(source < 0).tolist():
-            found = _key_position(joined, keys[at])
+        unlent = np.flatnonzero(source < 0).tolist()
+        position = _key_finder(old_keys, len(unlent))
+        for at in unlent:
+            found = position(keys[at])
             if found is not None:
                 source[at] = found
             else:
@@ -988,12 +991,23 @@ def _split_keys(joined: bytes) -> tuple[bytes, ...]:
     return tuple(joined[at : at + KEY_SIZE] for at in range(0, len(joined), KEY_SIZE))
 
 
-def _key_position(joined: bytes, key: bytes) -> int | None:
-    """Where ``key`` sits among the keys joined in ``joined`` (the first), or None."""
-    at = joined.find(key)
-    while at >= 0 and at % KEY_SIZE:
-        at = joined.find(key, at + 1)
-    return at // KEY_SIZE if at >= 0 else None
+def _key_finder(keys: tuple[bytes, ...], lookups: int) -> Callable[[bytes], int | None]:
+    """Where a key first sits in ``keys``, or None, for ``lookups`` keys to come: a scan
+    of the keys joined for each of a few (an edit), a table of them all for many."""
+    if lookups > MAX_KEY_SCANS:
+        first: dict[bytes, int] = {}
+        for at, key in enumerate(keys):
+            first.setdefault(key, at)
+        return first.get
+    joined = b"".join(keys)
+
+    def scan(key: bytes) -> int | None:
+        at = joined.find(key)
+        while at >= 0 and at % KEY_SIZE:  # a match must start on a key's boundary
+            at = joined.find(key, at + 1)
+        return at // KEY_SIZE if at >= 0 else None
+
+    return scan
 
 
 def text_key(text: str) -> bytes:
