@@ -62,6 +62,7 @@ GRAPH_CACHE_VERSION = 4
 _CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
 STAMP_FILE = "stamp.bin"  # the stamp of the last indexing run, for the next process's check
 STAMP_VERSION = 1
+MAX_UNSAVED_WORK = 2_000  # documents and rows counted or embedded before focus.npz is rewritten
 MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
 INDEXING_PHASE = "indexing files"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
@@ -129,6 +130,7 @@ class Workspace:
         self._graph: tuple[str, CodeGraph] | None = None
         self._rows: tuple[str, GraphRows] | None = None  # what self._graph was made of
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
+        self._unsaved = 0  # work done by engines built since focus.npz was last written
         self._stamp: _Stamp | None = None
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
@@ -423,8 +425,14 @@ class Workspace:
                 known=known,
                 report=self.report,
             )
-            if engine.index.fresh_work:
+            # An engine built on this process's previous one keeps its new work in memory
+            # until there is much of it: writing focus.npz (tens of MB on a large
+            # repository) on every edit would cost more than the edit's own work. The built
+            # index of each generation is still written: a new process restores it.
+            self._unsaved += engine.index.fresh_work
+            if self._unsaved and (previous is None or self._unsaved > MAX_UNSAVED_WORK):
                 focus_state.save(state, engine.index.known_work(), tag)
+                self._unsaved = 0
             focus_state.save_built(built_path, engine.index.built(), built_key)
         self._models.wait()  # the embedder ranks the goal: loaded once, not twice
         self._engine = (graph, engine)
