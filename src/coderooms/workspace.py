@@ -8,6 +8,7 @@ code graph (cached until the index changes).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import gc
 import marshal
@@ -59,6 +60,9 @@ INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 4
 _CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
+STAMP_FILE = "stamp.bin"  # the stamp of the last indexing run, for the next process's check
+STAMP_VERSION = 1
+MAX_UNSAVED_WORK = 2_000  # documents and rows counted or embedded before focus.npz is rewritten
 MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
 GRAPH_PHASE = "reading the code graph"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
@@ -126,6 +130,7 @@ class Workspace:
         self._graph: tuple[str, CodeGraph] | None = None
         self._rows: tuple[str, GraphRows] | None = None  # what self._graph was made of
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
+        self._unsaved = 0  # work done by engines built since focus.npz was last written
         self._stamp: _Stamp | None = None
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
@@ -183,8 +188,10 @@ class Workspace:
             try:
                 summary = indexer.run(self.root, conn, progress=report, workers=workers)
                 self._stamp = self._take_stamp(conn)
+                generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
+            _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
             return summary
 
     def refresh(self) -> bool:
@@ -193,6 +200,8 @@ class Workspace:
         Checking costs one ``stat`` per indexed file and directory; focus, seek and impact
         do it first, so they never answer from code that has changed since."""
         stamp = self._stamp
+        if stamp is None:  # a new process: the stamp the last run kept, if it is this index's
+            stamp = self._stamp = self._kept_stamp()
         if stamp is not None and stamp.is_current(self.db_path):
             return False
         with self._lock:
@@ -200,6 +209,20 @@ class Workspace:
                 self.close()  # index.db was deleted or replaced: open the one there now
             self.index()
         return True
+
+    def _kept_stamp(self) -> _Stamp | None:
+        """The stamp kept by the last indexing run of this root when it was taken of the
+        index generation index.db holds now; else None (the indexer then checks)."""
+        kept = _read_stamp(self._state_path(STAMP_FILE), self.root)
+        if kept is None or not os.path.exists(self.db_path):
+            return None
+        generation, stamp = kept
+        try:
+            with self._lock:
+                current = db.get_meta(self._connection(create=False), "generation", "")
+        except sqlite3.DatabaseError:
+            return None  # the indexer says what is wrong with it
+        return stamp if generation and current == generation else None
 
     def _take_stamp(self, conn: sqlite3.Connection) -> _Stamp:
         files: list[tuple[str, int, int]] = []
@@ -260,14 +283,8 @@ class Workspace:
             if self._graph is not None and self._graph[0] == generation:
                 return self._graph[1]
             cache = os.path.join(os.path.dirname(self.db_path), GRAPH_CACHE_FILE)
-            # Tens of thousands of small objects: the cyclic collector only slows this down.
-            collecting = gc.isenabled()
-            gc.disable()
-            try:
+            with _without_cyclic_gc():
                 graph, rows = self._read_graph(conn, cache, generation)
-            finally:
-                if collecting:
-                    gc.enable()
             self._graph = (generation, graph)
             self._rows = (generation, rows)
             return graph
@@ -379,43 +396,52 @@ class Workspace:
         else from the work kept in ``.coderooms/focus.npz`` (see
         :mod:`coderooms.index.focus_state`), so only code that changed is tokenised and
         embedded again; what it had to compute is kept there for the next process."""
-        from coderooms import embeddings, tokens
-
         self._warm()
         with self._lock:
             graph = self.graph()
             if self._engine is not None and self._engine[0] is graph:
                 return self._engine[1]
-            previous = self._engine[1] if self._engine is not None else None
-            state = self._state_path(focus_state.STATE_FILE)
-            tag = self._state_tag()
-            built_path = self._state_path(focus_state.BUILT_FILE)
-            built_key = focus_state.built_key(tag, self._graph[0] if self._graph else "")
-            engine = (
-                self._restored(graph, state, tag, built_path, built_key)
-                if previous is None
-                else None
+            with _without_cyclic_gc():
+                return self._new_engine(graph)
+
+    def _new_engine(self, graph: CodeGraph) -> FocusEngine:
+        """The engine of ``graph`` (see :meth:`focus_engine`), kept for the next call."""
+        from coderooms import embeddings, tokens
+
+        previous = self._engine[1] if self._engine is not None else None
+        state = self._state_path(focus_state.STATE_FILE)
+        tag = self._state_tag()
+        built_path = self._state_path(focus_state.BUILT_FILE)
+        built_key = focus_state.built_key(tag, self._graph[0] if self._graph else "")
+        engine = (
+            self._restored(graph, state, tag, built_path, built_key) if previous is None else None
+        )
+        if engine is None:
+            known = focus_state.load(state, tag) if previous is None else None
+            if known is not None:
+                counted = self._state_path(focus_state.TOKENS_FILE)
+                known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
+            engine = FocusEngine.from_reader(
+                graph,
+                self,
+                tokens.count_tokens,
+                embeddings.embed,
+                previous=previous,
+                known=known,
+                report=self.report,
             )
-            if engine is None:
-                known = focus_state.load(state, tag) if previous is None else None
-                if known is not None:
-                    counted = self._state_path(focus_state.TOKENS_FILE)
-                    known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
-                engine = FocusEngine.from_reader(
-                    graph,
-                    self,
-                    tokens.count_tokens,
-                    embeddings.embed,
-                    previous=previous,
-                    known=known,
-                    report=self.report,
-                )
-                if engine.index.fresh_work:
-                    focus_state.save(state, engine.index.known_work(), tag)
-                focus_state.save_built(built_path, engine.index.built(), built_key)
-            self._models.wait()  # the embedder ranks the goal: loaded once, not twice
-            self._engine = (graph, engine)
-            return engine
+            # An engine built on this process's previous one keeps its new work in memory
+            # until there is much of it: writing focus.npz (tens of MB on a large
+            # repository) on every edit would cost more than the edit's own work. The built
+            # index of each generation is still written: a new process restores it.
+            self._unsaved += engine.index.fresh_work
+            if self._unsaved and (previous is None or self._unsaved > MAX_UNSAVED_WORK):
+                focus_state.save(state, engine.index.known_work(), tag)
+                self._unsaved = 0
+            focus_state.save_built(built_path, engine.index.built(), built_key)
+        self._models.wait()  # the embedder ranks the goal: loaded once, not twice
+        self._engine = (graph, engine)
+        return engine
 
     def _restored(
         self, graph: CodeGraph, state: str, tag: str, built_path: str, built_key: str
@@ -641,14 +667,23 @@ def _patched_rows(conn: sqlite3.Connection, rows: GraphRows, paths: tuple[str, .
     return files, symbols, _edge_bytes(edges), *_git_rows(conn)
 
 
-def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
+@contextlib.contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """Building the graph or a focus engine makes hundreds of thousands of small acyclic
+    objects: the cyclic collector would walk the whole heap again and again (a third of
+    an engine's build on sympy) and free nothing."""
     collecting = gc.isenabled()
-    gc.disable()  # hundreds of thousands of small objects
+    gc.disable()
     try:
-        return tuple(map(CodeEdge, *marshal.loads(edge_rows)[:4]))
+        yield
     finally:
         if collecting:
             gc.enable()
+
+
+def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
+    with _without_cyclic_gc():
+        return tuple(map(CodeEdge, *marshal.loads(edge_rows)[:4]))
 
 
 def _edge_columns(edge_rows: bytes) -> EdgeColumns:
@@ -737,6 +772,45 @@ def _build_graph(
         co_changes=tuple((a, b, n) for a, b, n in co_changes),
         head_time=head_time,
     )
+
+
+def _write_stamp(path: str, root: str, generation: str, stamp: _Stamp) -> None:
+    """Keep ``stamp`` (taken of ``generation`` of ``root``'s index) at ``path``, in one
+    step; a failure to write only costs the next process an indexer run."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(marshal.dumps((_stamp_key(), root, generation, *dataclasses.astuple(stamp))))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _read_stamp(path: str, root: str) -> tuple[str, _Stamp] | None:
+    """(generation, stamp) kept at ``path`` for ``root``, or None (missing, damaged, of
+    another version or another root: a copied repository checks its own files)."""
+    try:
+        with open(path, "rb") as fh:
+            data = marshal.loads(fh.read())
+        key, kept_root, generation, files, dirs, database = data
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if key != _stamp_key() or kept_root != root or not isinstance(generation, str):
+        return None
+    try:
+        stamp = _Stamp(
+            tuple((str(p), int(size), int(mark)) for p, size, mark in files),
+            tuple((str(p), int(mark)) for p, mark in dirs),
+            (int(database[0]), int(database[1])),
+        )
+    except (TypeError, ValueError, IndexError):
+        return None
+    return generation, stamp
+
+
+def _stamp_key() -> str:
+    return f"coderooms-stamp-{STAMP_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _read_cache(path: str, generation: str) -> GraphRows | None:

@@ -3,17 +3,21 @@ did not change, and answers exactly as an engine built from nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import pytest
 from fixture_repo import SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS, build_graph, count_words
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coderooms import embeddings
-from coderooms.focus.lexical import BM25
+from coderooms.focus.lexical import BM25, BM25Parts
 from coderooms.focus.runtime import FocusEngine
+from coderooms.focus.salience import MAX_KEY_SCANS, _key_finder
 
 GOALS = (
     "Calling `Cart.add_item` with quantity 0 raises ValueError",
@@ -184,3 +188,70 @@ def test_keys_of_code_in_unchanged_files_are_taken_from_the_previous_engine() ->
     plain = _engine(_edited(), embedder, previous=_engine(dict(SHOP), embedder))
     assert plain.index.reused_keys == 0
     assert plain.index.row_keys() == _engine(_edited(), CountingEmbedder()).index.row_keys()
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its arrays as (dtype, shape, bytes): compared to the bit."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, BM25Parts):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
+        return tuple(_plain(part) for part in value)
+    return value
+
+
+@settings(max_examples=15, deadline=None)
+@given(_EDITS)
+def test_an_index_patched_edit_by_edit_is_bit_for_bit_a_cold_build(
+    edits: list[tuple[str, str, int]],
+) -> None:
+    """Each build on the previous engine takes the documents and rows of unchanged code
+    by their row there; everything it keeps for the next process equals a cold build's."""
+    embedder = CountingEmbedder()
+    sources = dict(SHOP)
+    engine = _engine(sources, embedder, hashed=True)
+    for edit in edits:
+        _apply(sources, edit)
+        engine = _engine(dict(sources), embedder, previous=engine, hashed=True)
+    cold = _engine(dict(sources), CountingEmbedder(), hashed=True)
+    patched, fresh = engine.index.built(), cold.index.built()
+    for field in dataclasses.fields(patched):
+        mine, theirs = getattr(patched, field.name), getattr(fresh, field.name)
+        assert _plain(mine) == _plain(theirs), field.name
+    mine_work, their_work = engine.index.known_work(), cold.index.known_work()
+    for name in ("file_documents", "symbol_documents"):
+        mine_docs, their_docs = getattr(mine_work, name), getattr(their_work, name)
+        assert mine_docs.keys == their_docs.keys
+        for row in range(mine_docs.size):
+            assert _terms(mine_docs, row) == _terms(their_docs, row)
+    assert _answers(engine) == _answers(cold)
+
+
+def test_an_edit_counts_and_embeds_only_the_edited_file() -> None:
+    embedder = CountingEmbedder()
+    before = _engine(dict(SHOP), embedder, hashed=True)
+    embedder.texts.clear()
+    sources = dict(SHOP)
+    sources["shop/cart.py"] += "\n\ndef empty_cart(cart):\n    cart.items.clear()\n"
+    after = _engine(sources, embedder, previous=before, hashed=True)
+    in_cart = [n for n in after.index.nodes if n.path == "shop/cart.py"]
+    documents = [n for n in in_cart if n.kind in ("file", "class", "function", "method")]
+    assert after.index._fresh_documents == len(documents)
+    assert after.index.fresh_embeddings == len(embedder.texts) <= len(in_cart)
+    assert all(text.startswith("shop/cart.py") for text in embedder.texts)
+
+
+def _terms(documents: Any, row: int) -> dict[str, int]:
+    start, end = int(documents.ptr[row]), int(documents.ptr[row + 1])
+    ids, counts = documents.ids[start:end].tolist(), documents.counts[start:end].tolist()
+    return {documents.terms[i]: c for i, c in zip(ids, counts, strict=True)}
+
+
+@pytest.mark.parametrize("lookups", [1, MAX_KEY_SCANS + 1])
+def test_a_key_is_found_only_where_a_key_starts(lookups: int) -> None:
+    first, second = bytes([1] * 16), bytes([2] * 16)
+    straddling = bytes([1] * 8 + [2] * 8)  # the joined bytes hold it, across two keys
+    position = _key_finder((first, second, first), lookups)
+    assert position(first) == 0 and position(second) == 1
+    assert position(straddling) is None and position(bytes(16)) is None

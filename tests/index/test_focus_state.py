@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from coderooms import embeddings, tokens
+from coderooms import embeddings, tokens, workspace
 from coderooms.focus.runtime import FocusEngine
 from coderooms.index import focus_state
 from coderooms.workspace import Workspace
@@ -231,3 +232,26 @@ def test_an_edit_after_a_restored_engine_reuses_the_work_it_was_built_from(
     assert engine.index.row_keys() == fresh.index.row_keys()
     _same_index(engine, fresh)
     assert _answers(engine) == _answers(fresh)
+
+
+def test_a_long_lived_workspace_rewrites_focus_npz_only_past_its_bound(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, ws = _indexed(make_repo)
+    ws.focus(GOALS[0], budget=400)
+    kept = _state(root).stat().st_ino
+    with (root / "shop/shipping.py").open("a") as fh:
+        fh.write("\n\ndef track_parcel(code):\n    return code.upper()\n")
+    after_edit = ws.focus(GOALS[2], budget=400).to_json()
+    assert _state(root).stat().st_ino == kept  # the edit's work stays in memory ...
+    tag = ws._state_tag()
+    key = focus_state.built_key(tag, ws.generation())
+    assert focus_state.load_built(str(_built(root)), key) is not None  # ... the built index not
+    fresh = Workspace.open(root)  # a new process restores it and answers the same
+    assert fresh.focus(GOALS[2], budget=400).to_json() == after_edit
+    monkeypatch.setattr(workspace, "MAX_UNSAVED_WORK", 0)
+    (root / "shop/returns.py").write_text("def refund(order):\n    return order.total\n")
+    ws.focus(GOALS[0], budget=400)
+    assert _state(root).stat().st_ino != kept
+    _built(root).unlink()  # a new process then builds from focus.npz alone: nothing to do
+    assert Workspace.open(root).focus_engine().index.fresh_work == 0

@@ -220,6 +220,14 @@ def pack_to_budget(
     loaded: dict[str, Loaded] = {}
     ignored: list[Ignored] = []
     used = 0
+    lineage: dict[str, list[str]] = {}  # ancestors by node id: each loaded item is asked again
+
+    def above(node: CodeNode) -> list[str]:
+        found = lineage.get(node.id)
+        if found is None:
+            found = lineage[node.id] = ancestors(index, node)
+        return found
+
     for position, row in enumerate(rows):
         node = index.nodes[row]
         score = float(scores[row])
@@ -230,7 +238,7 @@ def pack_to_budget(
         holder = next(
             (
                 a
-                for a in ancestors(index, node)
+                for a in above(node)
                 if (a in loaded and loaded[a].render == "full")
                 or (a in held and held[a][0] == "full")  # held in full, ranked lower or not
             ),
@@ -254,7 +262,7 @@ def pack_to_budget(
         if node.is_test and score < TEST_LOAD_RATIO * top:
             ignored.append(Ignored(node.id, "penalized_test", score))
             continue
-        inside = [key for key, item in loaded.items() if node.id in ancestors(index, item.node)]
+        inside = [key for key, item in loaded.items() if node.id in above(item.node)]
         absorbed = sum(loaded[key].tokens for key in inside if loaded[key].render == "full")
         full, full_tokens = render(index, node, "full", count_tokens, cache)
         fits = used - absorbed + full_tokens <= budget

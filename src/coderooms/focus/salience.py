@@ -46,6 +46,7 @@ FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
 KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
+MAX_KEY_SCANS = 256  # keys looked up by a scan of the previous keys; more: a table of them
 SOURCE_PRIOR_FLOOR = 0.9
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
@@ -284,12 +285,17 @@ class SalienceIndex:
         same: dict[int, int] = {}
         old_documents: tuple[bytes, ...] = ()
         old_embeddings: tuple[bytes, ...] = ()
+        self._term_ids: dict[str, dict[str, int]] = {}  # per document kind: term -> its id
+        lender: SalienceIndex | None = None  # built in this process: lends rows by row
         if previous is not None:
-            known = previous.known_work()
-            if previous.embedder is not embedder:
-                known = known.without_embeddings()
             old_documents, old_embeddings = previous.row_keys()
             same = self._unchanged_rows(previous)
+            if previous._known is None and same:
+                lender, known = previous, None
+            else:
+                known = previous.known_work()
+                if previous.embedder is not embedder:
+                    known = known.without_embeddings()
         file_keys = tuple(
             old_documents[same[i]] if i in same else self._file_key(self.nodes[i].path)
             for i in self.file_rows
@@ -298,18 +304,23 @@ class SalienceIndex:
             old_documents[same[i]] if i in same else self._symbol_key(self.nodes[i])
             for i in self.symbol_rows
         )
-        self.file_documents = self._documents(
-            self.file_rows,
-            file_keys,
-            self._file_counts,
-            known.file_documents if known else None,
-        )
-        self.symbol_documents = self._documents(
-            self.symbol_rows,
-            symbol_keys,
-            self._symbol_counts,
-            known.symbol_documents if known else None,
-        )
+        if lender is not None:
+            self.file_documents = self._borrowed_documents(
+                "file", file_keys, self._file_counts, lender, same
+            )
+            self.symbol_documents = self._borrowed_documents(
+                "symbol", symbol_keys, self._symbol_counts, lender, same
+            )
+        else:
+            self.file_documents = self._documents(
+                "file", file_keys, self._file_counts, known.file_documents if known else None
+            )
+            self.symbol_documents = self._documents(
+                "symbol",
+                symbol_keys,
+                self._symbol_counts,
+                known.symbol_documents if known else None,
+            )
         document_keys = [NO_KEY] * len(self.nodes)
         for rows, keys in ((self.file_rows, file_keys), (self.symbol_rows, symbol_keys)):
             for row, key in zip(rows, keys, strict=True):
@@ -375,7 +386,12 @@ class SalienceIndex:
                 )
             else:
                 keys = tuple(self._embed_key(node) for node in self.nodes)
-            self.embeddings = self._embed_all(embedder, known, keys)
+            if lender is not None and lender.embedder is embedder and lender.embeddings is not None:
+                self.embeddings = self._borrowed_embeddings(
+                    embedder, lender.embeddings, lender.embedding_keys, same, keys
+                )
+            else:
+                self.embeddings = self._embed_all(embedder, known, keys)
 
     def _unchanged_rows(self, previous: SalienceIndex) -> dict[int, int]:
         """Row here to row in ``previous``, for each node equal to the one of its id there
@@ -486,6 +502,7 @@ class SalienceIndex:
         index._lines = {}
         index._file_keys = {}
         index._fresh_documents = 0
+        index._term_ids = {}
         index._known = known or KnownWork.nothing
         index.file_bm25 = BM25.restored(built.file_bm25)
         index.symbol_bm25 = BM25.restored(built.symbol_bm25)
@@ -596,16 +613,28 @@ class SalienceIndex:
         body = self.body(node)[:SYMBOL_TEXT_CAP_CHARS]
         return Counter(tokenize(node.qualname) * 2 + self._path_terms(node.path) + tokenize(body))
 
+    def _rows_of(self, kind: Literal["file", "symbol"]) -> list[int]:
+        return self.file_rows if kind == "file" else self.symbol_rows
+
+    def _terms_of(self, kind: Literal["file", "symbol"]) -> dict[str, int]:
+        """Term to id of this index's ``kind`` documents (made once, when first asked)."""
+        term_ids = self._term_ids.get(kind)
+        if term_ids is None:
+            documents = self.file_documents if kind == "file" else self.symbol_documents
+            term_ids = self._term_ids[kind] = {t: i for i, t in enumerate(documents.terms)}
+        return term_ids
+
     def _documents(
         self,
-        rows: Sequence[int],
+        kind: Literal["file", "symbol"],
         keys: tuple[bytes, ...],
         counts_of: Callable[[CodeNode], Counter[str]],
         known: DocumentCounts | None,
     ) -> DocumentCounts:
-        """The documents of ``rows``, named by ``keys``: those ``known`` holds under the
-        same key are taken from it, the others counted."""
+        """The documents of the ``kind`` rows, named by ``keys``: those ``known`` holds
+        under the same key are taken from it, the others counted."""
         nodes = self.nodes
+        rows = self._rows_of(kind)
         if known is not None and keys == known.keys:
             return known
         at = known.positions() if known is not None else {}
@@ -614,6 +643,7 @@ class SalienceIndex:
             self._report(COUNTING_PHASE, 0, todo)  # told as it starts, not after a share
         counted_here = 0
         term_ids: dict[str, int] = {t: i for i, t in enumerate(known.terms)} if known else {}
+        self._term_ids[kind] = term_ids
         ids: list[np.ndarray] = []
         counts: list[np.ndarray] = []
         for row, key in zip(rows, keys, strict=True):
@@ -642,6 +672,105 @@ class SalienceIndex:
             np.concatenate(ids).astype(np.int64) if ids else np.zeros(0, dtype=np.int64),
             np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, dtype=np.int64),
         )
+
+    def _borrowed_documents(
+        self,
+        kind: Literal["file", "symbol"],
+        keys: tuple[bytes, ...],
+        counts_of: Callable[[CodeNode], Counter[str]],
+        lender: SalienceIndex,
+        same: Mapping[int, int],
+    ) -> DocumentCounts:
+        """As :meth:`_documents`, from the documents of ``lender`` (an index of the graph
+        before, built in this process): a row in ``same`` takes the document of its row
+        there, another the document ``lender`` holds under its key, else it is counted.
+        The arrays are gathered in one step instead of document by document."""
+        old = lender.file_documents if kind == "file" else lender.symbol_documents
+        at_row = np.full(len(lender.nodes), -1, dtype=np.int64)
+        at_row[lender.row_array(kind)] = np.arange(old.size, dtype=np.int64)
+        rows = self._rows_of(kind)
+        source = np.fromiter(
+            (at_row[same[row]] if row in same else -1 for row in rows), np.int64, len(rows)
+        )
+        term_ids = dict(lender._terms_of(kind))
+        self._term_ids[kind] = term_ids
+        fresh_ids: list[np.ndarray] = []
+        fresh_counts: list[np.ndarray] = []
+        fresh_at: list[int] = []  # positions in ``rows`` of the documents counted here
+        unlent = np.flatnonzero(source < 0).tolist()
+        position = _key_finder(old.keys, len(unlent))
+        for at in unlent:
+            found = position(keys[at])
+            if found is not None:
+                source[at] = found
+                continue
+            counted = counts_of(self.nodes[rows[at]])
+            self._fresh_documents += 1
+            fresh_at.append(at)
+            new = [term_ids.setdefault(term, len(term_ids)) for term in counted]
+            fresh_ids.append(np.asarray(new, dtype=np.int64))
+            fresh_counts.append(np.fromiter(counted.values(), dtype=np.int64, count=len(counted)))
+        lengths = np.zeros(len(rows), dtype=np.int64)
+        starts = np.zeros(len(rows), dtype=np.int64)
+        lent = source >= 0
+        starts[lent] = old.ptr[source[lent]]
+        lengths[lent] = old.ptr[source[lent] + 1] - old.ptr[source[lent]]
+        if fresh_at:
+            sizes = np.asarray([len(part) for part in fresh_ids], dtype=np.int64)
+            lengths[fresh_at] = sizes
+            starts[fresh_at] = len(old.ids) + np.cumsum(sizes) - sizes
+        ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]), dtype=np.int64)
+        all_ids = np.concatenate([old.ids, *fresh_ids]).astype(np.int64)
+        all_counts = np.concatenate([old.counts, *fresh_counts]).astype(np.int64)
+        return DocumentCounts(keys, tuple(term_ids), ptr, all_ids[gather], all_counts[gather])
+
+    def _borrowed_embeddings(
+        self,
+        embedder: Embedder,
+        old: np.ndarray,
+        old_keys: tuple[bytes, ...],
+        same: Mapping[int, int],
+        keys: tuple[bytes, ...],
+    ) -> np.ndarray:
+        """As :meth:`_embed_all`, from the rows ``old`` (named by ``old_keys``) of an index
+        built in this process with the same embedder: a row in ``same`` takes its row
+        there, another the row held under its key, else it is embedded."""
+        self.embedding_keys = keys
+        source = np.full(len(keys), -1, dtype=np.int64)
+        if same:
+            source[np.fromiter(same.keys(), np.int64, len(same))] = np.fromiter(
+                same.values(), np.int64, len(same)
+            )
+        missing: dict[bytes, list[int]] = {}
+        unlent = np.flatnonzero(source < 0).tolist()
+        position = _key_finder(old_keys, len(unlent))
+        for at in unlent:
+            found = position(keys[at])
+            if found is not None:
+                source[at] = found
+            else:
+                missing.setdefault(keys[at], []).append(at)
+        texts = {key: self._embed_text(self.nodes[rows[0]]) for key, rows in missing.items()}
+        fresh = sorted(set(texts.values()))
+        self.fresh_embeddings = len(fresh)
+        if not fresh:
+            return np.asarray(old[source])
+        vectors = np.concatenate(
+            [
+                np.asarray(embedder(fresh[start : start + EMBED_BATCH]))
+                for start in range(0, len(fresh), EMBED_BATCH)
+            ]
+        )
+        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        out = np.empty((len(keys), old.shape[1]), dtype=np.result_type(unit, old))
+        lent = source >= 0
+        out[lent] = old[source[lent]]
+        text_row = {text: j for j, text in enumerate(fresh)}
+        for key, rows in missing.items():
+            out[rows] = unit[text_row[texts[key]]]
+        return out
 
     def _embed_key(self, node: CodeNode) -> bytes:
         """Names a node's embedding text; for a symbol whose text takes in its body, by
@@ -864,6 +993,25 @@ NO_KEY = bytes(KEY_SIZE)
 
 def _split_keys(joined: bytes) -> tuple[bytes, ...]:
     return tuple(joined[at : at + KEY_SIZE] for at in range(0, len(joined), KEY_SIZE))
+
+
+def _key_finder(keys: tuple[bytes, ...], lookups: int) -> Callable[[bytes], int | None]:
+    """Where a key first sits in ``keys``, or None, for ``lookups`` keys to come: a scan
+    of the keys joined for each of a few (an edit), a table of them all for many."""
+    if lookups > MAX_KEY_SCANS:
+        first: dict[bytes, int] = {}
+        for at, key in enumerate(keys):
+            first.setdefault(key, at)
+        return first.get
+    joined = b"".join(keys)
+
+    def scan(key: bytes) -> int | None:
+        at = joined.find(key)
+        while at >= 0 and at % KEY_SIZE:  # a match must start on a key's boundary
+            at = joined.find(key, at + 1)
+        return at // KEY_SIZE if at >= 0 else None
+
+    return scan
 
 
 def text_key(text: str) -> bytes:
