@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coderooms.focus import discussion
 from coderooms.focus.discussion import (
     EPISODE_GAP_SECONDS,
     DeskMessage,
@@ -210,17 +211,23 @@ message_rows = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(message_rows, st.integers(min_value=0, max_value=40), st.booleans())
-def test_an_extended_index_is_the_index_built_over_all_its_messages(
-    rows: list[tuple[str, str, int, int | None]], cut: int, vectored: bool
-) -> None:
+def desk_of(rows: list[tuple[str, str, int, int | None]]) -> list[DeskMessage]:
+    """Messages of (author, text, pause before it, parent position) rows."""
     moment = 0
     messages = []
     for i, (who, text, pause, parent) in enumerate(rows):
         moment += pause
         up = parent + 1 if parent is not None and parent < i else None
         messages.append(DeskMessage(i + 1, who, text, parent=up, posted_at=at(moment)))
+    return messages
+
+
+@settings(max_examples=60, deadline=None)
+@given(message_rows, st.integers(min_value=0, max_value=40), st.booleans())
+def test_an_extended_index_is_the_index_built_over_all_its_messages(
+    rows: list[tuple[str, str, int, int | None]], cut: int, vectored: bool
+) -> None:
+    messages = desk_of(rows)
     vectors = np.random.default_rng(len(rows)).random((len(rows), 3)) if vectored else None
     cut = min(cut, len(messages))
     whole = build_discussion_index(messages, vectors)
@@ -282,3 +289,70 @@ def test_a_possessive_names_the_speaker() -> None:
     ranked = rank_discussion(build_discussion_index(messages), "where is Ann's move?")
     assert ranked[0].sequence == 1
     assert "by Ann, named in the goal" in ranked[0].reasons
+
+
+def _plain_ranking(index, own, config, exclude, limit):
+    """The ranking's definition, one message at a time: own score, a share of the best
+    beside and of the best own turn, the recency prior; best first, newer first on ties."""
+    count = len(index.messages)
+    out = []
+    for i in range(count):
+        beside = max([own[j] for j in index.neighbours_of(i)], default=0.0)
+        turns = max([own[j] for j in index.own_turns_of(i)], default=0.0)
+        final = own[i] + config.neighbours * beside + config.own_turns * turns
+        recency = (i + 1) / count
+        final = final + config.recency * recency * (final > 0)
+        if final > config.recency * recency + 1e-12 and index.messages[i].sequence not in exclude:
+            out.append((-final, -index.messages[i].sequence, i))
+    return [(index.messages[i].sequence, -f) for f, _, i in sorted(out)[:limit]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    message_rows,
+    st.lists(words, min_size=1, max_size=3).map(" ".join),
+    st.integers(min_value=1, max_value=6),
+    st.frozensets(st.integers(min_value=1, max_value=40), max_size=6),
+    st.sampled_from(["", "cache", "parser lunch"]),
+)
+def test_a_bounded_ranking_is_the_ranking_over_every_message(
+    rows, goal, limit, exclude, code
+) -> None:
+    messages = desk_of(rows)
+    vectors = np.random.default_rng(len(rows)).random((len(rows), 3))
+    index = build_discussion_index(messages, vectors)
+    config = DiscussionConfig()
+    scores = discussion.score_goal(index, goal, goal_vector=np.ones(3), config=config)
+    names = {name: name for name in code.split()}
+    own = scores.score.copy()
+    for i in sorted({i for name in names for i in index.naming(name)}):
+        own[i] += config.code
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(discussion, "RANKING_POOL", 2)  # prune from 9 messages on
+        ranked = rank_discussion(
+            index, goal, code_names=names, exclude=exclude, limit=limit, scores=scores
+        )
+    assert [(r.sequence, r.score) for r in ranked] == _plain_ranking(
+        index, own, config, exclude, limit
+    )
+
+
+def test_a_bounded_ranking_computes_only_the_messages_that_may_place() -> None:
+    count = 6000
+    messages = [
+        DeskMessage(i + 1, "Ann" if i % 2 else "Bo", f"note {i}", posted_at=at(i))
+        for i in range(count)
+    ]
+    angles = np.random.default_rng(7).uniform(0, np.pi / 2, count)
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    index = build_discussion_index(messages, vectors)
+    goal = np.array([1.0, 0.0])
+    own = discussion.score_goal(index, "notes", goal_vector=goal).score
+    positions = discussion._ranked_positions(
+        index, own, DiscussionConfig(), 10, np.zeros(0, dtype=np.int64)
+    )
+    assert 0 < len(positions) < count // 2
+    ranked = rank_discussion(index, "notes", goal_vector=goal, limit=10)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(discussion, "RANKING_POOL", count)  # every message computed
+        assert rank_discussion(index, "notes", goal_vector=goal, limit=10) == ranked

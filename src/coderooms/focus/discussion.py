@@ -209,6 +209,7 @@ class DiscussionIndex:
     vectors: np.ndarray | None = None
     _position: dict[int, int] = field(default_factory=dict, repr=False)
     _identifiers: dict[str, list[int]] | None = field(default=None, repr=False)
+    _replies: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _growth: _Growth | None = field(default=None, repr=False)
 
     def position(self, sequence: int) -> int | None:
@@ -225,11 +226,23 @@ class DiscussionIndex:
         assert self._identifiers is not None
         return self._identifiers.get(name, [])
 
+    def replies(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every message's replies as compressed rows: those of message ``i`` are
+        ``children[ptr[i]:ptr[i + 1]]``, ascending (built on the first question)."""
+        if self._replies is None:
+            order = np.lexsort((self.reply_child, self.reply_parent))
+            ptr = np.zeros(len(self.messages) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(self.reply_parent, minlength=len(self.messages)), out=ptr[1:])
+            object.__setattr__(self, "_replies", (ptr, self.reply_child[order]))
+        assert self._replies is not None
+        return self._replies
+
     def neighbours_of(self, i: int) -> list[int]:
         """The messages beside message ``i`` (its neighbours in its episode, its parent
         and its replies)."""
+        ptr, children = self.replies()
         near = [int(self.before[i]), int(self.after[i]), int(self.parent_at[i])]
-        near.extend(int(j) for j in self.reply_child[self.reply_parent == i])
+        near.extend(int(j) for j in children[ptr[i] : ptr[i + 1]])
         return sorted({j for j in near if j >= 0})
 
     def own_turns_of(self, i: int) -> list[int]:
@@ -595,30 +608,34 @@ def score_goal(
     count = len(index.messages)
     goal_terms = prose_terms(goal)
     lexical = _unit(index.terms.scores(goal_terms)) if goal_terms and count else np.zeros(count)
+    # the sums below run in place: a desk of many messages makes each array large
     score = lexical.astype(np.float64)
     meaning = np.zeros(count)
     if index.vectors is not None and goal_vector is not None and weights.meaning and count:
         vector = np.asarray(goal_vector, dtype=np.float32)
         norm = float(np.linalg.norm(vector))
         if norm > 0:
-            meaning = _unit(np.clip(index.vectors @ (vector / norm), 0.0, None)).astype(np.float64)
-            score = score + weights.meaning * meaning
+            cosine = index.vectors @ (vector / norm)
+            meaning = _unit(np.clip(cosine, 0.0, None, out=cosine)).astype(np.float64)
+            score += weights.meaning * meaning
     # "Ann's" names Ann
     goal_words = frozenset(w.partition("'")[0] for w in _WORD.findall(goal.lower()))
     named_authors = [n for n, label in enumerate(index.authors) if _named(label, goal_words)]
     spoken = np.isin(index.author_of, named_authors)
-    score = score + weights.speaker * spoken
+    if named_authors:
+        score += weights.speaker * spoken
     episode = np.zeros(count)
     if goal_terms and weights.episode and count:
         episode = _unit(index.episodes.scores(goal_terms))[index.episode_of]
-        score = score + weights.episode * episode
+        score += weights.episode * episode
     feedback = None
     if goal_terms and weights.feedback and count:
         extra = _feedback_terms(index, score, frozenset(goal_terms), weights.feedback_messages)
         if extra:
             feedback = _unit(index.terms.scores(extra))
-            score = score + weights.feedback * feedback
-    score = score + weights.pinned * index.pinned * (score > 0)
+            score += weights.feedback * feedback
+    if index.pinned.any():
+        score += weights.pinned * index.pinned * (score > 0)
     return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score, feedback)
 
 
@@ -632,7 +649,12 @@ def _feedback_terms(
     growth = index._growth
     if growth is None:
         return []
-    best = _top(score, index.sequences, np.flatnonzero(score > 0), depth)
+    if score.size > depth:
+        kth = np.partition(score, score.size - depth)[score.size - depth]
+        candidates = np.flatnonzero(score >= max(kth, np.nextafter(0.0, 1.0)))
+    else:
+        candidates = np.flatnonzero(score > 0)
+    best = _top(score, index.sequences, candidates, depth)
     held: Counter[str] = Counter()
     for i in sorted(int(i) for i in best):
         held.update(growth.words[t] for t in growth.ids[growth.ptr[i] : growth.ptr[i + 1]])
@@ -653,21 +675,129 @@ def _top(
     return order if limit is None else order[:limit]
 
 
-def _best_beside(own: np.ndarray, *sides: np.ndarray) -> np.ndarray:
-    """Per message, the best ``own`` score among the positions ``sides`` give it (each a
-    position per message, -1 for none), 0 if none."""
-    best = np.zeros(own.shape[0])
+def _best_of(own: np.ndarray, at: np.ndarray, *sides: np.ndarray) -> np.ndarray:
+    """Per position of ``at``, the best ``own`` score among the positions ``sides`` give
+    it (each a position per message, -1 for none), 0 if none."""
+    best = np.zeros(at.shape[0])
     for side in sides:
-        np.maximum(best, np.where(side >= 0, own[side], 0.0), out=best)
+        near = side[at]
+        np.maximum(best, np.where(near >= 0, own[near], 0.0), out=best)
     return best
 
 
-def _best_reply(own: np.ndarray, parents: np.ndarray, replies: np.ndarray) -> np.ndarray:
-    """Per message, the best ``own`` score of its replies, 0 if none."""
-    best = np.zeros(own.shape[0])
-    if parents.size:
-        np.maximum.at(best, parents, own[replies])
+def _best_reply(
+    own: np.ndarray, at: np.ndarray, replies: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """Per position of ``at``, the best ``own`` score of its replies, 0 if none."""
+    ptr, children = replies
+    best = np.zeros(at.shape[0])
+    sizes = ptr[at + 1] - ptr[at]
+    held = np.flatnonzero(sizes)
+    if held.size:
+        starts = ptr[at[held]]
+        offsets = np.concatenate([[0], np.cumsum(sizes[held])[:-1]]).astype(np.int64)
+        flat = np.repeat(starts - offsets, sizes[held]) + np.arange(int(sizes[held].sum()))
+        best[held] = np.maximum.reduceat(own[children[flat]], offsets)
     return best
+
+
+def _final_scores(
+    index: DiscussionIndex, own: np.ndarray, at: np.ndarray, weights: DiscussionConfig
+) -> np.ndarray:
+    """The final scores of the messages at positions ``at``: their ``own`` scores, a share
+    of the best beside them and of their own turns', and the recency prior."""
+    beside = np.maximum(
+        _best_of(own, at, index.before, index.after, index.parent_at),
+        _best_reply(own, at, index.replies()),
+    )
+    turns = _best_of(own, at, index.own_before, index.own_after)
+    score: np.ndarray = own[at] + weights.neighbours * beside + weights.own_turns * turns
+    score += weights.recency * _recency(at, len(index.messages)) * (score > 0)
+    return score
+
+
+def _recency(at: np.ndarray, count: int) -> np.ndarray:
+    """The recency prior of the messages at positions ``at``: 1 for the newest message,
+    falling linearly towards 0 for the oldest."""
+    return (at + 1).astype(np.float64) / count
+
+
+def _placed(
+    index: DiscussionIndex,
+    at: np.ndarray,
+    final: np.ndarray,
+    weights: DiscussionConfig,
+    left_out: np.ndarray,
+) -> np.ndarray:
+    """Which of the messages at positions ``at`` may be ranked: a signal beyond the
+    recency prior, and not one of the positions ``left_out``."""
+    signal = final > weights.recency * _recency(at, len(index.messages)) + 1e-12
+    signal[np.isin(at, left_out)] = False
+    return signal
+
+
+RANKING_POOL = 512
+"""Messages of best own score around which a bounded ranking computes final scores
+first (see :func:`_ranked_positions`)."""
+
+
+def _ranked_positions(
+    index: DiscussionIndex,
+    own: np.ndarray,
+    weights: DiscussionConfig,
+    limit: int | None,
+    left_out: np.ndarray,
+) -> np.ndarray:
+    """Positions whose final scores decide the best ``limit`` messages, ascending: all
+    of them, or, when that is provably enough, the :data:`RANKING_POOL` messages of best
+    own score, the messages beside them or their turns, and every other message whose
+    own score could still place (a message beside none of the pool gains less than the
+    pool's lowest own score from each neighbour). The ranking over these positions is
+    the ranking over all."""
+    count = len(own)
+    everything = np.arange(count, dtype=np.int64)
+    shares = (weights.neighbours, weights.own_turns, weights.recency)
+    if limit is None or count <= 4 * RANKING_POOL or min(shares) < 0:
+        return everything
+    floor = float(np.partition(own, count - RANKING_POOL)[count - RANKING_POOL])
+    if floor <= 0:
+        return everything
+    pool = np.flatnonzero(own >= floor)
+    ptr, children = index.replies()
+    sizes = ptr[pool + 1] - ptr[pool]
+    offsets = np.repeat(ptr[pool] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    replies = children[offsets + np.arange(int(sizes.sum()))]
+    sides = (index.before, index.after, index.parent_at, index.own_before, index.own_after)
+    first = _distinct(np.concatenate([pool, replies, *(side[pool] for side in sides)]))
+    final = _final_scores(index, own, first, weights)
+    placed = final[_placed(index, first, final, weights, left_out)]
+    if placed.size < limit:
+        return everything
+    cut = float(np.partition(placed, placed.size - limit)[placed.size - limit])
+    gain = (weights.neighbours + weights.own_turns) * floor + weights.recency
+    # a margin for rounding: a message let in needlessly only costs its computation
+    rest = np.flatnonzero(own >= cut - gain - 1e-9)
+    return _distinct(np.concatenate([first, rest]))
+
+
+def _distinct(positions: np.ndarray) -> np.ndarray:
+    """The non-negative ``positions``, each once, ascending (a sort: hashing small arrays
+    of positions is slower)."""
+    ordered = np.sort(positions[positions >= 0])
+    kept: np.ndarray = ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
+    return kept
+
+
+def _shared_terms(index: DiscussionIndex, i: int, goal: set[str]) -> set[str]:
+    """The goal terms message ``i``'s words hold (its author's name aside)."""
+    growth = index._growth
+    message = index.messages[i]
+    if growth is None:
+        return goal & set(prose_terms(message.text))
+    held = goal.intersection(growth.words[t] for t in growth.ids[growth.ptr[i] : growth.ptr[i + 1]])
+    if held.intersection(prose_terms(message.author)):  # the index counts the author's name
+        return goal & set(prose_terms(message.text))
+    return held
 
 
 def rank_discussion(
@@ -699,37 +829,31 @@ def rank_discussion(
         scores.episode,
     )
     goal_terms = scores.goal_terms
-    score = scores.score.copy()
+    own = scores.score
     code_hits: dict[int, list[str]] = {}
     if code_names and weights.code:
         for name in sorted(code_names):
             for i in index.naming(name):
                 code_hits.setdefault(i, []).append(name)
-        for i in code_hits:
-            score[i] += weights.code
-    own = score.copy()
-    beside = np.maximum(
-        _best_beside(own, index.before, index.after, index.parent_at),
-        _best_reply(own, index.reply_parent, index.reply_child),
+        if code_hits:
+            own = own.copy()
+            own[sorted(code_hits)] += weights.code
+    left_out = np.fromiter(
+        (p for p in map(index.position, exclude) if p is not None), dtype=np.int64
     )
-    turns = _best_beside(own, index.own_before, index.own_after)
-    score = score + weights.neighbours * beside + weights.own_turns * turns
-    recency = np.arange(1, count + 1, dtype=np.float64) / count
-    score = score + weights.recency * recency * (score > 0)
-    signal = score > weights.recency * recency + 1e-12
-    for sequence in exclude:
-        at = index.position(sequence)
-        if at is not None:
-            signal[at] = False
-    candidates = np.flatnonzero(signal)
-    order = _top(score, index.sequences, candidates, limit)
+    at = _ranked_positions(index, own, weights, limit, left_out)
+    final = _final_scores(index, own, at, weights)
+    kept = np.flatnonzero(_placed(index, at, final, weights, left_out))
+    local = _top(final, index.sequences[at], kept, limit)
+    order = at[local]
+    final_of = dict(zip(order.tolist(), final[local].tolist(), strict=True))
     ranked: list[RankedMessage] = []
     goal_set = set(goal_terms)
     for i in (int(i) for i in order):
         message = index.messages[i]
         reasons: list[str] = []
         if lexical[i] > 0:
-            shared = sorted(goal_set & set(prose_terms(message.text)))[:REASON_TERMS]
+            shared = sorted(_shared_terms(index, i, goal_set))[:REASON_TERMS]
             reasons.append("matches the goal" + (f" ({', '.join(shared)})" if shared else ""))
         if meaning[i] > 0.5:
             reasons.append("close in meaning to the goal")
@@ -748,5 +872,5 @@ def rank_discussion(
             best = max(near, key=lambda j: (own[j], -j))
             if own[best] > own[i]:
                 reasons.append(f"beside message {index.messages[best].sequence}")
-        ranked.append(RankedMessage(message.sequence, float(score[i]), tuple(reasons)))
+        ranked.append(RankedMessage(message.sequence, final_of[i], tuple(reasons)))
     return ranked
