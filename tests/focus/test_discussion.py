@@ -329,9 +329,14 @@ def test_a_bounded_ranking_is_the_ranking_over_every_message(
         own[i] += config.code
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(discussion, "RANKING_POOL", 2)  # prune from 9 messages on
+        plain = rank_discussion(index, goal, exclude=exclude, limit=limit, scores=scores)
+        # the second ranking starts from the positions the first one kept
         ranked = rank_discussion(
             index, goal, code_names=names, exclude=exclude, limit=limit, scores=scores
         )
+    assert [(r.sequence, r.score) for r in plain] == _plain_ranking(
+        index, scores.score, config, exclude, limit
+    )
     assert [(r.sequence, r.score) for r in ranked] == _plain_ranking(
         index, own, config, exclude, limit
     )

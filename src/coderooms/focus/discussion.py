@@ -594,6 +594,12 @@ class GoalScores:
     episode: np.ndarray
     score: np.ndarray
     feedback: np.ndarray | None = None
+    positions: dict[tuple[int | None, bytes], np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """The positions a ranking with no code names computed (see
+    :func:`_ranked_positions`), by limit and left-out positions: a ranking with code
+    names needs only these and the positions around the messages naming code."""
 
 
 def score_goal(
@@ -762,13 +768,7 @@ def _ranked_positions(
     floor = float(np.partition(own, count - RANKING_POOL)[count - RANKING_POOL])
     if floor <= 0:
         return everything
-    pool = np.flatnonzero(own >= floor)
-    ptr, children = index.replies()
-    sizes = ptr[pool + 1] - ptr[pool]
-    offsets = np.repeat(ptr[pool] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
-    replies = children[offsets + np.arange(int(sizes.sum()))]
-    sides = (index.before, index.after, index.parent_at, index.own_before, index.own_after)
-    first = _distinct(np.concatenate([pool, replies, *(side[pool] for side in sides)]))
+    first = _around(index, np.flatnonzero(own >= floor))
     final = _final_scores(index, own, first, weights)
     placed = final[_placed(index, first, final, weights, left_out)]
     if placed.size < limit:
@@ -778,6 +778,16 @@ def _ranked_positions(
     # a margin for rounding: a message let in needlessly only costs its computation
     rest = np.flatnonzero(own >= cut - gain - 1e-9)
     return _distinct(np.concatenate([first, rest]))
+
+
+def _around(index: DiscussionIndex, at: np.ndarray) -> np.ndarray:
+    """The positions ``at`` and the messages beside them or their turns, ascending."""
+    ptr, children = index.replies()
+    sizes = ptr[at + 1] - ptr[at]
+    offsets = np.repeat(ptr[at] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    replies = children[offsets + np.arange(int(sizes.sum()))]
+    sides = (index.before, index.after, index.parent_at, index.own_before, index.own_after)
+    return _distinct(np.concatenate([at, replies, *(side[at] for side in sides)]))
 
 
 def _distinct(positions: np.ndarray) -> np.ndarray:
@@ -841,7 +851,21 @@ def rank_discussion(
     left_out = np.fromiter(
         (p for p in map(index.position, exclude) if p is not None), dtype=np.int64
     )
-    at = _ranked_positions(index, own, weights, limit, left_out)
+    key = (limit, left_out.tobytes())
+    at = scores.positions.get(key)
+    if at is None:
+        at = scores.positions[key] = _ranked_positions(
+            index, scores.score, weights, limit, left_out
+        )
+    if code_hits:
+        # code names only raise scores: a message that could not place before still
+        # cannot unless it, or a message beside it, names code
+        named = np.fromiter(sorted(code_hits), dtype=np.int64)
+        at = (
+            _distinct(np.concatenate([at, _around(index, named)]))
+            if weights.code > 0
+            else _ranked_positions(index, own, weights, limit, left_out)
+        )
     final = _final_scores(index, own, at, weights)
     kept = np.flatnonzero(_placed(index, at, final, weights, left_out))
     local = _top(final, index.sequences[at], kept, limit)
