@@ -340,6 +340,15 @@ def test_a_bounded_ranking_is_the_ranking_over_every_message(
     assert [(r.sequence, r.score) for r in ranked] == _plain_ranking(
         index, own, config, exclude, limit
     )
+    for r in ranked:  # the strongest message beside it, the oldest on ties
+        i = index.position(r.sequence)
+        near = index.neighbours_of(i) + index.own_turns_of(i)
+        best = max(near, key=lambda j: (own[j], -j)) if near else None
+        said = [x for x in r.reasons if x.startswith("beside message ")]
+        if best is not None and own[best] > own[i]:
+            assert said == [f"beside message {index.messages[best].sequence}"]
+        else:
+            assert said == []
 
 
 def test_a_bounded_ranking_computes_only_the_messages_that_may_place() -> None:

@@ -780,21 +780,47 @@ def _ranked_positions(
     return _distinct(np.concatenate([first, rest]))
 
 
-def _around(index: DiscussionIndex, at: np.ndarray) -> np.ndarray:
-    """The positions ``at`` and the messages beside them or their turns, ascending."""
+def _near(index: DiscussionIndex, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (k, j) where message ``j`` is beside message ``at[k]`` or is its author's
+    previous or next turn, as two arrays (``j`` is -1 where a side has none)."""
     ptr, children = index.replies()
     sizes = ptr[at + 1] - ptr[at]
     offsets = np.repeat(ptr[at] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
     replies = children[offsets + np.arange(int(sizes.sum()))]
     sides = (index.before, index.after, index.parent_at, index.own_before, index.own_after)
-    return _distinct(np.concatenate([at, replies, *(side[at] for side in sides)]))
+    slots = np.arange(len(at), dtype=np.int64)
+    owner = np.concatenate([np.repeat(slots, sizes), *(slots for _ in sides)])
+    return owner, np.concatenate([replies, *(side[at] for side in sides)])
+
+
+def _around(index: DiscussionIndex, at: np.ndarray) -> np.ndarray:
+    """The positions ``at`` and the messages beside them or their turns, ascending."""
+    return _distinct(np.concatenate([at, _near(index, at)[1]]))
+
+
+def _strongest_beside(index: DiscussionIndex, own: np.ndarray, at: np.ndarray) -> list[int]:
+    """Per position of ``at``, the message beside it or of its own turns with the best
+    ``own`` score (the oldest on ties) when that beats its own score, else -1."""
+    owner, near = _near(index, at)
+    held = near >= 0
+    owner, near = owner[held], near[held]
+    order = np.lexsort((near, -own[near], owner))
+    owner, near = owner[order], near[order]
+    first = np.concatenate([[True], owner[1:] != owner[:-1]])[: owner.size]
+    best = np.full(len(at), -1, dtype=np.int64)
+    best[owner[first]] = near[first]
+    best[(best >= 0) & (own[np.maximum(best, 0)] <= own[at])] = -1
+    out: list[int] = best.tolist()
+    return out
 
 
 def _distinct(positions: np.ndarray) -> np.ndarray:
     """The non-negative ``positions``, each once, ascending (a sort: hashing small arrays
     of positions is slower)."""
     ordered = np.sort(positions[positions >= 0])
-    kept: np.ndarray = ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
+    kept: np.ndarray = ordered[
+        np.concatenate([[True], ordered[1:] != ordered[:-1]])[: ordered.size]
+    ]
     return kept
 
 
@@ -870,31 +896,32 @@ def rank_discussion(
     kept = np.flatnonzero(_placed(index, at, final, weights, left_out))
     local = _top(final, index.sequences[at], kept, limit)
     order = at[local]
-    final_of = dict(zip(order.tolist(), final[local].tolist(), strict=True))
+    final_of = final[local].tolist()
+    beside = _strongest_beside(index, own, order)
+    lexical_of, meaning_of, episode_of = (a[order].tolist() for a in (lexical, meaning, episode))
+    spoken_of, pinned_of = spoken[order].tolist(), index.pinned[order].tolist()
+    feedback_of = scores.feedback[order].tolist() if scores.feedback is not None else None
     ranked: list[RankedMessage] = []
     goal_set = set(goal_terms)
-    for i in (int(i) for i in order):
+    for k, i in enumerate(order.tolist()):
         message = index.messages[i]
         reasons: list[str] = []
-        if lexical[i] > 0:
+        if lexical_of[k] > 0:
             shared = sorted(_shared_terms(index, i, goal_set))[:REASON_TERMS]
             reasons.append("matches the goal" + (f" ({', '.join(shared)})" if shared else ""))
-        if meaning[i] > 0.5:
+        if meaning_of[k] > 0.5:
             reasons.append("close in meaning to the goal")
-        if spoken[i]:
+        if spoken_of[k]:
             reasons.append(f"by {message.author}, named in the goal")
-        if episode[i] > 0.5:
+        if episode_of[k] > 0.5:
             reasons.append("in an exchange about the goal")
-        if scores.feedback is not None and scores.feedback[i] > 0.5:
+        if feedback_of is not None and feedback_of[k] > 0.5:
             reasons.append("uses the words of the goal's best matches")
-        if index.pinned[i]:
+        if pinned_of[k]:
             reasons.append("pinned")
         if i in code_hits:
             reasons.append("names salient code: " + ", ".join(code_hits[i][:REASON_TERMS]))
-        near = index.neighbours_of(i) + index.own_turns_of(i)
-        if near:
-            best = max(near, key=lambda j: (own[j], -j))
-            if own[best] > own[i]:
-                reasons.append(f"beside message {index.messages[best].sequence}")
-        ranked.append(RankedMessage(message.sequence, final_of[i], tuple(reasons)))
+        if beside[k] >= 0:
+            reasons.append(f"beside message {index.messages[beside[k]].sequence}")
+        ranked.append(RankedMessage(message.sequence, final_of[k], tuple(reasons)))
     return ranked
