@@ -153,7 +153,6 @@ ARMS = ("plain", "unrelated", "desk")
 
 
 def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size: int) -> dict:
-    from coderooms import embeddings
     from coderooms.deskrecall import DeskRecall, focus_over_desk
     from coderooms.workspace import Workspace
 
@@ -182,7 +181,7 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
             desk_rows: list[tuple[str, str, int | None]], name: str, timed: bool
         ) -> tuple[dict, Any, tuple, list[tuple[float, float]]]:
             store, desk = await _store_with(desk_rows, Path(tmp) / f"{name}.db")
-            recall = DeskRecall(embeddings.embed)
+            recall = DeskRecall.with_model()
             held: list[Any] = []
 
             async def code(budget: int, discussed: tuple = ()) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +13,7 @@ from coderooms.focus.discussion import (
     EPISODE_GAP_SECONDS,
     DeskMessage,
     DiscussionConfig,
+    FactoredVectors,
     build_discussion_index,
     extend_discussion_index,
     prose_terms,
@@ -370,3 +372,53 @@ def test_a_bounded_ranking_computes_only_the_messages_that_may_place() -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(discussion, "RANKING_POOL", count)  # every message computed
         assert rank_discussion(index, "notes", goal_vector=goal, limit=10) == ranked
+
+
+@settings(max_examples=40, deadline=None)
+@given(message_rows, st.integers(min_value=0, max_value=40))
+def test_factored_vectors_rank_as_their_dense_rows_and_extend_as_a_build(
+    rows: list[tuple[str, str, int, int | None]], cut: int
+) -> None:
+    messages = desk_of(rows)
+    rng = np.random.default_rng(len(rows))
+    token_of = {w: k for k, w in enumerate(sorted({"cache", "parser", "lunch", "retry"}))}
+    basis = rng.random((len(token_of) + 1, 3)).astype(np.float32)
+
+    def factored(part: list[DeskMessage]) -> FactoredVectors:
+        # each word a shared row (its key), the message's author a row of its own
+        entries = [[(token_of[w], 1.0) for w in m.text.split() if w in token_of] for m in part]
+        keys = np.array([*token_of.values(), *[-1] * len(part)], dtype=np.int64)
+        rows_ = [r for r, e in enumerate(entries) for _ in e] + list(range(len(part)))
+        cols = [c for e in entries for c, _ in e] + [len(token_of) + r for r in range(len(part))]
+        weights = sp.csr_matrix(
+            (np.ones(len(cols), dtype=np.float32), (rows_, cols)), shape=(len(part), len(keys))
+        )
+        own = basis[-1:] * np.array([m.sequence for m in part], dtype=np.float32)[:, None]
+        return FactoredVectors(keys, np.concatenate([basis[:-1], own]), weights)
+
+    whole = factored(messages)
+    dense = np.asarray(whole.weights @ whole.basis)
+    cut = min(cut, len(messages))
+    grown = extend_discussion_index(
+        build_discussion_index(messages[:cut], factored(messages[:cut])),
+        messages[cut:],
+        factored(messages[cut:]),
+    )
+    built = build_discussion_index(messages, whole)
+    plain = build_discussion_index(messages, dense)
+    goal = np.array([0.3, 0.5, 0.2])
+    for index in (grown, built):
+        assert np.allclose(index.vectors.dot(goal), plain.vectors @ goal, atol=1e-6)
+        ranked = rank_discussion(index, "cache lunch", goal_vector=goal)
+        expected = rank_discussion(plain, "cache lunch", goal_vector=goal)
+        assert [r.score for r in ranked] == pytest.approx([r.score for r in expected])
+
+
+def test_factored_and_dense_vectors_do_not_mix_in_one_index() -> None:
+    messages = talk(("Ann", "alpha"), ("Bo", "beta"))
+    dense = build_discussion_index(messages[:1], np.array([[1.0, 0.0]]))
+    one = FactoredVectors(
+        np.array([-1]), np.array([[1.0, 0.0]], dtype=np.float32), sp.csr_matrix(np.ones((1, 1)))
+    )
+    with pytest.raises(ValueError, match="factored and dense"):
+        extend_discussion_index(dense, messages[1:], one)

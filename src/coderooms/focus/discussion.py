@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
+import scipy.sparse as sp
 import snowballstemmer
 
 from coderooms.focus.lexical import BM25, DocumentCounts
@@ -56,6 +57,7 @@ __all__ = [
     "DiscussionConfig",
     "DiscussionIndex",
     "DeskMessage",
+    "FactoredVectors",
     "GoalScores",
     "RankedMessage",
     "build_discussion_index",
@@ -125,6 +127,38 @@ class DeskMessage:
     parent: int | None = None
     posted_at: str | None = None
     pinned: bool = False
+
+
+@dataclass(frozen=True)
+class FactoredVectors:
+    """Message vectors as weighted sums of shared rows: message ``i``'s vector is
+    ``weights[i] @ basis``. A static embedding gives its vectors this way (a message's
+    token counts over the model's table), and a goal's similarity to every message
+    then costs a product with the few rows the desk uses and a sparse product with the
+    counts, not a pass over a dense matrix of every message's vector.
+
+    ``keys`` names each basis row (a token id): rows of one key are the same row, so
+    extending an index adds only the keys it has not seen; key -1 is a row of its own
+    (a vector the embedder could not give as counts)."""
+
+    keys: np.ndarray
+    basis: np.ndarray
+    weights: sp.csr_matrix
+
+    def __len__(self) -> int:
+        return int(self.weights.shape[0])
+
+    def dot(self, vector: np.ndarray) -> np.ndarray:
+        """Every message vector's dot product with ``vector``."""
+        out: np.ndarray = self.weights @ (self.basis @ vector)
+        return out
+
+
+Vectors = np.ndarray | FactoredVectors
+"""One vector per message: a dense matrix or its factors."""
+
+NORM_ROWS = 8_192
+"""Messages whose factored vectors are summed at once to find their lengths."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +240,8 @@ class DiscussionIndex:
     author_of: np.ndarray
     pinned: np.ndarray
     sequences: np.ndarray
-    vectors: np.ndarray | None = None
+    vectors: Vectors | None = None
+    """Unit vectors, one per message (dense rows, or factors whose rows are unit)."""
     _position: dict[int, int] = field(default_factory=dict, repr=False)
     _identifiers: dict[str, list[int]] | None = field(default=None, repr=False)
     _replies: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
@@ -356,7 +391,7 @@ def _grown(positions: np.ndarray, added: int) -> np.ndarray:
 
 
 def build_discussion_index(
-    messages: Iterable[DeskMessage], vectors: np.ndarray | None = None
+    messages: Iterable[DeskMessage], vectors: Vectors | None = None
 ) -> DiscussionIndex:
     """Derive the ranking's index from a desk's messages, oldest first.
 
@@ -368,7 +403,7 @@ def build_discussion_index(
 def extend_discussion_index(
     index: DiscussionIndex | None,
     messages: Iterable[DeskMessage],
-    vectors: np.ndarray | None = None,
+    vectors: Vectors | None = None,
     *,
     pinned: frozenset[int] | None = None,
 ) -> DiscussionIndex:
@@ -505,23 +540,77 @@ def extend_discussion_index(
 
 
 def _normalised(
-    index: DiscussionIndex | None, vectors: np.ndarray | None, added: int
-) -> np.ndarray | None:
+    index: DiscussionIndex | None, vectors: Vectors | None, added: int
+) -> Vectors | None:
     """The index's unit vectors with the new messages' ``vectors`` appended."""
     if vectors is None:
         if index is not None and index.vectors is not None and added:
             raise ValueError(f"no vectors for {added} new messages of an index with vectors")
         return index.vectors if index is not None else None
-    matrix = np.asarray(vectors, dtype=np.float32)
-    if matrix.shape[0] != added:
-        raise ValueError(f"{matrix.shape[0]} vectors for {added} messages")
+    if len(vectors) != added:
+        raise ValueError(f"{len(vectors)} vectors for {added} messages")
     if index is not None and index.vectors is None and len(index.messages):
         raise ValueError("vectors for new messages of an index without vectors")
+    old = index.vectors if index is not None and len(index.messages) else None
+    if isinstance(vectors, FactoredVectors) or isinstance(old, FactoredVectors):
+        if not isinstance(vectors, FactoredVectors) or not (
+            old is None or isinstance(old, FactoredVectors)
+        ):
+            raise ValueError("factored and dense vectors in one index")
+        return _factored_unit(old, vectors)
+    matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit = matrix / np.where(norms > 0, norms, 1.0)
-    if index is None or index.vectors is None:
+    if old is None:
         return unit
-    return np.concatenate([index.vectors, unit])
+    return np.concatenate([old, unit])
+
+
+def _factored_unit(old: FactoredVectors | None, new: FactoredVectors) -> FactoredVectors:
+    """``old`` with ``new``'s rows appended, each scaled to unit length: the keys
+    ``old`` holds keep their rows, the others are added after them."""
+    width = new.basis.shape[1] if old is None else old.basis.shape[1]
+    if new.basis.shape[1] != width:
+        raise ValueError(f"vectors of {new.basis.shape[1]} dimensions for an index of {width}")
+    column = {key: col for col, key in enumerate(old.keys.tolist())} if old is not None else {}
+    start = len(column) if old is None else len(old.keys)
+    placed = np.empty(len(new.keys), dtype=np.int64)
+    fresh: list[int] = []
+    for j, key in enumerate(new.keys.tolist()):
+        at = column.get(key) if key >= 0 else None
+        if at is None:
+            at = start + len(fresh)
+            fresh.append(j)
+            if key >= 0:
+                column[key] = at
+        placed[j] = at
+    keys = new.keys[fresh] if old is None else np.concatenate([old.keys, new.keys[fresh]])
+    rows = np.asarray(new.basis[fresh], dtype=np.float32)
+    basis = rows if old is None else np.concatenate([old.basis, rows])
+    counts = sp.csr_matrix(
+        (
+            np.asarray(new.weights.data, dtype=np.float32),
+            placed[new.weights.indices],
+            new.weights.indptr,
+        ),
+        shape=(len(new), len(keys)),
+    )
+    norms = np.concatenate(
+        [
+            np.linalg.norm(np.asarray(counts[i : i + NORM_ROWS] @ basis), axis=1)
+            for i in range(0, len(new), NORM_ROWS)
+        ]
+        or [np.zeros(0)]
+    )
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0).astype(np.float32)
+    unit = sp.csr_matrix(sp.diags(scale) @ counts, dtype=np.float32)
+    if old is None:
+        return FactoredVectors(keys, basis, unit)
+    wider = sp.csr_matrix(
+        (old.weights.data, old.weights.indices, old.weights.indptr),
+        shape=(len(old), len(keys)),
+    )
+    return FactoredVectors(keys, basis, sp.csr_matrix(sp.vstack([wider, unit], format="csr")))
 
 
 def _unit(scores: np.ndarray) -> np.ndarray:
@@ -621,7 +710,13 @@ def score_goal(
         vector = np.asarray(goal_vector, dtype=np.float32)
         norm = float(np.linalg.norm(vector))
         if norm > 0:
-            cosine = index.vectors @ (vector / norm)
+            goal_unit = vector / norm
+            vectors = index.vectors
+            cosine = (
+                vectors.dot(goal_unit)
+                if isinstance(vectors, FactoredVectors)
+                else vectors @ goal_unit
+            )
             meaning = _unit(np.clip(cosine, 0.0, None, out=cosine)).astype(np.float64)
             score += weights.meaning * meaning
     # "Ann's" names Ann
