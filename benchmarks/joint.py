@@ -284,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     for n, inst in enumerate(instances, 1):
         row = evaluate(inst, args.mirrors, filler, args.desk)
         rows.append(row)
+        if args.out:  # a long run keeps the instances it has done
+            args.out.write_text(json.dumps({"instances": rows}, indent=1))
         print(
             f"[{n}/{len(instances)}] {inst.instance_id:<36} all sent {row['all_sent']!s:<5} "
             f"budget {row['plain:budget_recall']!s:<5}/{row['desk:budget_recall']!s:<5} "
