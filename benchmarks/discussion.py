@@ -47,7 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from coderooms import embeddings, tokens  # noqa: E402
+from coderooms import tokens  # noqa: E402
 from coderooms.deskrecall import DeskRecall, choose_messages  # noqa: E402
 from coderooms.focus.discussion import DiscussionConfig, prose_terms  # noqa: E402
 from coderooms.focus.lexical import BM25  # noqa: E402
@@ -169,7 +169,7 @@ async def run(dialogues: list[Dialogue], configs: dict[str, DiscussionConfig]) -
                     base.append((q["category"], _recalls(order, ev, token_of.__getitem__)))
             results[name][dialogue.sample] = base
         for name, config in configs.items():
-            recall = DeskRecall(embeddings.embed, config)
+            recall = DeskRecall.with_model(config)
             rows = []
             for q in dialogue.questions:
                 ev = {seq_of[e] for e in q["evidence"] if e in seq_of}
@@ -246,7 +246,7 @@ async def scale(dialogues: list[Dialogue], size: int) -> dict:
     )
     goals = [q["question"] for d in dialogues for q in d.questions][:SCALE_GOALS]
     goals = goals or [turns[0].text]
-    kept = DeskRecall(embeddings.embed)
+    kept = DeskRecall.with_model()
     cpu = time.process_time()
     await kept.rank(store, desk, goals[0])
     first = time.process_time() - cpu
@@ -262,7 +262,7 @@ async def scale(dialogues: list[Dialogue], size: int) -> dict:
         cpu = time.process_time()
         await kept.rank(store, desk, goals[k % len(goals)])
         extended.append(time.process_time() - cpu)
-        fresh = DeskRecall(embeddings.embed)
+        fresh = DeskRecall.with_model()
         cpu = time.process_time()
         await fresh.rank(store, desk, goals[k % len(goals)])
         afresh.append(time.process_time() - cpu)

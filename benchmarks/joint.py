@@ -153,7 +153,6 @@ ARMS = ("plain", "unrelated", "desk")
 
 
 def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size: int) -> dict:
-    from coderooms import embeddings
     from coderooms.deskrecall import DeskRecall, focus_over_desk
     from coderooms.workspace import Workspace
 
@@ -182,7 +181,7 @@ def evaluate(inst: Instance, mirrors: Path, filler: list[tuple[str, str]], size:
             desk_rows: list[tuple[str, str, int | None]], name: str, timed: bool
         ) -> tuple[dict, Any, tuple, list[tuple[float, float]]]:
             store, desk = await _store_with(desk_rows, Path(tmp) / f"{name}.db")
-            recall = DeskRecall(embeddings.embed)
+            recall = DeskRecall.with_model()
             held: list[Any] = []
 
             async def code(budget: int, discussed: tuple = ()) -> dict[str, Any]:
@@ -285,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     for n, inst in enumerate(instances, 1):
         row = evaluate(inst, args.mirrors, filler, args.desk)
         rows.append(row)
+        if args.out:  # a long run keeps the instances it has done
+            args.out.write_text(json.dumps({"instances": rows}, indent=1))
         print(
             f"[{n}/{len(instances)}] {inst.instance_id:<36} all sent {row['all_sent']!s:<5} "
             f"budget {row['plain:budget_recall']!s:<5}/{row['desk:budget_recall']!s:<5} "

@@ -255,3 +255,22 @@ def test_the_shipped_model_read_directly_is_the_model_model2vec_loads() -> None:
     assert (direct.weights, direct.token_mapping) == (loaded.weights, loaded.token_mapping)
     texts = ["def add_item(self, sku):", "Cart raises ValueError [PAD] here", ""]
     assert np.array_equal(direct.encode(texts), loaded.encode(texts))
+
+
+def test_factored_vectors_are_the_vectors_embed_gives() -> None:
+    texts = [
+        "ann: the cache key is the path",
+        "bo: a [PAD] token goes through the model whole",
+        "",
+        "cy: retry the uploader; the cache!",
+        "ann: the cache key is the path",
+    ]
+    factored = embeddings.embed_factored(texts)
+    dense = embed(texts)
+    assert factored.weights.shape == (len(texts), len(factored.keys))
+    assert list(factored.keys).count(-1) == 1  # the text holding an added token
+    rows = np.asarray(factored.weights @ factored.basis)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    unit = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    assert np.allclose(unit, dense, atol=1e-6)
+    assert not rows[2].any()  # no token: a row of zeros, as embed gives

@@ -24,6 +24,7 @@ from coderooms.focus.discussion import (
     DiscussionIndex,
     GoalScores,
     RankedMessage,
+    Vectors,
     code_mentions,
     extend_discussion_index,
     prose_outside_code,
@@ -74,6 +75,7 @@ class DeskNeedsGoal(HostError):
 
 
 Embed = Callable[[Sequence[str]], np.ndarray]
+EmbedMessages = Callable[[Sequence[str]], Vectors]
 
 
 def embedding_text(message: DeskMessage) -> str:
@@ -111,10 +113,18 @@ class DeskRecall:
     """Ranks desk messages for goals, keeping each desk's derived index between calls.
 
     ``embed`` (texts → one row each) adds the meaning signal; without it ranking is
-    lexical and structural only."""
+    lexical and structural only. ``embed_messages``, when given, embeds the messages
+    instead (the same vectors, as factors: :func:`coderooms.embeddings.embed_factored`)."""
 
-    def __init__(self, embed: Embed | None = None, config: DiscussionConfig | None = None):
+    def __init__(
+        self,
+        embed: Embed | None = None,
+        config: DiscussionConfig | None = None,
+        *,
+        embed_messages: EmbedMessages | None = None,
+    ):
         self._embed = embed
+        self._embed_messages: EmbedMessages | None = embed_messages or embed
         self._config = config or DiscussionConfig()
         self._derived: dict[str, _Derived] = {}
         self._goals: dict[str, np.ndarray] = {}
@@ -122,6 +132,15 @@ class DeskRecall:
         self._symbols: tuple[CodeGraph, Callable[[str], Iterable[tuple[str, str]]]] | None = None
         self._mentions: tuple[CodeGraph, CodeMentions] | None = None
         self._last_ranking: tuple[_Derived, tuple[Any, ...], DeskRanking] | None = None
+
+    @classmethod
+    def with_model(cls, config: DiscussionConfig | None = None) -> DeskRecall:
+        """A recall with the shipped embedding model: goals embedded as
+        :func:`coderooms.embeddings.embed` does, messages kept as token counts
+        (:func:`coderooms.embeddings.embed_factored`, the same vectors)."""
+        from coderooms import embeddings
+
+        return cls(embeddings.embed, config, embed_messages=embeddings.embed_factored)
 
     def forget_goals(self) -> None:
         """Drop the remembered goal vectors and goal scores (a benchmark times the next
@@ -222,8 +241,8 @@ class DeskRecall:
             for row in rows[start:]
         ]
         vectors = None
-        if self._embed is not None:
-            vectors = self._embed([embedding_text(m) for m in added])
+        if self._embed_messages is not None:
+            vectors = self._embed_messages([embedding_text(m) for m in added])
         # a new post extends the index (older rows never change); a pin marker may pin
         # an older row, so the pinned set is given whole
         index = extend_discussion_index(

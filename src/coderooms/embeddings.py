@@ -36,11 +36,13 @@ from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from coderooms.errors import HostError
+from coderooms.focus.discussion import FactoredVectors
 
 __all__ = [
     "DEFAULT_MODEL_DIR",
     "EmbeddingModelUnavailable",
     "embed",
+    "embed_factored",
     "load_model",
     "model_tag",
 ]
@@ -81,6 +83,14 @@ def model_tag(model: str | Path | None = None) -> str:
         st = (path / name).stat()
         parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
     return "\n".join(parts)
+
+
+def embed_factored(texts: Sequence[str], model: str | Path | None = None) -> FactoredVectors:
+    """The vectors ``embed`` gives (up to their length), as each text's token counts over
+    the table rows they use: what a desk's discussion index keeps, so that a goal's
+    similarity to every message reads the counts rather than a dense matrix."""
+    encoder = _encoder(_resolve(model))
+    return encoder.factored(list(texts))
 
 
 def embed(texts: Sequence[str], model: str | Path | None = None) -> np.ndarray:
@@ -148,6 +158,14 @@ class _Encoder:
         return out
 
     def _by_pieces(self, texts: list[str]) -> np.ndarray:
+        occurrences, counts = self._occurrences(texts)
+        # Row i of this matrix counts the tokens of text i, so its product with the
+        # table sums their vectors without materialising one vector per token.
+        sums = np.asarray(occurrences @ self.table, dtype=np.float32)
+        return np.divide(sums, np.maximum(counts, 1)[:, None]).astype(np.float32)
+
+    def _occurrences(self, texts: list[str]) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Each text's token counts over the table (a row per text) and its tokens."""
         if self.char_limit is not None:
             texts = [text[: self.char_limit] for text in texts]
         split = [BERT_PIECES.findall(text) for text in texts]
@@ -163,11 +181,39 @@ class _Encoder:
         columns = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(counts.sum()))
         rows = np.repeat(np.arange(len(ids)), counts)
         ones = np.ones(len(columns), dtype=np.float32)
-        # Row i of this matrix counts the tokens of text i, so its product with the
-        # table sums their vectors without materialising one vector per token.
-        occurrences = sp.csr_matrix((ones, (rows, columns)), shape=(len(ids), len(self.table)))
-        sums = np.asarray(occurrences @ self.table, dtype=np.float32)
-        return np.divide(sums, np.maximum(counts, 1)[:, None]).astype(np.float32)
+        shape = (len(ids), len(self.table))
+        return sp.csr_matrix((ones, (rows, columns)), shape=shape), counts
+
+    def factored(self, texts: list[str]) -> FactoredVectors:
+        """The vectors of ``texts`` as token counts over the table rows they use (a text
+        that holds an added token, or every text of a tokenizer without the shortcut,
+        as a row of its own)."""
+        direct = [
+            i
+            for i, text in enumerate(texts)
+            if not self.by_pieces or any(a in text for a in self.added)
+        ]
+        taken = set(direct)
+        split = [i for i in range(len(texts)) if i not in taken]
+        occurrences, _ = self._occurrences([texts[i] for i in split])
+        counts = sp.coo_matrix(occurrences)
+        used, column = np.unique(counts.col, return_inverse=True)
+        own = (
+            self.mean_vectors([texts[i] for i in direct])
+            if direct
+            else np.zeros((0, self.dim), dtype=np.float32)
+        )
+        rows = np.concatenate([np.asarray(split, dtype=np.int64)[counts.row], direct])
+        columns = np.concatenate(
+            [column.astype(np.int64), len(used) + np.arange(len(direct), dtype=np.int64)]
+        )
+        data = np.concatenate([counts.data, np.ones(len(direct), dtype=np.float32)])
+        keys = np.concatenate([used.astype(np.int64), np.full(len(direct), -1, dtype=np.int64)])
+        weights = sp.csr_matrix(
+            (data.astype(np.float32), (rows, columns)), shape=(len(texts), len(keys))
+        )
+        basis = np.concatenate([self.table[used], own]).astype(np.float32)
+        return FactoredVectors(keys, basis, weights)
 
     def _learn(self, pieces: set[str]) -> None:
         unseen = pieces.difference(self.pieces)

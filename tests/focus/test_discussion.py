@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coderooms.focus import discussion
 from coderooms.focus.discussion import (
     EPISODE_GAP_SECONDS,
     DeskMessage,
     DiscussionConfig,
+    FactoredVectors,
     build_discussion_index,
     extend_discussion_index,
     prose_terms,
@@ -210,17 +213,23 @@ message_rows = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(message_rows, st.integers(min_value=0, max_value=40), st.booleans())
-def test_an_extended_index_is_the_index_built_over_all_its_messages(
-    rows: list[tuple[str, str, int, int | None]], cut: int, vectored: bool
-) -> None:
+def desk_of(rows: list[tuple[str, str, int, int | None]]) -> list[DeskMessage]:
+    """Messages of (author, text, pause before it, parent position) rows."""
     moment = 0
     messages = []
     for i, (who, text, pause, parent) in enumerate(rows):
         moment += pause
         up = parent + 1 if parent is not None and parent < i else None
         messages.append(DeskMessage(i + 1, who, text, parent=up, posted_at=at(moment)))
+    return messages
+
+
+@settings(max_examples=60, deadline=None)
+@given(message_rows, st.integers(min_value=0, max_value=40), st.booleans())
+def test_an_extended_index_is_the_index_built_over_all_its_messages(
+    rows: list[tuple[str, str, int, int | None]], cut: int, vectored: bool
+) -> None:
+    messages = desk_of(rows)
     vectors = np.random.default_rng(len(rows)).random((len(rows), 3)) if vectored else None
     cut = min(cut, len(messages))
     whole = build_discussion_index(messages, vectors)
@@ -282,3 +291,134 @@ def test_a_possessive_names_the_speaker() -> None:
     ranked = rank_discussion(build_discussion_index(messages), "where is Ann's move?")
     assert ranked[0].sequence == 1
     assert "by Ann, named in the goal" in ranked[0].reasons
+
+
+def _plain_ranking(index, own, config, exclude, limit):
+    """The ranking's definition, one message at a time: own score, a share of the best
+    beside and of the best own turn, the recency prior; best first, newer first on ties."""
+    count = len(index.messages)
+    out = []
+    for i in range(count):
+        beside = max([own[j] for j in index.neighbours_of(i)], default=0.0)
+        turns = max([own[j] for j in index.own_turns_of(i)], default=0.0)
+        final = own[i] + config.neighbours * beside + config.own_turns * turns
+        recency = (i + 1) / count
+        final = final + config.recency * recency * (final > 0)
+        if final > config.recency * recency + 1e-12 and index.messages[i].sequence not in exclude:
+            out.append((-final, -index.messages[i].sequence, i))
+    return [(index.messages[i].sequence, -f) for f, _, i in sorted(out)[:limit]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    message_rows,
+    st.lists(words, min_size=1, max_size=3).map(" ".join),
+    st.integers(min_value=1, max_value=6),
+    st.frozensets(st.integers(min_value=1, max_value=40), max_size=6),
+    st.sampled_from(["", "cache", "parser lunch"]),
+)
+def test_a_bounded_ranking_is_the_ranking_over_every_message(
+    rows, goal, limit, exclude, code
+) -> None:
+    messages = desk_of(rows)
+    vectors = np.random.default_rng(len(rows)).random((len(rows), 3))
+    index = build_discussion_index(messages, vectors)
+    config = DiscussionConfig()
+    scores = discussion.score_goal(index, goal, goal_vector=np.ones(3), config=config)
+    names = {name: name for name in code.split()}
+    own = scores.score.copy()
+    for i in sorted({i for name in names for i in index.naming(name)}):
+        own[i] += config.code
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(discussion, "RANKING_POOL", 2)  # prune from 9 messages on
+        plain = rank_discussion(index, goal, exclude=exclude, limit=limit, scores=scores)
+        # the second ranking starts from the positions the first one kept
+        ranked = rank_discussion(
+            index, goal, code_names=names, exclude=exclude, limit=limit, scores=scores
+        )
+    assert [(r.sequence, r.score) for r in plain] == _plain_ranking(
+        index, scores.score, config, exclude, limit
+    )
+    assert [(r.sequence, r.score) for r in ranked] == _plain_ranking(
+        index, own, config, exclude, limit
+    )
+    for r in ranked:  # the strongest message beside it, the oldest on ties
+        i = index.position(r.sequence)
+        near = index.neighbours_of(i) + index.own_turns_of(i)
+        best = max(near, key=lambda j: (own[j], -j)) if near else None
+        said = [x for x in r.reasons if x.startswith("beside message ")]
+        if best is not None and own[best] > own[i]:
+            assert said == [f"beside message {index.messages[best].sequence}"]
+        else:
+            assert said == []
+
+
+def test_a_bounded_ranking_computes_only_the_messages_that_may_place() -> None:
+    count = 6000
+    messages = [
+        DeskMessage(i + 1, "Ann" if i % 2 else "Bo", f"note {i}", posted_at=at(i))
+        for i in range(count)
+    ]
+    angles = np.random.default_rng(7).uniform(0, np.pi / 2, count)
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    index = build_discussion_index(messages, vectors)
+    goal = np.array([1.0, 0.0])
+    own = discussion.score_goal(index, "notes", goal_vector=goal).score
+    positions = discussion._ranked_positions(
+        index, own, DiscussionConfig(), 10, np.zeros(0, dtype=np.int64)
+    )
+    assert 0 < len(positions) < count // 2
+    ranked = rank_discussion(index, "notes", goal_vector=goal, limit=10)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(discussion, "RANKING_POOL", count)  # every message computed
+        assert rank_discussion(index, "notes", goal_vector=goal, limit=10) == ranked
+
+
+@settings(max_examples=40, deadline=None)
+@given(message_rows, st.integers(min_value=0, max_value=40))
+def test_factored_vectors_rank_as_their_dense_rows_and_extend_as_a_build(
+    rows: list[tuple[str, str, int, int | None]], cut: int
+) -> None:
+    messages = desk_of(rows)
+    rng = np.random.default_rng(len(rows))
+    token_of = {w: k for k, w in enumerate(sorted({"cache", "parser", "lunch", "retry"}))}
+    basis = rng.random((len(token_of) + 1, 3)).astype(np.float32)
+
+    def factored(part: list[DeskMessage]) -> FactoredVectors:
+        # each word a shared row (its key), the message's author a row of its own
+        entries = [[(token_of[w], 1.0) for w in m.text.split() if w in token_of] for m in part]
+        keys = np.array([*token_of.values(), *[-1] * len(part)], dtype=np.int64)
+        rows_ = [r for r, e in enumerate(entries) for _ in e] + list(range(len(part)))
+        cols = [c for e in entries for c, _ in e] + [len(token_of) + r for r in range(len(part))]
+        weights = sp.csr_matrix(
+            (np.ones(len(cols), dtype=np.float32), (rows_, cols)), shape=(len(part), len(keys))
+        )
+        own = basis[-1:] * np.array([m.sequence for m in part], dtype=np.float32)[:, None]
+        return FactoredVectors(keys, np.concatenate([basis[:-1], own]), weights)
+
+    whole = factored(messages)
+    dense = np.asarray(whole.weights @ whole.basis)
+    cut = min(cut, len(messages))
+    grown = extend_discussion_index(
+        build_discussion_index(messages[:cut], factored(messages[:cut])),
+        messages[cut:],
+        factored(messages[cut:]),
+    )
+    built = build_discussion_index(messages, whole)
+    plain = build_discussion_index(messages, dense)
+    goal = np.array([0.3, 0.5, 0.2])
+    for index in (grown, built):
+        assert np.allclose(index.vectors.dot(goal), plain.vectors @ goal, atol=1e-6)
+        ranked = rank_discussion(index, "cache lunch", goal_vector=goal)
+        expected = rank_discussion(plain, "cache lunch", goal_vector=goal)
+        assert [r.score for r in ranked] == pytest.approx([r.score for r in expected])
+
+
+def test_factored_and_dense_vectors_do_not_mix_in_one_index() -> None:
+    messages = talk(("Ann", "alpha"), ("Bo", "beta"))
+    dense = build_discussion_index(messages[:1], np.array([[1.0, 0.0]]))
+    one = FactoredVectors(
+        np.array([-1]), np.array([[1.0, 0.0]], dtype=np.float32), sp.csr_matrix(np.ones((1, 1)))
+    )
+    with pytest.raises(ValueError, match="factored and dense"):
+        extend_discussion_index(dense, messages[1:], one)

@@ -235,7 +235,6 @@ async def _focus_with_desk(
     desk_ref: str,
     agent_id: str,
 ) -> dict[str, Any]:
-    from coderooms import embeddings
     from coderooms.deskrecall import DeskRecall, focus_with_desk
 
     store = store_of(ctx, existing=True, read_only=True)
@@ -248,7 +247,7 @@ async def _focus_with_desk(
         budget,
         mode,
         code,
-        lambda: DeskRecall(embeddings.embed),
+        DeskRecall.with_model,
         in_workspace,
     )
 

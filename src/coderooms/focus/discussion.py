@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
+import scipy.sparse as sp
 import snowballstemmer
 
 from coderooms.focus.lexical import BM25, DocumentCounts
@@ -56,6 +57,7 @@ __all__ = [
     "DiscussionConfig",
     "DiscussionIndex",
     "DeskMessage",
+    "FactoredVectors",
     "GoalScores",
     "RankedMessage",
     "build_discussion_index",
@@ -125,6 +127,38 @@ class DeskMessage:
     parent: int | None = None
     posted_at: str | None = None
     pinned: bool = False
+
+
+@dataclass(frozen=True)
+class FactoredVectors:
+    """Message vectors as weighted sums of shared rows: message ``i``'s vector is
+    ``weights[i] @ basis``. A static embedding gives its vectors this way (a message's
+    token counts over the model's table), and a goal's similarity to every message
+    then costs a product with the few rows the desk uses and a sparse product with the
+    counts, not a pass over a dense matrix of every message's vector.
+
+    ``keys`` names each basis row (a token id): rows of one key are the same row, so
+    extending an index adds only the keys it has not seen; key -1 is a row of its own
+    (a vector the embedder could not give as counts)."""
+
+    keys: np.ndarray
+    basis: np.ndarray
+    weights: sp.csr_matrix
+
+    def __len__(self) -> int:
+        return int(self.weights.shape[0])
+
+    def dot(self, vector: np.ndarray) -> np.ndarray:
+        """Every message vector's dot product with ``vector``."""
+        out: np.ndarray = self.weights @ (self.basis @ vector)
+        return out
+
+
+Vectors = np.ndarray | FactoredVectors
+"""One vector per message: a dense matrix or its factors."""
+
+NORM_ROWS = 8_192
+"""Messages whose factored vectors are summed at once to find their lengths."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,9 +240,11 @@ class DiscussionIndex:
     author_of: np.ndarray
     pinned: np.ndarray
     sequences: np.ndarray
-    vectors: np.ndarray | None = None
+    vectors: Vectors | None = None
+    """Unit vectors, one per message (dense rows, or factors whose rows are unit)."""
     _position: dict[int, int] = field(default_factory=dict, repr=False)
     _identifiers: dict[str, list[int]] | None = field(default=None, repr=False)
+    _replies: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _growth: _Growth | None = field(default=None, repr=False)
 
     def position(self, sequence: int) -> int | None:
@@ -225,11 +261,23 @@ class DiscussionIndex:
         assert self._identifiers is not None
         return self._identifiers.get(name, [])
 
+    def replies(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every message's replies as compressed rows: those of message ``i`` are
+        ``children[ptr[i]:ptr[i + 1]]``, ascending (built on the first question)."""
+        if self._replies is None:
+            order = np.lexsort((self.reply_child, self.reply_parent))
+            ptr = np.zeros(len(self.messages) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(self.reply_parent, minlength=len(self.messages)), out=ptr[1:])
+            object.__setattr__(self, "_replies", (ptr, self.reply_child[order]))
+        assert self._replies is not None
+        return self._replies
+
     def neighbours_of(self, i: int) -> list[int]:
         """The messages beside message ``i`` (its neighbours in its episode, its parent
         and its replies)."""
+        ptr, children = self.replies()
         near = [int(self.before[i]), int(self.after[i]), int(self.parent_at[i])]
-        near.extend(int(j) for j in self.reply_child[self.reply_parent == i])
+        near.extend(int(j) for j in children[ptr[i] : ptr[i + 1]])
         return sorted({j for j in near if j >= 0})
 
     def own_turns_of(self, i: int) -> list[int]:
@@ -343,7 +391,7 @@ def _grown(positions: np.ndarray, added: int) -> np.ndarray:
 
 
 def build_discussion_index(
-    messages: Iterable[DeskMessage], vectors: np.ndarray | None = None
+    messages: Iterable[DeskMessage], vectors: Vectors | None = None
 ) -> DiscussionIndex:
     """Derive the ranking's index from a desk's messages, oldest first.
 
@@ -355,7 +403,7 @@ def build_discussion_index(
 def extend_discussion_index(
     index: DiscussionIndex | None,
     messages: Iterable[DeskMessage],
-    vectors: np.ndarray | None = None,
+    vectors: Vectors | None = None,
     *,
     pinned: frozenset[int] | None = None,
 ) -> DiscussionIndex:
@@ -492,23 +540,77 @@ def extend_discussion_index(
 
 
 def _normalised(
-    index: DiscussionIndex | None, vectors: np.ndarray | None, added: int
-) -> np.ndarray | None:
+    index: DiscussionIndex | None, vectors: Vectors | None, added: int
+) -> Vectors | None:
     """The index's unit vectors with the new messages' ``vectors`` appended."""
     if vectors is None:
         if index is not None and index.vectors is not None and added:
             raise ValueError(f"no vectors for {added} new messages of an index with vectors")
         return index.vectors if index is not None else None
-    matrix = np.asarray(vectors, dtype=np.float32)
-    if matrix.shape[0] != added:
-        raise ValueError(f"{matrix.shape[0]} vectors for {added} messages")
+    if len(vectors) != added:
+        raise ValueError(f"{len(vectors)} vectors for {added} messages")
     if index is not None and index.vectors is None and len(index.messages):
         raise ValueError("vectors for new messages of an index without vectors")
+    old = index.vectors if index is not None and len(index.messages) else None
+    if isinstance(vectors, FactoredVectors) or isinstance(old, FactoredVectors):
+        if not isinstance(vectors, FactoredVectors) or not (
+            old is None or isinstance(old, FactoredVectors)
+        ):
+            raise ValueError("factored and dense vectors in one index")
+        return _factored_unit(old, vectors)
+    matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit = matrix / np.where(norms > 0, norms, 1.0)
-    if index is None or index.vectors is None:
+    if old is None:
         return unit
-    return np.concatenate([index.vectors, unit])
+    return np.concatenate([old, unit])
+
+
+def _factored_unit(old: FactoredVectors | None, new: FactoredVectors) -> FactoredVectors:
+    """``old`` with ``new``'s rows appended, each scaled to unit length: the keys
+    ``old`` holds keep their rows, the others are added after them."""
+    width = new.basis.shape[1] if old is None else old.basis.shape[1]
+    if new.basis.shape[1] != width:
+        raise ValueError(f"vectors of {new.basis.shape[1]} dimensions for an index of {width}")
+    column = {key: col for col, key in enumerate(old.keys.tolist())} if old is not None else {}
+    start = len(column) if old is None else len(old.keys)
+    placed = np.empty(len(new.keys), dtype=np.int64)
+    fresh: list[int] = []
+    for j, key in enumerate(new.keys.tolist()):
+        at = column.get(key) if key >= 0 else None
+        if at is None:
+            at = start + len(fresh)
+            fresh.append(j)
+            if key >= 0:
+                column[key] = at
+        placed[j] = at
+    keys = new.keys[fresh] if old is None else np.concatenate([old.keys, new.keys[fresh]])
+    rows = np.asarray(new.basis[fresh], dtype=np.float32)
+    basis = rows if old is None else np.concatenate([old.basis, rows])
+    counts = sp.csr_matrix(
+        (
+            np.asarray(new.weights.data, dtype=np.float32),
+            placed[new.weights.indices],
+            new.weights.indptr,
+        ),
+        shape=(len(new), len(keys)),
+    )
+    norms = np.concatenate(
+        [
+            np.linalg.norm(np.asarray(counts[i : i + NORM_ROWS] @ basis), axis=1)
+            for i in range(0, len(new), NORM_ROWS)
+        ]
+        or [np.zeros(0)]
+    )
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0).astype(np.float32)
+    unit = sp.csr_matrix(sp.diags(scale) @ counts, dtype=np.float32)
+    if old is None:
+        return FactoredVectors(keys, basis, unit)
+    wider = sp.csr_matrix(
+        (old.weights.data, old.weights.indices, old.weights.indptr),
+        shape=(len(old), len(keys)),
+    )
+    return FactoredVectors(keys, basis, sp.csr_matrix(sp.vstack([wider, unit], format="csr")))
 
 
 def _unit(scores: np.ndarray) -> np.ndarray:
@@ -581,6 +683,12 @@ class GoalScores:
     episode: np.ndarray
     score: np.ndarray
     feedback: np.ndarray | None = None
+    positions: dict[tuple[int | None, bytes], np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """The positions a ranking with no code names computed (see
+    :func:`_ranked_positions`), by limit and left-out positions: a ranking with code
+    names needs only these and the positions around the messages naming code."""
 
 
 def score_goal(
@@ -595,30 +703,40 @@ def score_goal(
     count = len(index.messages)
     goal_terms = prose_terms(goal)
     lexical = _unit(index.terms.scores(goal_terms)) if goal_terms and count else np.zeros(count)
+    # the sums below run in place: a desk of many messages makes each array large
     score = lexical.astype(np.float64)
     meaning = np.zeros(count)
     if index.vectors is not None and goal_vector is not None and weights.meaning and count:
         vector = np.asarray(goal_vector, dtype=np.float32)
         norm = float(np.linalg.norm(vector))
         if norm > 0:
-            meaning = _unit(np.clip(index.vectors @ (vector / norm), 0.0, None)).astype(np.float64)
-            score = score + weights.meaning * meaning
+            goal_unit = vector / norm
+            vectors = index.vectors
+            cosine = (
+                vectors.dot(goal_unit)
+                if isinstance(vectors, FactoredVectors)
+                else vectors @ goal_unit
+            )
+            meaning = _unit(np.clip(cosine, 0.0, None, out=cosine)).astype(np.float64)
+            score += weights.meaning * meaning
     # "Ann's" names Ann
     goal_words = frozenset(w.partition("'")[0] for w in _WORD.findall(goal.lower()))
     named_authors = [n for n, label in enumerate(index.authors) if _named(label, goal_words)]
     spoken = np.isin(index.author_of, named_authors)
-    score = score + weights.speaker * spoken
+    if named_authors:
+        score += weights.speaker * spoken
     episode = np.zeros(count)
     if goal_terms and weights.episode and count:
         episode = _unit(index.episodes.scores(goal_terms))[index.episode_of]
-        score = score + weights.episode * episode
+        score += weights.episode * episode
     feedback = None
     if goal_terms and weights.feedback and count:
         extra = _feedback_terms(index, score, frozenset(goal_terms), weights.feedback_messages)
         if extra:
             feedback = _unit(index.terms.scores(extra))
-            score = score + weights.feedback * feedback
-    score = score + weights.pinned * index.pinned * (score > 0)
+            score += weights.feedback * feedback
+    if index.pinned.any():
+        score += weights.pinned * index.pinned * (score > 0)
     return GoalScores(tuple(goal_terms), lexical, meaning, spoken, episode, score, feedback)
 
 
@@ -632,7 +750,12 @@ def _feedback_terms(
     growth = index._growth
     if growth is None:
         return []
-    best = _top(score, index.sequences, np.flatnonzero(score > 0), depth)
+    if score.size > depth:
+        kth = np.partition(score, score.size - depth)[score.size - depth]
+        candidates = np.flatnonzero(score >= max(kth, np.nextafter(0.0, 1.0)))
+    else:
+        candidates = np.flatnonzero(score > 0)
+    best = _top(score, index.sequences, candidates, depth)
     held: Counter[str] = Counter()
     for i in sorted(int(i) for i in best):
         held.update(growth.words[t] for t in growth.ids[growth.ptr[i] : growth.ptr[i + 1]])
@@ -653,21 +776,159 @@ def _top(
     return order if limit is None else order[:limit]
 
 
-def _best_beside(own: np.ndarray, *sides: np.ndarray) -> np.ndarray:
-    """Per message, the best ``own`` score among the positions ``sides`` give it (each a
-    position per message, -1 for none), 0 if none."""
-    best = np.zeros(own.shape[0])
+def _best_of(own: np.ndarray, at: np.ndarray, *sides: np.ndarray) -> np.ndarray:
+    """Per position of ``at``, the best ``own`` score among the positions ``sides`` give
+    it (each a position per message, -1 for none), 0 if none."""
+    best = np.zeros(at.shape[0])
     for side in sides:
-        np.maximum(best, np.where(side >= 0, own[side], 0.0), out=best)
+        near = side[at]
+        np.maximum(best, np.where(near >= 0, own[near], 0.0), out=best)
     return best
 
 
-def _best_reply(own: np.ndarray, parents: np.ndarray, replies: np.ndarray) -> np.ndarray:
-    """Per message, the best ``own`` score of its replies, 0 if none."""
-    best = np.zeros(own.shape[0])
-    if parents.size:
-        np.maximum.at(best, parents, own[replies])
+def _best_reply(
+    own: np.ndarray, at: np.ndarray, replies: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """Per position of ``at``, the best ``own`` score of its replies, 0 if none."""
+    ptr, children = replies
+    best = np.zeros(at.shape[0])
+    sizes = ptr[at + 1] - ptr[at]
+    held = np.flatnonzero(sizes)
+    if held.size:
+        starts = ptr[at[held]]
+        offsets = np.concatenate([[0], np.cumsum(sizes[held])[:-1]]).astype(np.int64)
+        flat = np.repeat(starts - offsets, sizes[held]) + np.arange(int(sizes[held].sum()))
+        best[held] = np.maximum.reduceat(own[children[flat]], offsets)
     return best
+
+
+def _final_scores(
+    index: DiscussionIndex, own: np.ndarray, at: np.ndarray, weights: DiscussionConfig
+) -> np.ndarray:
+    """The final scores of the messages at positions ``at``: their ``own`` scores, a share
+    of the best beside them and of their own turns', and the recency prior."""
+    beside = np.maximum(
+        _best_of(own, at, index.before, index.after, index.parent_at),
+        _best_reply(own, at, index.replies()),
+    )
+    turns = _best_of(own, at, index.own_before, index.own_after)
+    score: np.ndarray = own[at] + weights.neighbours * beside + weights.own_turns * turns
+    score += weights.recency * _recency(at, len(index.messages)) * (score > 0)
+    return score
+
+
+def _recency(at: np.ndarray, count: int) -> np.ndarray:
+    """The recency prior of the messages at positions ``at``: 1 for the newest message,
+    falling linearly towards 0 for the oldest."""
+    return (at + 1).astype(np.float64) / count
+
+
+def _placed(
+    index: DiscussionIndex,
+    at: np.ndarray,
+    final: np.ndarray,
+    weights: DiscussionConfig,
+    left_out: np.ndarray,
+) -> np.ndarray:
+    """Which of the messages at positions ``at`` may be ranked: a signal beyond the
+    recency prior, and not one of the positions ``left_out``."""
+    signal = final > weights.recency * _recency(at, len(index.messages)) + 1e-12
+    signal[np.isin(at, left_out)] = False
+    return signal
+
+
+RANKING_POOL = 512
+"""Messages of best own score around which a bounded ranking computes final scores
+first (see :func:`_ranked_positions`)."""
+
+
+def _ranked_positions(
+    index: DiscussionIndex,
+    own: np.ndarray,
+    weights: DiscussionConfig,
+    limit: int | None,
+    left_out: np.ndarray,
+) -> np.ndarray:
+    """Positions whose final scores decide the best ``limit`` messages, ascending: all
+    of them, or, when that is provably enough, the :data:`RANKING_POOL` messages of best
+    own score, the messages beside them or their turns, and every other message whose
+    own score could still place (a message beside none of the pool gains less than the
+    pool's lowest own score from each neighbour). The ranking over these positions is
+    the ranking over all."""
+    count = len(own)
+    everything = np.arange(count, dtype=np.int64)
+    shares = (weights.neighbours, weights.own_turns, weights.recency)
+    if limit is None or count <= 4 * RANKING_POOL or min(shares) < 0:
+        return everything
+    floor = float(np.partition(own, count - RANKING_POOL)[count - RANKING_POOL])
+    if floor <= 0:
+        return everything
+    first = _around(index, np.flatnonzero(own >= floor))
+    final = _final_scores(index, own, first, weights)
+    placed = final[_placed(index, first, final, weights, left_out)]
+    if placed.size < limit:
+        return everything
+    cut = float(np.partition(placed, placed.size - limit)[placed.size - limit])
+    gain = (weights.neighbours + weights.own_turns) * floor + weights.recency
+    # a margin for rounding: a message let in needlessly only costs its computation
+    rest = np.flatnonzero(own >= cut - gain - 1e-9)
+    return _distinct(np.concatenate([first, rest]))
+
+
+def _near(index: DiscussionIndex, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (k, j) where message ``j`` is beside message ``at[k]`` or is its author's
+    previous or next turn, as two arrays (``j`` is -1 where a side has none)."""
+    ptr, children = index.replies()
+    sizes = ptr[at + 1] - ptr[at]
+    offsets = np.repeat(ptr[at] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    replies = children[offsets + np.arange(int(sizes.sum()))]
+    sides = (index.before, index.after, index.parent_at, index.own_before, index.own_after)
+    slots = np.arange(len(at), dtype=np.int64)
+    owner = np.concatenate([np.repeat(slots, sizes), *(slots for _ in sides)])
+    return owner, np.concatenate([replies, *(side[at] for side in sides)])
+
+
+def _around(index: DiscussionIndex, at: np.ndarray) -> np.ndarray:
+    """The positions ``at`` and the messages beside them or their turns, ascending."""
+    return _distinct(np.concatenate([at, _near(index, at)[1]]))
+
+
+def _strongest_beside(index: DiscussionIndex, own: np.ndarray, at: np.ndarray) -> list[int]:
+    """Per position of ``at``, the message beside it or of its own turns with the best
+    ``own`` score (the oldest on ties) when that beats its own score, else -1."""
+    owner, near = _near(index, at)
+    held = near >= 0
+    owner, near = owner[held], near[held]
+    order = np.lexsort((near, -own[near], owner))
+    owner, near = owner[order], near[order]
+    first = np.concatenate([[True], owner[1:] != owner[:-1]])[: owner.size]
+    best = np.full(len(at), -1, dtype=np.int64)
+    best[owner[first]] = near[first]
+    best[(best >= 0) & (own[np.maximum(best, 0)] <= own[at])] = -1
+    out: list[int] = best.tolist()
+    return out
+
+
+def _distinct(positions: np.ndarray) -> np.ndarray:
+    """The non-negative ``positions``, each once, ascending (a sort: hashing small arrays
+    of positions is slower)."""
+    ordered = np.sort(positions[positions >= 0])
+    kept: np.ndarray = ordered[
+        np.concatenate([[True], ordered[1:] != ordered[:-1]])[: ordered.size]
+    ]
+    return kept
+
+
+def _shared_terms(index: DiscussionIndex, i: int, goal: set[str]) -> set[str]:
+    """The goal terms message ``i``'s words hold (its author's name aside)."""
+    growth = index._growth
+    message = index.messages[i]
+    if growth is None:
+        return goal & set(prose_terms(message.text))
+    held = goal.intersection(growth.words[t] for t in growth.ids[growth.ptr[i] : growth.ptr[i + 1]])
+    if held.intersection(prose_terms(message.author)):  # the index counts the author's name
+        return goal & set(prose_terms(message.text))
+    return held
 
 
 def rank_discussion(
@@ -699,54 +960,63 @@ def rank_discussion(
         scores.episode,
     )
     goal_terms = scores.goal_terms
-    score = scores.score.copy()
+    own = scores.score
     code_hits: dict[int, list[str]] = {}
     if code_names and weights.code:
         for name in sorted(code_names):
             for i in index.naming(name):
                 code_hits.setdefault(i, []).append(name)
-        for i in code_hits:
-            score[i] += weights.code
-    own = score.copy()
-    beside = np.maximum(
-        _best_beside(own, index.before, index.after, index.parent_at),
-        _best_reply(own, index.reply_parent, index.reply_child),
+        if code_hits:
+            own = own.copy()
+            own[sorted(code_hits)] += weights.code
+    left_out = np.fromiter(
+        (p for p in map(index.position, exclude) if p is not None), dtype=np.int64
     )
-    turns = _best_beside(own, index.own_before, index.own_after)
-    score = score + weights.neighbours * beside + weights.own_turns * turns
-    recency = np.arange(1, count + 1, dtype=np.float64) / count
-    score = score + weights.recency * recency * (score > 0)
-    signal = score > weights.recency * recency + 1e-12
-    for sequence in exclude:
-        at = index.position(sequence)
-        if at is not None:
-            signal[at] = False
-    candidates = np.flatnonzero(signal)
-    order = _top(score, index.sequences, candidates, limit)
+    key = (limit, left_out.tobytes())
+    at = scores.positions.get(key)
+    if at is None:
+        at = scores.positions[key] = _ranked_positions(
+            index, scores.score, weights, limit, left_out
+        )
+    if code_hits:
+        # code names only raise scores: a message that could not place before still
+        # cannot unless it, or a message beside it, names code
+        named = np.fromiter(sorted(code_hits), dtype=np.int64)
+        at = (
+            _distinct(np.concatenate([at, _around(index, named)]))
+            if weights.code > 0
+            else _ranked_positions(index, own, weights, limit, left_out)
+        )
+    final = _final_scores(index, own, at, weights)
+    kept = np.flatnonzero(_placed(index, at, final, weights, left_out))
+    local = _top(final, index.sequences[at], kept, limit)
+    order = at[local]
+    final_of = final[local].tolist()
+    beside = _strongest_beside(index, own, order)
+    lexical_of, meaning_of, episode_of = (a[order].tolist() for a in (lexical, meaning, episode))
+    spoken_of, pinned_of = spoken[order].tolist(), index.pinned[order].tolist()
+    feedback_of = scores.feedback[order].tolist() if scores.feedback is not None else None
     ranked: list[RankedMessage] = []
     goal_set = set(goal_terms)
-    for i in (int(i) for i in order):
+    for k, i in enumerate(order.tolist()):
         message = index.messages[i]
         reasons: list[str] = []
-        if lexical[i] > 0:
-            shared = sorted(goal_set & set(prose_terms(message.text)))[:REASON_TERMS]
+        if lexical_of[k] > 0:
+            shared = sorted(_shared_terms(index, i, goal_set))[:REASON_TERMS]
             reasons.append("matches the goal" + (f" ({', '.join(shared)})" if shared else ""))
-        if meaning[i] > 0.5:
+        if meaning_of[k] > 0.5:
             reasons.append("close in meaning to the goal")
-        if spoken[i]:
+        if spoken_of[k]:
             reasons.append(f"by {message.author}, named in the goal")
-        if episode[i] > 0.5:
+        if episode_of[k] > 0.5:
             reasons.append("in an exchange about the goal")
-        if scores.feedback is not None and scores.feedback[i] > 0.5:
+        if feedback_of is not None and feedback_of[k] > 0.5:
             reasons.append("uses the words of the goal's best matches")
-        if index.pinned[i]:
+        if pinned_of[k]:
             reasons.append("pinned")
         if i in code_hits:
             reasons.append("names salient code: " + ", ".join(code_hits[i][:REASON_TERMS]))
-        near = index.neighbours_of(i) + index.own_turns_of(i)
-        if near:
-            best = max(near, key=lambda j: (own[j], -j))
-            if own[best] > own[i]:
-                reasons.append(f"beside message {index.messages[best].sequence}")
-        ranked.append(RankedMessage(message.sequence, float(score[i]), tuple(reasons)))
+        if beside[k] >= 0:
+            reasons.append(f"beside message {index.messages[beside[k]].sequence}")
+        ranked.append(RankedMessage(message.sequence, final_of[k], tuple(reasons)))
     return ranked

@@ -846,9 +846,7 @@ class RoomService:
 
     def _desk_recall(self) -> DeskRecall:
         if self._recall is None:
-            from coderooms import embeddings
-
-            self._recall = DeskRecall(embeddings.embed)
+            self._recall = DeskRecall.with_model()
         return self._recall
 
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
