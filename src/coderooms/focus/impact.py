@@ -290,23 +290,31 @@ def _walk(
     ignored: list[tuple[str, str]] = []
     for distance in range(1, depth + 2):
         nxt: list[str] = []
+        # Each dependent at this distance, once: by a resolved edge when it has one.
+        reached: dict[str, tuple[str, str]] = {}  # id -> (edge kind, what it depends on)
         for node_id in frontier:
             for src, kind in dependents.get(node_id, []):
                 if src in seen:
                     continue
-                seen.add(src)
-                node = graph.node(src)
-                if node is None:
-                    continue
-                if distance > depth:
-                    ignored.append((src, "beyond_depth"))
-                elif len(impacted) >= MAX_IMPACT_NODES:
-                    ignored.append((src, "over_limit"))
-                else:
-                    impacted.append(Impacted(node, distance, kind, node_id))
-                    for walked in walked_with(node):
-                        if walked not in expanded:
-                            expanded.add(walked)
-                            nxt.append(walked)
+                known = reached.get(src)
+                if known is None or (known[0] == NAME_MATCH_KIND != kind):
+                    reached[src] = (kind, node_id)
+        # Resolved dependents first: when MAX_IMPACT_NODES cuts, name matches go first.
+        for src in sorted(reached, key=lambda i: reached[i][0] == NAME_MATCH_KIND):
+            seen.add(src)
+            node = graph.node(src)
+            if node is None:
+                continue
+            kind, node_id = reached[src]
+            if distance > depth:
+                ignored.append((src, "beyond_depth"))
+            elif len(impacted) >= MAX_IMPACT_NODES:
+                ignored.append((src, "over_limit"))
+            else:
+                impacted.append(Impacted(node, distance, kind, node_id))
+                for walked in walked_with(node):
+                    if walked not in expanded:
+                        expanded.add(walked)
+                        nxt.append(walked)
         frontier = sorted(nxt)
     return ImpactResult(root, depth, tuple(impacted), tuple(ignored), asked=root.id)
