@@ -2,7 +2,7 @@
 
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python benchmarks/callgraph.py [--mirrors DIR] [--repo OWNER/NAME ...]
-        [--sites N] [--definitions N] [--seed S] [--out FILE] [--jedi-cache DIR]
+        [--sites N] [--definitions N] [--seed S] [--out FILE] [--jedi-cache DIR] [--jobs N]
 
 For each repository (default psf/requests, pytest-dev/pytest, sympy/sympy, cloned from
 the local mirrors ``../.mirror/<owner>+<name>/repo`` beside the project or under
@@ -42,7 +42,12 @@ one), both with ``resolved`` dependents alone and with the ``name_match`` ones l
   property and jedi takes ``self.<name> = …`` for an instance attribute (a property is a
   data descriptor: the assignment runs its setter), and those taking a pytest fixture
   as a parameter that jedi does not tie to the fixture (it takes an annotated one for a
-  value of its annotation; pytest passes the fixture of that name).
+  value of its annotation; pytest passes the fixture of that name). A dependent past
+  ``MAX_IMPACT_NODES`` is listed too: impact counts it in its ignored tail.
+
+jedi is asked in ``--jobs`` worker processes, nice'd, forked with what the cache knows;
+their new answers join the cache as each task ends, and a progress line says how far
+each phase is, its wall and CPU seconds per task and the time left.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ DEFAULT_REPOS = ("psf/requests", "pytest-dev/pytest", "sympy/sympy")
 DEFAULT_SITES = 300
 DEFAULT_SEED = 15
 JEDI_SITE_TIMEOUT_SECONDS = 20  # a site jedi takes longer on is silent
+JEDI_ALARM_REPEAT = 1.0  # seconds between alarms once a question is over its time
 SILENT_SHOWN = 15  # silent sites listed per repository
 WRONG_SHOWN = 10  # wrong predictions listed per repository
 TARGET_PRECISION = 0.95
@@ -81,7 +87,7 @@ TARGET_IMPACT_PRECISION = 0.95
 TARGET_IMPACT_RECALL = 0.85
 SYMBOL_KINDS = frozenset({"class", "function", "method"})
 DEFINITION_KINDS = frozenset({"function", "method"})
-DEFAULT_DEFINITIONS = 30  # functions and methods sampled per repository for impact
+DEFAULT_DEFINITIONS = 300  # functions and methods sampled per repository for impact
 OCCURRENCES_ASKED = 20  # mentions of a sampled name jedi is asked about (seeded subsample)
 DEPENDENTS_ASKED = 20  # of a definition's dependents, checked with jedi (seeded subsample)
 MENTIONS_PER_DEPENDENT = 4  # mentions inside one dependent jedi is asked about
@@ -334,13 +340,16 @@ class Asker:
         return verdict, list(ids)
 
     def _ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
-        signal.alarm(JEDI_SITE_TIMEOUT_SECONDS)
+        # The alarm repeats: one raised where Python ignores exceptions (a __del__ of
+        # jedi's) is lost, and the next one stops the question.
         try:
-            return reference(self.script(site.path), site, self.root, symbols)
+            signal.setitimer(signal.ITIMER_REAL, JEDI_SITE_TIMEOUT_SECONDS, JEDI_ALARM_REPEAT)
+            try:
+                return reference(self.script(site.path), site, self.root, symbols)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         except JediTimeout:
             return "silent", []
-        finally:
-            signal.alarm(0)
 
 
 @dataclass(slots=True)
@@ -977,7 +986,9 @@ def report(results: list[dict[str, Any]]) -> None:
     for r in results:
         print(
             f"\n{r['repo']} @ {r['commit'][:12]}: {r['call_sites']} call sites, sample of "
-            f"{len(r['sites'])} (seeded)"
+            f"{len(r['sites'])} (seeded); reference {r['reference_wall_seconds']:.0f} s wall, "
+            f"{r['reference_cpu_seconds']:.0f} s CPU over {r['jobs']} process(es), jedi asked "
+            f"{r['jedi_asked']} questions, {r['jedi_reused']} answered from the cache"
         )
         wrong = [
             s
