@@ -77,7 +77,10 @@ MIRROR_DIR = Path(os.environ.get("CODEROOMS_MIRROR_DIR", PROJECT_ROOT.parent / "
 DEFAULT_REPOS = ("psf/requests", "pytest-dev/pytest", "sympy/sympy")
 DEFAULT_SITES = 300
 DEFAULT_SEED = 15
-JEDI_SITE_TIMEOUT_SECONDS = 20  # a site jedi takes longer on is silent
+# A question jedi spends more CPU on than this is silent: CPU, not wall time, so that the
+# reference says the same on a loaded machine (and from nice'd workers) as on an idle one.
+JEDI_SITE_CPU_SECONDS = 20
+JEDI_SITE_WALL_SECONDS = 600  # the same for wall time: only a question that hangs
 JEDI_ALARM_REPEAT = 1.0  # seconds between alarms once a question is over its time
 SILENT_SHOWN = 15  # silent sites listed per repository
 WRONG_SHOWN = 10  # wrong predictions listed per repository
@@ -94,7 +97,8 @@ MENTIONS_PER_DEPENDENT = 4  # mentions inside one dependent jedi is asked about
 DISAGREEMENTS_SHOWN = 10  # missed and wrong dependents listed per repository
 CACHE_SAVED_EVERY = 200  # new jedi answers between two writes of the --jedi-cache file
 DEFAULT_JOBS = min(2, os.cpu_count() or 1)  # reference worker processes
-WORKER_NICENESS = 10  # added to each reference worker's niceness
+WORKER_NICENESS = 10  # added to each reference worker's niceness by default
+ALARMS = (signal.SIGALRM, signal.SIGVTALRM)  # what the wall and CPU timers send
 SITES_PER_TASK = 25  # call sites one reference task asks about
 
 
@@ -284,23 +288,40 @@ class Asker:
         self.answers: dict[str, list[Any]] = {}
         self.fresh: dict[str, Any] = {}  # answers this process asked jedi for
         self.asked = self.reused = 0
-        if cache is not None and cache.is_file():
-            stored = json.loads(cache.read_text(encoding="utf-8"))
-            if stored.get("key") == key:
-                self.answers = stored["answers"]
+        self.reload()
+
+    def stored(self) -> dict[str, Any]:
+        """The answers the cache file holds for this key (none when it has another)."""
+        if self.cache is None or not self.cache.is_file():
+            return {}
+        try:
+            stored = json.loads(self.cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}  # being replaced, or cut short: what it held is asked again
+        return dict(stored["answers"]) if stored.get("key") == self.key else {}
+
+    def reload(self) -> None:
+        """Take what another run saved since: an earlier question is not asked again."""
+        self.answers = {**self.stored(), **self.answers}
 
     def __enter__(self) -> Asker:
-        self.previous = signal.signal(signal.SIGALRM, _alarm)
+        self.previous = [signal.signal(kind, _alarm) for kind in ALARMS]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGALRM, self.previous)
+        for kind, previous in zip(ALARMS, self.previous, strict=True):
+            signal.signal(kind, previous)
         self.save()
 
     def save(self) -> None:
-        if self.cache is not None:
-            text = json.dumps({"key": self.key, "answers": self.answers}, sort_keys=True)
-            self.cache.write_text(text, encoding="utf-8")
+        """Write the answers, with those another run saved meanwhile, in one rename."""
+        if self.cache is None:
+            return
+        self.reload()
+        text = json.dumps({"key": self.key, "answers": self.answers}, sort_keys=True)
+        part = self.cache.with_name(f"{self.cache.name}.{os.getpid()}")
+        part.write_text(text, encoding="utf-8")
+        part.replace(self.cache)
 
     def script(self, path: str) -> Any:
         """jedi's script of ``path``, the one file whose inference state is kept."""
@@ -340,13 +361,15 @@ class Asker:
         return verdict, list(ids)
 
     def _ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
-        # The alarm repeats: one raised where Python ignores exceptions (a __del__ of
+        # The alarms repeat: one raised where Python ignores exceptions (a __del__ of
         # jedi's) is lost, and the next one stops the question.
         try:
-            signal.setitimer(signal.ITIMER_REAL, JEDI_SITE_TIMEOUT_SECONDS, JEDI_ALARM_REPEAT)
+            signal.setitimer(signal.ITIMER_VIRTUAL, JEDI_SITE_CPU_SECONDS, JEDI_ALARM_REPEAT)
+            signal.setitimer(signal.ITIMER_REAL, JEDI_SITE_WALL_SECONDS, JEDI_ALARM_REPEAT)
             try:
                 return reference(self.script(site.path), site, self.root, symbols)
             finally:
+                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except JediTimeout:
             return "silent", []
@@ -411,9 +434,7 @@ def _within(graph: Any, node_id: str, ancestor: str) -> bool:
     return False
 
 
-def impact_sample(
-    workspace: Any, graph: Any, root: Path, symbols: Symbols, wanted: int, seed: int
-) -> list[Definition]:
+def impact_sample(graph: Any, wanted: int, seed: int) -> list[Definition]:
     """A seeded sample of the repository's functions and methods outside tests, dunder
     methods left out (their callers never write their names), with ``impact --depth 1``
     of each."""
@@ -432,14 +453,20 @@ def impact_sample(
         twins[_symbol(sid)].append(sid)
     keys = sorted(twins)
     chosen = sorted(random.Random(seed).sample(keys, min(wanted, len(keys))))
-    from coderooms.focus.impact import DEPENDENCY_KINDS, NAME_MATCH_KIND
+    from coderooms.focus.impact import (
+        DEPENDENCY_KINDS,
+        NAME_MATCH_KIND,
+        dependency_maps,
+        impact,
+    )
 
+    maps = dependency_maps(graph)  # built once for every question on this graph
     out_edges: dict[str, list[tuple[str, str]]] = {}
     definitions = []
     for key in chosen:
         d = Definition(key, graph.node(twins[key][0]).name)
         for sid in twins[key]:
-            result = workspace.impact(sid, depth=1)
+            result = impact(graph, sid, depth=1, maps=maps)
             for item in result.impacted:
                 kept = d.by_name if item.edge == "name_match" else d.ours
                 if _symbol(item.node.id) != key and item.node.id not in kept:
@@ -504,9 +531,12 @@ class Shared:
 _SHARED: Shared | None = None  # the forked workers' context
 
 
-def _start_worker() -> None:
-    os.nice(WORKER_NICENESS)  # the reference yields to everyone else on the machine
-    signal.signal(signal.SIGALRM, _alarm)
+def _start_worker(niceness: int) -> None:
+    os.nice(niceness)  # the reference yields to everyone else on the machine
+    for kind in ALARMS:
+        signal.signal(kind, _alarm)
+    if _SHARED is not None:
+        _SHARED.asker.cache = None  # the parent keeps the cache file, from what tasks send
 
 
 @dataclass(slots=True)
@@ -580,13 +610,14 @@ class Progress:
         )
 
 
-def ask_reference(shared: Shared, repo: str, jobs: int) -> dict[str, float]:
+def ask_reference(shared: Shared, repo: str, jobs: int, niceness: int) -> dict[str, float]:
     """jedi's verdicts on every sampled site and definition, over ``jobs`` worker
-    processes (one jedi each, nice'd) or in this process when ``jobs`` is 1. Answers
+    processes (one jedi each, ``niceness`` added) or in this process when ``jobs`` is 1. Answers
     are merged into the parent's cache as they come; the results do not depend on the
     order tasks finish in. Returns the reference's wall and CPU seconds and the count of
     questions jedi was asked and answered from the cache."""
     global _SHARED
+    shared.asker.reload()  # what a run beside this one asked while this one prepared
     started = time.perf_counter()
     total = Spent({}, 0, 0, 0.0)
     chunks = [
@@ -623,7 +654,9 @@ def ask_reference(shared: Shared, repo: str, jobs: int) -> dict[str, float]:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker) as pool:
+            with ProcessPoolExecutor(
+                jobs, mp_context=context, initializer=_start_worker, initargs=(niceness,)
+            ) as pool:
                 site_tasks = {pool.submit(_sites_task, a, b): (a, b) for a, b in chunks}
                 definition_tasks = {
                     pool.submit(_definition_task, i): i for i in range(len(shared.definitions))
@@ -794,6 +827,7 @@ def evaluate(
     seed: int,
     cache_dir: Path | None = None,
     jobs: int = 1,
+    niceness: int = WORKER_NICENESS,
 ) -> dict[str, Any]:
     import jedi
 
@@ -841,9 +875,9 @@ def evaluate(
             site.owner = symbols.owner(site.path, site.line)
             unique = symbols.by_name.get(site.name, [])
             site.baseline = list(unique) if len(unique) == 1 else []
-        definitions = impact_sample(workspace, graph, root, symbols, definitions_wanted, seed)
+        definitions = impact_sample(graph, definitions_wanted, seed)
         shared = Shared(asker, symbols, Sources(root, paths), sample, definitions)
-        spent = ask_reference(shared, repo, jobs)
+        spent = ask_reference(shared, repo, jobs, niceness)
         for site in sample:
             names = called[site.owner]
             for key, edges in (("ours", resolved), ("by_name", by_name)):
@@ -1057,12 +1091,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_JOBS,
         help="worker processes asking jedi (nice'd; 1: in this process)",
     )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=WORKER_NICENESS,
+        help="niceness added to each worker (answers do not depend on it: jedi's time is CPU)",
+    )
     args = parser.parse_args(argv)
     try:
         import jedi  # noqa: F401
     except ImportError:
         raise SystemExit("jedi is the reference: pip install -e '.[bench]'") from None
-    if args.sites < 1 or args.definitions < 0 or args.jobs < 1:
+    if args.sites < 1 or args.definitions < 0 or args.jobs < 1 or not 0 <= args.nice <= 19:
         raise SystemExit("--sites and --jobs must be at least 1 and --definitions at least 0")
     if args.jedi_cache is not None:
         args.jedi_cache.mkdir(parents=True, exist_ok=True)
@@ -1078,6 +1118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.seed,
                 args.jedi_cache,
                 args.jobs,
+                args.nice,
             )
         )
     report(results)

@@ -227,13 +227,17 @@ def target_matches(graph: CodeGraph, target: str) -> list[CodeNode]:
     raise _unresolved(graph, target, text)
 
 
-def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
-    """What depends on ``target`` up to ``depth`` steps away. A target naming several
-    symbols is answered with those symbols (each with its count of direct dependents),
-    the most depended on first, for the caller to ask again by id."""
-    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
-        raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
-    matches = target_matches(graph, target)
+@dataclass(frozen=True, slots=True)
+class DependencyMaps:
+    """A graph's edges as the walk reads them: each node's dependents (id, edge kind)
+    and children, sorted. Built once, they serve any number of impact questions on the
+    same graph."""
+
+    dependents: dict[str, list[tuple[str, str]]]
+    children: dict[str, list[str]]
+
+
+def dependency_maps(graph: CodeGraph) -> DependencyMaps:
     dependents: dict[str, list[tuple[str, str]]] = defaultdict(list)
     children: dict[str, list[str]] = defaultdict(list)
     for edge in graph.edges:
@@ -245,6 +249,22 @@ def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
         dependents[key].sort()
     for key in children:
         children[key].sort()
+    return DependencyMaps(dependents, children)
+
+
+def impact(
+    graph: CodeGraph, target: str, depth: int = 2, maps: DependencyMaps | None = None
+) -> ImpactResult:
+    """What depends on ``target`` up to ``depth`` steps away. A target naming several
+    symbols is answered with those symbols (each with its count of direct dependents),
+    the most depended on first, for the caller to ask again by id. ``maps`` are the
+    graph's :func:`dependency_maps`, when the caller keeps them."""
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
+        raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
+    matches = target_matches(graph, target)
+    if maps is None:
+        maps = dependency_maps(graph)
+    dependents, children = maps.dependents, maps.children
     if len(matches) == 1:
         return replace(_walk(graph, matches[0], depth, dependents, children), asked=target)
     counted = [

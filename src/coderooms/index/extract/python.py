@@ -68,7 +68,6 @@ _QUERY = """
 (typed_default_parameter) @typed
 (return_statement (call function: [(identifier) (attribute)] @returns.call))
 (return_statement (identifier) @returns.name)
-(function_definition return_type: (_) @returns.type)
 ((assignment left: (identifier) @_all) @exports (#eq? @_all "__all__"))
 ((augmented_assignment left: (identifier) @_all) @exports (#eq? @_all "__all__"))
 """
@@ -452,15 +451,18 @@ def extract(facts: FileFacts, source: bytes) -> None:
         )
     )
     extra.extend(_decorated(function_nodes, source, owner_at))
-    # A return annotation the signature does not end with (the signature was cut to its
+    # A return annotation the signature may not end with (the signature was cut to its
     # bound, or a comment follows the colon) is kept beside it.
-    returns = caps.get("returns.type", ())
-    signatures = {s.id: s.signature.rstrip(":{ ") for s in symbols} if returns else {}
-    for node in returns:
-        owner = owner_at(node.start_byte)
-        text = one_line(node_text(source, node), TYPE_TEXT_MAX_CHARS)
-        if not signatures.get(owner, "").endswith(text):
-            extra.append((owner, ANNOTATED, text))
+    suspects = {
+        s.id: s.signature for s in symbols if s.signature.endswith("…") or "#" in s.signature
+    }
+    for node in function_nodes if suspects else ():
+        returns = node.child_by_field_name("return_type")
+        owner = owner_at(node.start_byte + 1) if returns is not None else ""
+        if returns is not None and owner in suspects:
+            text = one_line(node_text(source, returns), TYPE_TEXT_MAX_CHARS)
+            if not suspects[owner].rstrip(":{ ").endswith(text):
+                extra.append((owner, ANNOTATED, text))
     extra.extend(_clause_bound(caps.get("entered", ()), caps.get("caught", ()), source, owner_at))
     for bound in caps.get("exports", ()):
         if _at_module_level(bound):
@@ -503,11 +505,11 @@ def _clause_bound(
     that call (``pytest.raises().__enter__()``, ``lock.__aenter__()`` under ``async
     with``); a caught exception is an instance of the class named (``E()``). A target
     whose value shows no name is a local of no known type."""
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     for pattern, is_with in chain(zip(entered, repeat(True)), zip(caught, repeat(False))):
         alias = pattern.child_by_field_name("alias")
         var = alias.named_child(0) if alias is not None else None
-        value = pattern.named_child(0)
+        value: Node | None = pattern.named_child(0)
         if var is None or var.type != "identifier" or value is None:
             continue
         if value.type == "call":
