@@ -452,17 +452,15 @@ def extract(facts: FileFacts, source: bytes) -> None:
     )
     extra.extend(_decorated(function_nodes, source, owner_at))
     # A return annotation the signature may not end with (the signature was cut to its
-    # bound, or a comment follows the colon) is kept beside it.
-    suspects = {
-        s.id: s.signature for s in symbols if s.signature.endswith("…") or "#" in s.signature
-    }
-    for node in function_nodes if suspects else ():
-        returns = node.child_by_field_name("return_type")
-        owner = owner_at(node.start_byte + 1) if returns is not None else ""
-        if returns is not None and owner in suspects:
-            text = one_line(node_text(source, returns), TYPE_TEXT_MAX_CHARS)
-            if not suspects[owner].rstrip(":{ ").endswith(text):
-                extra.append((owner, ANNOTATED, text))
+    # bound, or a comment follows the colon) is kept beside it. Symbols and definitions
+    # line up, both in document order.
+    for d, symbol in zip(defs, symbols, strict=True):
+        signature = symbol.signature
+        if d.kind == "function" and (signature.endswith("…") or "#" in signature):
+            returns = d.node.child_by_field_name("return_type")
+            text = one_line(node_text(source, returns), TYPE_TEXT_MAX_CHARS) if returns else ""
+            if text and not signature.endswith(text):
+                extra.append((symbol.id, ANNOTATED, text))
     extra.extend(_clause_bound(caps.get("entered", ()), caps.get("caught", ()), source, owner_at))
     for bound in caps.get("exports", ()):
         if _at_module_level(bound):
