@@ -214,13 +214,35 @@ def test_imported_candidate_is_more_plausible(make_repo: Callable[..., Path]) ->
     root = make_repo(
         {
             "near.py": "class A:\n    def frob(self):\n        pass\n",
+            "pkg/side.py": "class S:\n    def frob(self):\n        pass\n",
+            "pkg/use.py": "def f(x):\n    x.frob()\n",
             "far/x.py": "class B:\n    def frob(self):\n        pass\n",
-            "use.py": "import near\n\ndef f(x):\n    x.frob()\n",
         }
     )
     _, graph = index(root)
     weights = {e.dst: e.weight for e in graph.edges if e.kind == "name_match"}
-    assert weights == {"near.py::A.frob": 0.8, "far/x.py::B.frob": 0.2}
+    # Nothing imported: beside the caller counts twice what is elsewhere.
+    assert weights == {
+        "near.py::A.frob": 0.25,
+        "pkg/side.py::S.frob": 0.5,
+        "far/x.py::B.frob": 0.25,
+    }
+
+
+def test_an_imported_candidate_drops_those_neither_imported_nor_beside(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "near.py": "class A:\n    def frob(self):\n        pass\n",
+            "pkg/side.py": "class S:\n    def frob(self):\n        pass\n",
+            "pkg/use.py": "import near\n\ndef f(x):\n    x.frob()\n",
+            "far/x.py": "class B:\n    def frob(self):\n        pass\n",
+        }
+    )
+    _, graph = index(root)
+    weights = {e.dst: e.weight for e in graph.edges if e.kind == "name_match"}
+    assert weights == {"near.py::A.frob": 4 / 6, "pkg/side.py::S.frob": 2 / 6}
 
 
 def test_impact_tells_resolved_dependents_from_name_matches(

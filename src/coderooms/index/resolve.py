@@ -54,6 +54,7 @@ MAX_NAME_CANDIDATES = 3  # a name carried by more symbols than this gets no edge
 # or sits in the same directory, than one elsewhere in the repository.
 IMPORTED_PLAUSIBILITY = 4.0
 SAME_DIR_PLAUSIBILITY = 2.0
+ELSEWHERE_PLAUSIBILITY = 1.0
 PACKAGE_SCOPE_LANGUAGES = frozenset({"go", "java"})  # a directory's names need no import
 BUILTIN_TARGET: tuple[str, str] = ("ext", "builtins")
 _EMPTY: frozenset[str] = frozenset()
@@ -1199,7 +1200,9 @@ class Resolver:
         """The symbols a call could mean by its name alone, each with its share of the
         call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name. A function
         or class defined inside a function is no candidate: its name is bound only in
-        that function's scope, where the scoped lookup finds it."""
+        that function's scope, where the scoped lookup finds it. When a candidate's file
+        is imported by the caller's, candidates from files it neither imports nor sits
+        beside are dropped."""
         t = self.t
         sym = t.sym
         found = [
@@ -1223,9 +1226,16 @@ class Resolver:
             path = t.sym[sid].path
             if path in imported:
                 return IMPORTED_PLAUSIBILITY
-            return SAME_DIR_PLAUSIBILITY if _folder(path) == here else 1.0
+            return SAME_DIR_PLAUSIBILITY if _folder(path) == here else ELSEWHERE_PLAUSIBILITY
 
         scores = [plausibility(i) for i in found]
+        if IMPORTED_PLAUSIBILITY in scores:
+            # One is in a file the caller imports (or its own): one neither imported
+            # nor beside the caller is not what it means.
+            kept = [
+                (i, s) for i, s in zip(found, scores, strict=True) if s > ELSEWHERE_PLAUSIBILITY
+            ]
+            found, scores = [i for i, _ in kept], [s for _, s in kept]
         total = sum(scores)
         return tuple((i, score / total) for i, score in zip(found, scores, strict=True))
 
