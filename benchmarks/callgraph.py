@@ -2,7 +2,7 @@
 
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python benchmarks/callgraph.py [--mirrors DIR] [--repo OWNER/NAME ...]
-        [--sites N] [--definitions N] [--seed S] [--out FILE] [--jedi-cache DIR]
+        [--sites N] [--definitions N] [--seed S] [--out FILE] [--jedi-cache DIR] [--jobs N]
 
 For each repository (default psf/requests, pytest-dev/pytest, sympy/sympy, cloned from
 the local mirrors ``../.mirror/<owner>+<name>/repo`` beside the project or under
@@ -42,7 +42,12 @@ one), both with ``resolved`` dependents alone and with the ``name_match`` ones l
   property and jedi takes ``self.<name> = …`` for an instance attribute (a property is a
   data descriptor: the assignment runs its setter), and those taking a pytest fixture
   as a parameter that jedi does not tie to the fixture (it takes an annotated one for a
-  value of its annotation; pytest passes the fixture of that name).
+  value of its annotation; pytest passes the fixture of that name). A dependent past
+  ``MAX_IMPACT_NODES`` is listed too: impact counts it in its ignored tail.
+
+jedi is asked in ``--jobs`` worker processes, nice'd, forked with what the cache knows;
+their new answers join the cache as each task ends, and a progress line says how far
+each phase is, its wall and CPU seconds per task and the time left.
 """
 
 from __future__ import annotations
@@ -72,7 +77,11 @@ MIRROR_DIR = Path(os.environ.get("CODEROOMS_MIRROR_DIR", PROJECT_ROOT.parent / "
 DEFAULT_REPOS = ("psf/requests", "pytest-dev/pytest", "sympy/sympy")
 DEFAULT_SITES = 300
 DEFAULT_SEED = 15
-JEDI_SITE_TIMEOUT_SECONDS = 20  # a site jedi takes longer on is silent
+# A question jedi spends more CPU on than this is silent: CPU, not wall time, so that the
+# reference says the same on a loaded machine (and from nice'd workers) as on an idle one.
+JEDI_SITE_CPU_SECONDS = 20
+JEDI_SITE_WALL_SECONDS = 600  # the same for wall time: only a question that hangs
+JEDI_ALARM_REPEAT = 1.0  # seconds between alarms once a question is over its time
 SILENT_SHOWN = 15  # silent sites listed per repository
 WRONG_SHOWN = 10  # wrong predictions listed per repository
 TARGET_PRECISION = 0.95
@@ -81,12 +90,16 @@ TARGET_IMPACT_PRECISION = 0.95
 TARGET_IMPACT_RECALL = 0.85
 SYMBOL_KINDS = frozenset({"class", "function", "method"})
 DEFINITION_KINDS = frozenset({"function", "method"})
-DEFAULT_DEFINITIONS = 30  # functions and methods sampled per repository for impact
+DEFAULT_DEFINITIONS = 300  # functions and methods sampled per repository for impact
 OCCURRENCES_ASKED = 20  # mentions of a sampled name jedi is asked about (seeded subsample)
 DEPENDENTS_ASKED = 20  # of a definition's dependents, checked with jedi (seeded subsample)
 MENTIONS_PER_DEPENDENT = 4  # mentions inside one dependent jedi is asked about
 DISAGREEMENTS_SHOWN = 10  # missed and wrong dependents listed per repository
 CACHE_SAVED_EVERY = 200  # new jedi answers between two writes of the --jedi-cache file
+DEFAULT_JOBS = min(2, os.cpu_count() or 1)  # reference worker processes
+WORKER_NICENESS = 10  # added to each reference worker's niceness by default
+ALARMS = (signal.SIGALRM, signal.SIGVTALRM)  # what the wall and CPU timers send
+SITES_PER_TASK = 25  # call sites one reference task asks about
 
 
 @dataclass(slots=True)
@@ -273,24 +286,42 @@ class Asker:
         self.cache = cache
         self.key = key
         self.answers: dict[str, list[Any]] = {}
+        self.fresh: dict[str, Any] = {}  # answers this process asked jedi for
         self.asked = self.reused = 0
-        if cache is not None and cache.is_file():
-            stored = json.loads(cache.read_text(encoding="utf-8"))
-            if stored.get("key") == key:
-                self.answers = stored["answers"]
+        self.reload()
+
+    def stored(self) -> dict[str, Any]:
+        """The answers the cache file holds for this key (none when it has another)."""
+        if self.cache is None or not self.cache.is_file():
+            return {}
+        try:
+            stored = json.loads(self.cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}  # being replaced, or cut short: what it held is asked again
+        return dict(stored["answers"]) if stored.get("key") == self.key else {}
+
+    def reload(self) -> None:
+        """Take what another run saved since: an earlier question is not asked again."""
+        self.answers = {**self.stored(), **self.answers}
 
     def __enter__(self) -> Asker:
-        self.previous = signal.signal(signal.SIGALRM, _alarm)
+        self.previous = [signal.signal(kind, _alarm) for kind in ALARMS]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGALRM, self.previous)
+        for kind, previous in zip(ALARMS, self.previous, strict=True):
+            signal.signal(kind, previous)
         self.save()
 
     def save(self) -> None:
-        if self.cache is not None:
-            text = json.dumps({"key": self.key, "answers": self.answers}, sort_keys=True)
-            self.cache.write_text(text, encoding="utf-8")
+        """Write the answers, with those another run saved meanwhile, in one rename."""
+        if self.cache is None:
+            return
+        self.reload()
+        text = json.dumps({"key": self.key, "answers": self.answers}, sort_keys=True)
+        part = self.cache.with_name(f"{self.cache.name}.{os.getpid()}")
+        part.write_text(text, encoding="utf-8")
+        part.replace(self.cache)
 
     def script(self, path: str) -> Any:
         """jedi's script of ``path``, the one file whose inference state is kept."""
@@ -313,23 +344,35 @@ class Asker:
             return self.answers[key]
         self.asked += 1
         got = ask()
-        self.answers[key] = got
+        self.answers[key] = self.fresh[key] = got
         if self.asked % CACHE_SAVED_EVERY == 0:
             self.save()
         return got
+
+    def learn(self, answers: dict[str, Any]) -> None:
+        """Take a worker's fresh answers into the cache."""
+        before = len(self.answers)
+        self.answers.update(answers)
+        if len(self.answers) // CACHE_SAVED_EVERY > before // CACHE_SAVED_EVERY:
+            self.save()
 
     def ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
         verdict, ids = self.remembered("ref", site, lambda: self._ask(site, symbols))
         return verdict, list(ids)
 
     def _ask(self, site: Site, symbols: Symbols) -> tuple[str, list[str]]:
-        signal.alarm(JEDI_SITE_TIMEOUT_SECONDS)
+        # The alarms repeat: one raised where Python ignores exceptions (a __del__ of
+        # jedi's) is lost, and the next one stops the question.
         try:
-            return reference(self.script(site.path), site, self.root, symbols)
+            signal.setitimer(signal.ITIMER_VIRTUAL, JEDI_SITE_CPU_SECONDS, JEDI_ALARM_REPEAT)
+            signal.setitimer(signal.ITIMER_REAL, JEDI_SITE_WALL_SECONDS, JEDI_ALARM_REPEAT)
+            try:
+                return reference(self.script(site.path), site, self.root, symbols)
+            finally:
+                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+                signal.setitimer(signal.ITIMER_REAL, 0)
         except JediTimeout:
             return "silent", []
-        finally:
-            signal.alarm(0)
 
 
 @dataclass(slots=True)
@@ -345,6 +388,7 @@ class Definition:
     ours: list[str] = field(default_factory=list)  # resolved dependents at depth 1
     by_name: list[str] = field(default_factory=list)  # name_match dependents at depth 1
     checked: dict[str, str] = field(default_factory=dict)  # dependent -> right|wrong|silent
+    tail: int = 0  # of ours and by_name, those impact lists in its ignored tail (over_limit)
 
 
 class Sources:
@@ -390,9 +434,7 @@ def _within(graph: Any, node_id: str, ancestor: str) -> bool:
     return False
 
 
-def impact_sample(
-    workspace: Any, graph: Any, root: Path, symbols: Symbols, wanted: int, seed: int
-) -> list[Definition]:
+def impact_sample(graph: Any, wanted: int, seed: int) -> list[Definition]:
     """A seeded sample of the repository's functions and methods outside tests, dunder
     methods left out (their callers never write their names), with ``impact --depth 1``
     of each."""
@@ -411,56 +453,231 @@ def impact_sample(
         twins[_symbol(sid)].append(sid)
     keys = sorted(twins)
     chosen = sorted(random.Random(seed).sample(keys, min(wanted, len(keys))))
+    from coderooms.focus.impact import (
+        DEPENDENCY_KINDS,
+        NAME_MATCH_KIND,
+        dependency_maps,
+        impact,
+    )
+
+    maps = dependency_maps(graph)  # built once for every question on this graph
+    out_edges: dict[str, list[tuple[str, str]]] = {}
     definitions = []
     for key in chosen:
         d = Definition(key, graph.node(twins[key][0]).name)
         for sid in twins[key]:
-            for item in workspace.impact(sid, depth=1).impacted:
+            result = impact(graph, sid, depth=1, maps=maps)
+            for item in result.impacted:
                 kept = d.by_name if item.edge == "name_match" else d.ours
                 if _symbol(item.node.id) != key and item.node.id not in kept:
                     kept.append(item.node.id)
+            # Past MAX_IMPACT_NODES, impact counts a dependent in its ignored tail: it is
+            # listed there, with the kind of its edge read from the graph.
+            cut = [i for i, why in result.ignored if why == "over_limit"]
+            if cut and not out_edges:
+                for e in graph.edges:
+                    if e.kind in DEPENDENCY_KINDS:
+                        out_edges.setdefault(e.src, []).append((e.dst, e.kind))
+            for dependent in cut:
+                kinds = {k for dst, k in out_edges.get(dependent, ()) if _within(graph, dst, key)}
+                kept = d.by_name if kinds == {NAME_MATCH_KIND} else d.ours
+                if kinds and _symbol(dependent) != key and dependent not in kept:
+                    kept.append(dependent)
+                    d.tail += 1
         d.by_name = [x for x in d.by_name if x not in d.ours]
         definitions.append(d)
     return definitions
 
 
-def ask_impact(
-    asker: Asker, definitions: list[Definition], symbols: Symbols, paths: list[str], repo: str
-) -> None:
-    """Ask jedi about the mentions of each definition's name (recall: owners of the
+def ask_definition(asker: Asker, symbols: Symbols, sources: Sources, d: Definition) -> None:
+    """Ask jedi about the mentions of the definition's name (recall: owners of the
     mentions it ties to the definition) and inside each listed dependent (precision: a
     dependent is right when jedi ties a mention in it to the definition)."""
     graph = symbols.graph
-    sources = Sources(asker.root, paths)
-    for i, d in enumerate(definitions, 1):
-        found = [
-            m
-            for path in sorted(sources.lines)
-            for m in sources.mentions(d.name, path)
-            if not _within(graph, symbols.owner(m.path, m.line), d.id)
-        ]
-        d.mentions = len(found)
-        asked = random.Random(d.id).sample(found, min(OCCURRENCES_ASKED, len(found)))
-        asked.sort(key=lambda m: (m.path, m.line, m.column))
-        d.asked = len(asked)
-        targets = {d.id}
-        for m in asked:
-            verdict, ids = asker.ask(m, symbols)
-            if targets & set(map(_symbol, ids)):
-                d.tied += 1
-                owner = symbols.owner(m.path, m.line)
-                if owner not in d.reference:
-                    d.reference.append(owner)
-        listed = sorted(set(d.ours) | set(d.by_name))
-        for dependent in sorted(
-            random.Random(d.id).sample(listed, min(DEPENDENTS_ASKED, len(listed)))
-        ):
-            d.checked[dependent] = _check_dependent(asker, symbols, sources, d, dependent)
+    found = [
+        m
+        for path in sorted(sources.lines)
+        for m in sources.mentions(d.name, path)
+        if not _within(graph, symbols.owner(m.path, m.line), d.id)
+    ]
+    d.mentions = len(found)
+    asked = random.Random(d.id).sample(found, min(OCCURRENCES_ASKED, len(found)))
+    asked.sort(key=lambda m: (m.path, m.line, m.column))
+    d.asked = len(asked)
+    for m in asked:
+        verdict, ids = asker.ask(m, symbols)
+        if d.id in set(map(_symbol, ids)):
+            d.tied += 1
+            owner = symbols.owner(m.path, m.line)
+            if owner not in d.reference:
+                d.reference.append(owner)
+    listed = sorted(set(d.ours) | set(d.by_name))
+    for dependent in sorted(random.Random(d.id).sample(listed, min(DEPENDENTS_ASKED, len(listed)))):
+        d.checked[dependent] = _check_dependent(asker, symbols, sources, d, dependent)
+
+
+@dataclass(slots=True)
+class Shared:
+    """What a reference worker reads: set before the pool forks, so each worker holds
+    a copy of the index's symbols, the sources and the answers known so far."""
+
+    asker: Asker
+    symbols: Symbols
+    sources: Sources
+    sites: list[Site]
+    definitions: list[Definition]
+
+
+_SHARED: Shared | None = None  # the forked workers' context
+
+
+def _start_worker(niceness: int) -> None:
+    os.nice(niceness)  # the reference yields to everyone else on the machine
+    for kind in ALARMS:
+        signal.signal(kind, _alarm)
+    if _SHARED is not None:
+        _SHARED.asker.cache = None  # the parent keeps the cache file, from what tasks send
+
+
+@dataclass(slots=True)
+class Spent:
+    """What one task cost: jedi's new answers (for the cache), questions asked and
+    answered from the cache, CPU seconds."""
+
+    fresh: dict[str, Any]
+    asked: int
+    reused: int
+    cpu: float
+
+
+def _task(run: Callable[[Shared], Any]) -> tuple[Any, Spent]:
+    assert _SHARED is not None
+    asker, clock = _SHARED.asker, time.process_time()
+    asker.fresh, asker.asked, asker.reused = {}, 0, 0
+    got = run(_SHARED)
+    return got, Spent(asker.fresh, asker.asked, asker.reused, time.process_time() - clock)
+
+
+def _sites_task(start: int, stop: int) -> tuple[list[tuple[str, list[str], float]], Spent]:
+    """jedi's answer for sites ``start``..``stop`` of the sample and the seconds each
+    took."""
+
+    def run(shared: Shared) -> list[tuple[str, list[str], float]]:
+        answered = []
+        for site in shared.sites[start:stop]:
+            began = time.perf_counter()
+            verdict, ids = shared.asker.ask(site, shared.symbols)
+            answered.append((verdict, ids, time.perf_counter() - began))
+        return answered
+
+    return _task(run)
+
+
+def _definition_task(i: int) -> tuple[Definition, Spent]:
+    """Definition ``i`` of the sample with jedi's verdicts."""
+
+    def run(shared: Shared) -> Definition:
+        d = shared.definitions[i]
+        ask_definition(shared.asker, shared.symbols, shared.sources, d)
+        return d
+
+    return _task(run)
+
+
+class Progress:
+    """One stderr line per finished task: done of total, wall and CPU seconds per task,
+    and the time left at the pace so far."""
+
+    def __init__(self, repo: str, what: str, total: int, every: int = 1) -> None:
+        self.repo, self.what, self.total, self.every = repo, what, total, every
+        self.done = 0
+        self.cpu = 0.0
+        self.started = time.perf_counter()
+
+    def step(self, count: int, cpu: float) -> None:
+        self.done += count
+        self.cpu += cpu
+        if self.done % self.every and self.done != self.total:
+            return
+        wall = time.perf_counter() - self.started
+        left = wall / self.done * (self.total - self.done)
         print(
-            f"  {repo}: impact {i}/{len(definitions)} definitions asked",
+            f"  {self.repo}: {self.what} {self.done}/{self.total}, "
+            f"{wall / self.done:.2f} s wall and {self.cpu / self.done:.2f} s CPU each, "
+            f"about {left / 60:.1f} min left (load {os.getloadavg()[0]:.1f})",
             file=sys.stderr,
             flush=True,
         )
+
+
+def ask_reference(shared: Shared, repo: str, jobs: int, niceness: int) -> dict[str, float]:
+    """jedi's verdicts on every sampled site and definition, over ``jobs`` worker
+    processes (one jedi each, ``niceness`` added) or in this process when ``jobs`` is 1. Answers
+    are merged into the parent's cache as they come; the results do not depend on the
+    order tasks finish in. Returns the reference's wall and CPU seconds and the count of
+    questions jedi was asked and answered from the cache."""
+    global _SHARED
+    shared.asker.reload()  # what a run beside this one asked while this one prepared
+    started = time.perf_counter()
+    total = Spent({}, 0, 0, 0.0)
+    chunks = [
+        (start, min(start + SITES_PER_TASK, len(shared.sites)))
+        for start in range(0, len(shared.sites), SITES_PER_TASK)
+    ]
+    site_progress = Progress(repo, "sites", len(shared.sites), SITES_PER_TASK)
+    impact_progress = Progress(repo, "impact definitions", len(shared.definitions))
+
+    def took(spent: Spent, progress: Progress, count: int) -> None:
+        shared.asker.learn(spent.fresh)
+        total.asked += spent.asked
+        total.reused += spent.reused
+        total.cpu += spent.cpu
+        progress.step(count, spent.cpu)
+
+    def took_sites(start: int, stop: int, answered: list[tuple[str, list[str], float]]) -> None:
+        for site, (verdict, ids, seconds) in zip(shared.sites[start:stop], answered, strict=True):
+            site.verdict, site.reference, site.jedi_seconds = verdict, list(ids), seconds
+
+    _SHARED = shared
+    try:
+        if jobs == 1:
+            with shared.asker:
+                for start, stop in chunks:
+                    answered, spent = _sites_task(start, stop)
+                    took_sites(start, stop, answered)
+                    took(spent, site_progress, stop - start)
+                for i in range(len(shared.definitions)):
+                    _, spent = _definition_task(i)
+                    took(spent, impact_progress, 1)
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(
+                jobs, mp_context=context, initializer=_start_worker, initargs=(niceness,)
+            ) as pool:
+                site_tasks = {pool.submit(_sites_task, a, b): (a, b) for a, b in chunks}
+                definition_tasks = {
+                    pool.submit(_definition_task, i): i for i in range(len(shared.definitions))
+                }
+                for future in as_completed(site_tasks):
+                    (start, stop), (answered, spent) = site_tasks[future], future.result()
+                    took_sites(start, stop, answered)
+                    took(spent, site_progress, stop - start)
+                for future in as_completed(definition_tasks):
+                    d, spent = future.result()
+                    shared.definitions[definition_tasks[future]] = d
+                    took(spent, impact_progress, 1)
+    finally:
+        _SHARED = None
+        shared.asker.save()
+    return {
+        "wall": time.perf_counter() - started,
+        "cpu": total.cpu,
+        "asked": total.asked,
+        "reused": total.reused,
+    }
 
 
 def _check_dependent(
@@ -609,6 +826,8 @@ def evaluate(
     definitions_wanted: int,
     seed: int,
     cache_dir: Path | None = None,
+    jobs: int = 1,
+    niceness: int = WORKER_NICENESS,
 ) -> dict[str, Any]:
     import jedi
 
@@ -652,33 +871,34 @@ def evaluate(
         symbol_ids = "\n".join(sorted(symbols.name_of)).encode("utf-8")
         key = f"{head} jedi {jedi.__version__} symbols {hashlib.blake2b(symbol_ids).hexdigest()}"
         asker = Asker(project, root, cache, key)
-        with asker:
-            for i, site in enumerate(sample, 1):
-                site.owner = symbols.owner(site.path, site.line)
-                unique = symbols.by_name.get(site.name, [])
-                site.baseline = list(unique) if len(unique) == 1 else []
-                clock = time.perf_counter()
-                site.verdict, site.reference = asker.ask(site, symbols)
-                site.jedi_seconds = time.perf_counter() - clock
-                names = called[site.owner]
-                for key, edges in (("ours", resolved), ("by_name", by_name)):
-                    targets = edges.get(site.owner, set())
-                    chosen = _attributed(targets, site.name, names, symbols, site.reference)
-                    setattr(site, key, chosen)
-                if i % 25 == 0 or i == len(sample):
-                    print(f"  {repo}: {i}/{len(sample)} sites asked", file=sys.stderr, flush=True)
-            definitions = impact_sample(workspace, graph, root, symbols, definitions_wanted, seed)
-            ask_impact(asker, definitions, symbols, paths, repo)
+        for site in sample:
+            site.owner = symbols.owner(site.path, site.line)
+            unique = symbols.by_name.get(site.name, [])
+            site.baseline = list(unique) if len(unique) == 1 else []
+        definitions = impact_sample(graph, definitions_wanted, seed)
+        shared = Shared(asker, symbols, Sources(root, paths), sample, definitions)
+        spent = ask_reference(shared, repo, jobs, niceness)
+        for site in sample:
+            names = called[site.owner]
+            for key, edges in (("ours", resolved), ("by_name", by_name)):
+                targets = edges.get(site.owner, set())
+                chosen = _attributed(targets, site.name, names, symbols, site.reference)
+                setattr(site, key, chosen)
         print(
-            f"  {repo}: jedi asked {asker.asked} questions, {asker.reused} answered from the cache",
+            f"  {repo}: jedi asked {spent['asked']} questions, {spent['reused']} answered "
+            f"from the cache; reference {spent['wall']:.0f} s wall, {spent['cpu']:.0f} s CPU "
+            f"over {jobs} process(es)",
             file=sys.stderr,
             flush=True,
         )
         return {
             "repo": repo,
             "commit": head,
-            "jedi_asked": asker.asked,
-            "jedi_reused": asker.reused,
+            "jedi_asked": spent["asked"],
+            "jedi_reused": spent["reused"],
+            "reference_wall_seconds": spent["wall"],
+            "reference_cpu_seconds": spent["cpu"],
+            "jobs": jobs,
             "call_sites": len(everything),
             "index_seconds": index_seconds,
             "sites": [asdict(s) for s in sample],
@@ -762,6 +982,10 @@ def report(results: list[dict[str, Any]]) -> None:
             f"{listed['precision']:>8.3f} / {listed['recall']:.3f}"
         )
     every_def = impact_rows[-1][1]
+    print(
+        f"of the dependents, {sum(d.get('tail', 0) for d in every_def)} listed in impact's "
+        f"ignored tail (over_limit, past {_max_impact_nodes()} listed)"
+    )
     resolved, listed = (
         score_impact(every_def, ("ours",)),
         score_impact(every_def, ("ours", "by_name")),
@@ -796,7 +1020,9 @@ def report(results: list[dict[str, Any]]) -> None:
     for r in results:
         print(
             f"\n{r['repo']} @ {r['commit'][:12]}: {r['call_sites']} call sites, sample of "
-            f"{len(r['sites'])} (seeded)"
+            f"{len(r['sites'])} (seeded); reference {r['reference_wall_seconds']:.0f} s wall, "
+            f"{r['reference_cpu_seconds']:.0f} s CPU over {r['jobs']} process(es), jedi asked "
+            f"{r['jedi_asked']} questions, {r['jedi_reused']} answered from the cache"
         )
         wrong = [
             s
@@ -814,6 +1040,12 @@ def report(results: list[dict[str, Any]]) -> None:
         if len(silent) > SILENT_SHOWN:
             print(f"  … {len(silent) - SILENT_SHOWN} more silent sites (see --out)")
         _disagreements(r.get("definitions", []))
+
+
+def _max_impact_nodes() -> int:
+    from coderooms.focus.impact import MAX_IMPACT_NODES
+
+    return MAX_IMPACT_NODES
 
 
 def _disagreements(definitions: list[dict[str, Any]]) -> None:
@@ -853,20 +1085,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="a directory keeping jedi's answers for a later run at the same commit",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=DEFAULT_JOBS,
+        help="worker processes asking jedi (nice'd; 1: in this process)",
+    )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=WORKER_NICENESS,
+        help="niceness added to each worker (answers do not depend on it: jedi's time is CPU)",
+    )
     args = parser.parse_args(argv)
     try:
         import jedi  # noqa: F401
     except ImportError:
         raise SystemExit("jedi is the reference: pip install -e '.[bench]'") from None
-    if args.sites < 1 or args.definitions < 0:
-        raise SystemExit("--sites must be at least 1 and --definitions at least 0")
+    if args.sites < 1 or args.definitions < 0 or args.jobs < 1 or not 0 <= args.nice <= 19:
+        raise SystemExit("--sites and --jobs must be at least 1 and --definitions at least 0")
     if args.jedi_cache is not None:
         args.jedi_cache.mkdir(parents=True, exist_ok=True)
     results = []
     for repo in args.repo or DEFAULT_REPOS:
         print(f"{repo}: indexing and asking jedi …", file=sys.stderr, flush=True)
         results.append(
-            evaluate(repo, args.mirrors, args.sites, args.definitions, args.seed, args.jedi_cache)
+            evaluate(
+                repo,
+                args.mirrors,
+                args.sites,
+                args.definitions,
+                args.seed,
+                args.jedi_cache,
+                args.jobs,
+                args.nice,
+            )
         )
     report(results)
     if args.out:

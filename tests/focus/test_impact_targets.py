@@ -269,3 +269,23 @@ def test_an_overlong_target_is_refused_without_being_echoed() -> None:
     # At the limit a target is still looked up.
     with pytest.raises(UnknownTarget):
         resolve_target(graph, "y" * MAX_TARGET_CHARS)
+
+
+def test_the_bound_cuts_name_matches_before_resolved_dependents() -> None:
+    from coderooms.focus.impact import MAX_IMPACT_NODES
+
+    # Name matches sort first by id; resolved callers past the bound's count follow.
+    matched = [f"a.py::m{i:03}" for i in range(MAX_IMPACT_NODES)]
+    resolved = [f"b.py::r{i:03}" for i in range(5)]
+    both = "a.py::m000"  # a name match and a resolved call: listed as resolved
+    nodes = [_node("a.py", "file", "python", None), _node("b.py", "file", "python", None)]
+    nodes += [_node(i, "function", "python", i.partition("::")[0]) for i in matched + resolved]
+    nodes.append(_node("c.py::target", "function", "python", None))
+    edges = [CodeEdge(i, "c.py::target", "name_match") for i in matched]
+    edges += [CodeEdge(i, "c.py::target", "calls") for i in [*resolved, both]]
+    result = impact(CodeGraph(tuple(nodes), tuple(edges)), "c.py::target", depth=1)
+    kinds = {i.node.id: i.edge for i in result.impacted}
+    assert len(kinds) == MAX_IMPACT_NODES
+    assert all(kinds[i] == "resolved" for i in [*resolved, both])
+    cut = [f"a.py::m{i:03}" for i in range(MAX_IMPACT_NODES - 5, MAX_IMPACT_NODES)]
+    assert list(result.ignored) == [(i, "over_limit") for i in cut]

@@ -210,17 +210,32 @@ def test_many_candidates_give_no_edge(make_repo: Callable[..., Path]) -> None:
     assert not any(e.src == "use.py::f" for e in graph.edges)
 
 
+FROBS = {
+    "near.py": "class A:\n    def frob(self):\n        pass\n",
+    "pkg/side.py": "class S:\n    def frob(self):\n        pass\n",
+    "far/x.py": "class B:\n    def frob(self):\n        pass\n",
+}
+
+
+def name_match_weights(make_repo: Callable[..., Path], use: str) -> dict[str, float]:
+    _, graph = index(make_repo({**FROBS, "pkg/use.py": use}))
+    return {e.dst: e.weight for e in graph.edges if e.kind == "name_match"}
+
+
 def test_imported_candidate_is_more_plausible(make_repo: Callable[..., Path]) -> None:
-    root = make_repo(
-        {
-            "near.py": "class A:\n    def frob(self):\n        pass\n",
-            "far/x.py": "class B:\n    def frob(self):\n        pass\n",
-            "use.py": "import near\n\ndef f(x):\n    x.frob()\n",
-        }
-    )
-    _, graph = index(root)
-    weights = {e.dst: e.weight for e in graph.edges if e.kind == "name_match"}
-    assert weights == {"near.py::A.frob": 0.8, "far/x.py::B.frob": 0.2}
+    # Nothing imported: beside the caller counts twice what is elsewhere.
+    assert name_match_weights(make_repo, "def f(x):\n    x.frob()\n") == {
+        "near.py::A.frob": 0.25,
+        "pkg/side.py::S.frob": 0.5,
+        "far/x.py::B.frob": 0.25,
+    }
+
+
+def test_an_imported_candidate_drops_those_neither_imported_nor_beside(
+    make_repo: Callable[..., Path],
+) -> None:
+    weights = name_match_weights(make_repo, "import near\n\ndef f(x):\n    x.frob()\n")
+    assert weights == {"near.py::A.frob": 4 / 6, "pkg/side.py::S.frob": 2 / 6}
 
 
 def test_impact_tells_resolved_dependents_from_name_matches(

@@ -437,3 +437,95 @@ def test_a_name_common_among_functions_gets_no_method_candidates(
     )
     _, graph = index(root)
     assert edges_from(graph, "use.py::run", "name_match", "calls") == set()
+
+
+CONTEXT_MANAGERS = (
+    "import contextlib\n"
+    "from typing import Iterator\n\n"
+    "class Info:\n    def getrepr(self) -> 'Report':\n        return Report()\n"
+    "class Report:\n    def render(self):\n        pass\n"
+    "class Other:\n    def render(self):\n        pass\n"
+    "class Third:\n    def render(self):\n        pass\n"
+    "class Fourth:\n    def render(self):\n        pass\n"
+    "class Raises:\n    def __enter__(self) -> Info:\n        return Info()\n"
+    "class Chained(Raises):\n    pass\n"
+    "class Session:\n    async def __aenter__(self) -> Report:\n        return Report()\n"
+    "def raises(kind) -> Raises:\n    return Raises()\n\n"
+    "@contextlib.contextmanager\n"
+    "def reporting() -> Iterator[Report]:\n    yield Report()\n"
+)
+
+
+def test_a_with_target_is_what_the_managers_enter_method_returns(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "ctx.py": CONTEXT_MANAGERS,
+            "use.py": (
+                "import ctx\nfrom ctx import Chained, Session, reporting\n\n"
+                "def through_a_factory():\n"
+                "    with ctx.raises(ValueError) as info:\n        info.getrepr().render()\n"
+                "def through_a_base():\n"
+                "    with Chained() as info:\n        info.getrepr()\n"
+                "def through_a_generator():\n"
+                "    with reporting() as report:\n        report.render()\n"
+                "async def asynchronously(session: Session):\n"
+                "    async with session as report:\n        report.render()\n"
+                "def a_builtin_manager(path):\n"
+                "    with open(path) as fh:\n        fh.render()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    info, report = "ctx.py::Info.getrepr", "ctx.py::Report.render"
+    assert edges_from(graph, "use.py::through_a_factory") == {"ctx.py::raises", info, report}
+    assert edges_from(graph, "use.py::through_a_base") == {"ctx.py::Chained", info}
+    assert edges_from(graph, "use.py::through_a_generator") == {"ctx.py::reporting", report}
+    assert edges_from(graph, "use.py::asynchronously") == {report}
+    assert edges_from(graph, "use.py::a_builtin_manager", "calls", "name_match") == set()
+
+
+def test_a_caught_exception_is_an_instance_of_its_class(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(
+        {
+            "errors.py": (
+                "class Failed(Exception):\n    def explain(self):\n        pass\n"
+                "class Other:\n    def explain(self):\n        pass\n"
+            ),
+            "use.py": (
+                "import errors\n\n"
+                "def run(job):\n"
+                "    try:\n        job()\n"
+                "    except errors.Failed as failure:\n        failure.explain()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::run", "calls", "name_match") == {"errors.py::Failed.explain"}
+
+
+def test_a_return_annotation_past_the_signatures_bound_still_types_the_result(
+    make_repo: Callable[..., Path],
+) -> None:
+    params = ", ".join(f"option_{i}: bool = False" for i in range(12))
+    root = make_repo(
+        {
+            "report.py": (
+                "class Report:\n    def render(self):\n        pass\n"
+                "class Other:\n    def render(self):\n        pass\n"
+                f"def long_report(\n    {params},\n) -> Report:\n    return make()\n"
+                "def commented() -> Report:  # made elsewhere\n    return make()\n"
+            ),
+            "use.py": (
+                "from report import commented, long_report\n\n"
+                "def show():\n    long_report().render()\n"
+                "def show_commented():\n    made = commented()\n    made.render()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert graph.node("report.py::long_report").signature.endswith("…")  # cut at its bound
+    render = "report.py::Report.render"
+    assert edges_from(graph, "use.py::show") == {"report.py::long_report", render}
+    assert edges_from(graph, "use.py::show_commented") == {"report.py::commented", render}

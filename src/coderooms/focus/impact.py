@@ -227,13 +227,17 @@ def target_matches(graph: CodeGraph, target: str) -> list[CodeNode]:
     raise _unresolved(graph, target, text)
 
 
-def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
-    """What depends on ``target`` up to ``depth`` steps away. A target naming several
-    symbols is answered with those symbols (each with its count of direct dependents),
-    the most depended on first, for the caller to ask again by id."""
-    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
-        raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
-    matches = target_matches(graph, target)
+@dataclass(frozen=True, slots=True)
+class DependencyMaps:
+    """A graph's edges as the walk reads them: each node's dependents (id, edge kind)
+    and children, sorted. Built once, they serve any number of impact questions on the
+    same graph."""
+
+    dependents: dict[str, list[tuple[str, str]]]
+    children: dict[str, list[str]]
+
+
+def dependency_maps(graph: CodeGraph) -> DependencyMaps:
     dependents: dict[str, list[tuple[str, str]]] = defaultdict(list)
     children: dict[str, list[str]] = defaultdict(list)
     for edge in graph.edges:
@@ -245,6 +249,22 @@ def impact(graph: CodeGraph, target: str, depth: int = 2) -> ImpactResult:
         dependents[key].sort()
     for key in children:
         children[key].sort()
+    return DependencyMaps(dependents, children)
+
+
+def impact(
+    graph: CodeGraph, target: str, depth: int = 2, maps: DependencyMaps | None = None
+) -> ImpactResult:
+    """What depends on ``target`` up to ``depth`` steps away. A target naming several
+    symbols is answered with those symbols (each with its count of direct dependents),
+    the most depended on first, for the caller to ask again by id. ``maps`` are the
+    graph's :func:`dependency_maps`, when the caller keeps them."""
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
+        raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
+    matches = target_matches(graph, target)
+    if maps is None:
+        maps = dependency_maps(graph)
+    dependents, children = maps.dependents, maps.children
     if len(matches) == 1:
         return replace(_walk(graph, matches[0], depth, dependents, children), asked=target)
     counted = [
@@ -290,23 +310,31 @@ def _walk(
     ignored: list[tuple[str, str]] = []
     for distance in range(1, depth + 2):
         nxt: list[str] = []
+        # Each dependent at this distance, once: by a resolved edge when it has one.
+        reached: dict[str, tuple[str, str]] = {}  # id -> (edge kind, what it depends on)
         for node_id in frontier:
             for src, kind in dependents.get(node_id, []):
                 if src in seen:
                     continue
-                seen.add(src)
-                node = graph.node(src)
-                if node is None:
-                    continue
-                if distance > depth:
-                    ignored.append((src, "beyond_depth"))
-                elif len(impacted) >= MAX_IMPACT_NODES:
-                    ignored.append((src, "over_limit"))
-                else:
-                    impacted.append(Impacted(node, distance, kind, node_id))
-                    for walked in walked_with(node):
-                        if walked not in expanded:
-                            expanded.add(walked)
-                            nxt.append(walked)
+                known = reached.get(src)
+                if known is None or (known[0] == NAME_MATCH_KIND != kind):
+                    reached[src] = (kind, node_id)
+        # Resolved dependents first: when MAX_IMPACT_NODES cuts, name matches go first.
+        for src in sorted(reached, key=lambda i: reached[i][0] == NAME_MATCH_KIND):
+            seen.add(src)
+            node = graph.node(src)
+            if node is None:
+                continue
+            kind, node_id = reached[src]
+            if distance > depth:
+                ignored.append((src, "beyond_depth"))
+            elif len(impacted) >= MAX_IMPACT_NODES:
+                ignored.append((src, "over_limit"))
+            else:
+                impacted.append(Impacted(node, distance, kind, node_id))
+                for walked in walked_with(node):
+                    if walked not in expanded:
+                        expanded.add(walked)
+                        nxt.append(walked)
         frontier = sorted(nxt)
     return ImpactResult(root, depth, tuple(impacted), tuple(ignored), asked=root.id)

@@ -150,6 +150,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "decorators in the facts; no name match to properties or nested code: extract again",
         EXTRACT_AGAIN,
     ),
+    (
+        6,
+        "with-statement and except-clause targets in the type evidence: extract again",
+        EXTRACT_AGAIN,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -23,6 +23,7 @@ RETURNED = "return"  # (function, RETURNED, what a return statement gives)
 STAR_EXPORTS = "*"  # (module, STAR_EXPORTS, a name __all__ lists; "*" not known, "" none)
 LOCAL = "?"  # (function, name, LOCAL): a name bound there to what is not known
 DECORATED = "@"  # (function, DECORATED, a decorator as written without its @)
+ANNOTATED = "->"  # (function, ANNOTATED, its return annotation) when its signature is cut
 
 
 def _pickled_by_fields(cls: type[_T]) -> type[_T]:

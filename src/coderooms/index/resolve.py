@@ -29,6 +29,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from coderooms.index.facts import (
+    ANNOTATED,
     DECORATED,
     LOCAL,
     RETURNED,
@@ -53,6 +54,7 @@ MAX_NAME_CANDIDATES = 3  # a name carried by more symbols than this gets no edge
 # or sits in the same directory, than one elsewhere in the repository.
 IMPORTED_PLAUSIBILITY = 4.0
 SAME_DIR_PLAUSIBILITY = 2.0
+ELSEWHERE_PLAUSIBILITY = 1.0
 PACKAGE_SCOPE_LANGUAGES = frozenset({"go", "java"})  # a directory's names need no import
 BUILTIN_TARGET: tuple[str, str] = ("ext", "builtins")
 _EMPTY: frozenset[str] = frozenset()
@@ -65,6 +67,9 @@ _FIXTURE_DECORATOR = re.compile(r"(?:pytest\.|_pytest\.fixtures\.)?fixture\b")
 _YIELDED = re.compile(
     r"(?:typing\.|collections\.abc\.)?(?:Iterator|Generator|Iterable)\[\s*([^,\[\]]+)(?:,.*)?\]"
 )
+# A decorator making a generator function a context manager.
+_CONTEXT_MANAGER_DECORATOR = re.compile(r"(?:contextlib\.)?(?:async)?contextmanager$")
+ENTER_CALLS = (".__enter__()", ".__aenter__()")  # evidence of a with-statement's target
 _PARAMETER = re.compile(r"\s*\*{0,2}\s*([A-Za-z_][A-Za-z0-9_]*)")
 # A decorator making a method a property: property, functools.cached_property,
 # abc.abstractproperty, x.setter / x.getter / x.deleter.
@@ -994,9 +999,7 @@ class Resolver:
         facts = self.facts(row.path)
         value: Target | None = None
         if facts is not None:
-            signature = self._signature(function_id).rstrip(":{ ").strip()
-            arrow = signature.rfind("->")
-            text = signature[arrow + 2 :].strip() if arrow >= 0 else ""
+            text = self._return_annotation(function_id)
             yielded = _YIELDED.fullmatch(text)
             if yielded is not None and self.is_fixture(function_id):
                 text = yielded.group(1).strip()
@@ -1088,6 +1091,8 @@ class Resolver:
                 return ("sym", cls) if cls else None
             return self._local_type(facts, owner, name) or self._dotted(facts, owner, name)
         python = facts.language == "python"
+        if python and evidence.endswith(ENTER_CALLS):  # with m as x: what m's enter gives
+            return self._entered(facts, owner, evidence)
         if evidence.endswith("()"):  # x = T(…): an instance of the class T
             callee = evidence[:-2]
             if python and (callee in BUILTIN_RESULT_CALLS or callee in PYTHON_BUILTIN_TYPES):
@@ -1108,6 +1113,54 @@ class Resolver:
         if got is not None and got[0] == "sym" and self.t.sym[got[1]].kind != "class":
             return None
         return got
+
+    def _entered(self, facts: FileFacts, owner: str, evidence: str) -> Target | None:
+        """What ``with <manager> as x`` binds, from ``<manager>.__enter__()`` evidence:
+        what a ``@contextmanager`` function's annotation says it yields; else what the
+        enter method of the manager's class (or a base) returns. A builtin manager
+        (``open()``, a lock) gives a builtin value; an external one, or a class whose
+        enter method is not the project's, gives nothing known."""
+        manager, _, method = evidence[:-2].rpartition(".")
+        if manager.endswith("()"):
+            callee = manager[:-2]
+            made = self._receiver(facts, owner, callee) or self._dotted(facts, owner, callee)
+            if made is not None and made[0] == "sym" and self.t.sym[made[1]].kind != "class":
+                if self._decorated_by(made[1], _CONTEXT_MANAGER_DECORATOR):
+                    return self._yielded(made[1])
+        value = self._type_of(facts, owner, manager if manager.endswith("()") else "=" + manager)
+        if value == BUILTIN_TARGET:
+            return value
+        if value is None or value[0] != "sym" or self.t.sym[value[1]].kind != "class":
+            return None
+        enter = self._class_member(value[1], method)
+        return self._returned(enter) if enter is not None else None
+
+    def _decorated_by(self, function_id: str, decorator: re.Pattern[str]) -> bool:
+        """Whether a Python function carries a decorator ``decorator`` matches."""
+        facts = self.facts(self.t.sym[function_id].path)
+        return facts is not None and any(
+            owner == function_id and var == DECORATED and decorator.match(evidence)
+            for owner, var, evidence in facts.types
+        )
+
+    def _return_annotation(self, function_id: str) -> str:
+        """What a function's signature writes after ``->`` (empty without one); for a
+        signature that does not end with it (cut to its bound), the annotation
+        extraction kept beside it."""
+        kept = self._evidence(self.t.sym[function_id].path).get((function_id, ANNOTATED))
+        if kept:
+            return kept[0]
+        signature = self._signature(function_id).rstrip(":{ ").strip()
+        arrow = signature.rfind("->")
+        return signature[arrow + 2 :].strip() if arrow >= 0 else ""
+
+    def _yielded(self, function_id: str) -> Target | None:
+        """The class a generator's annotation says it yields (``-> Iterator[Config]``)."""
+        yielded = _YIELDED.fullmatch(self._return_annotation(function_id))
+        if yielded is None:
+            return None
+        facts = self.facts(self.t.sym[function_id].path)
+        return self._type_of(facts, function_id, yielded.group(1).strip()) if facts else None
 
     def _union(self, facts: FileFacts, owner: str, annotation: str) -> Target | None:
         """``("union", class ids…)`` for an annotation naming several of the project's
@@ -1147,7 +1200,9 @@ class Resolver:
         """The symbols a call could mean by its name alone, each with its share of the
         call: none when more than :data:`MAX_NAME_CANDIDATES` carry the name. A function
         or class defined inside a function is no candidate: its name is bound only in
-        that function's scope, where the scoped lookup finds it."""
+        that function's scope, where the scoped lookup finds it. When a candidate's file
+        is imported by the caller's, candidates from files it neither imports nor sits
+        beside are dropped."""
         t = self.t
         sym = t.sym
         found = [
@@ -1171,9 +1226,16 @@ class Resolver:
             path = t.sym[sid].path
             if path in imported:
                 return IMPORTED_PLAUSIBILITY
-            return SAME_DIR_PLAUSIBILITY if _folder(path) == here else 1.0
+            return SAME_DIR_PLAUSIBILITY if _folder(path) == here else ELSEWHERE_PLAUSIBILITY
 
         scores = [plausibility(i) for i in found]
+        if IMPORTED_PLAUSIBILITY in scores:
+            # One is in a file the caller imports (or its own): one neither imported
+            # nor beside the caller is not what it means.
+            kept = [
+                (i, s) for i, s in zip(found, scores, strict=True) if s > ELSEWHERE_PLAUSIBILITY
+            ]
+            found, scores = [i for i, _ in kept], [s for _, s in kept]
         total = sum(scores)
         return tuple((i, score / total) for i, score in zip(found, scores, strict=True))
 

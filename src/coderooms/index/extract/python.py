@@ -20,6 +20,7 @@ from coderooms.index.extract.common import (
     one_line,
 )
 from coderooms.index.facts import (
+    ANNOTATED,
     DECORATED,
     LOCAL,
     RETURNED,
@@ -61,6 +62,9 @@ _QUERY = """
 (class_definition superclasses: (argument_list (identifier) @nofree))
 (assignment) @typed
 (typed_parameter) @typed
+(with_item (as_pattern) @entered)
+(with_item (parenthesized_expression (as_pattern) @entered))
+(except_clause (as_pattern) @caught)
 (typed_default_parameter) @typed
 (return_statement (call function: [(identifier) (attribute)] @returns.call))
 (return_statement (identifier) @returns.name)
@@ -447,6 +451,17 @@ def extract(facts: FileFacts, source: bytes) -> None:
         )
     )
     extra.extend(_decorated(function_nodes, source, owner_at))
+    # A return annotation the signature may not end with (the signature was cut to its
+    # bound, or a comment follows the colon) is kept beside it. Symbols and definitions
+    # line up, both in document order.
+    for d, symbol in zip(defs, symbols, strict=True):
+        signature = symbol.signature
+        if d.kind == "function" and (signature.endswith("…") or "#" in signature):
+            returns = d.node.child_by_field_name("return_type")
+            text = one_line(node_text(source, returns), TYPE_TEXT_MAX_CHARS) if returns else ""
+            if text and not signature.endswith(text):
+                extra.append((symbol.id, ANNOTATED, text))
+    extra.extend(_clause_bound(caps.get("entered", ()), caps.get("caught", ()), source, owner_at))
     for bound in caps.get("exports", ()):
         if _at_module_level(bound):
             extra.extend((path, STAR_EXPORTS, name) for name in _exported(bound, source))
@@ -478,6 +493,47 @@ def _decorated(
                 (owner, DECORATED, one_line(text, TYPE_TEXT_MAX_CHARS)) for text in reversed(found)
             )
     return rows
+
+
+def _clause_bound(
+    entered: Iterable[Node], caught: Iterable[Node], source: bytes, owner_at: Callable[[int], str]
+) -> list[tuple[str, str, str]]:
+    """``(owner, name, evidence)`` for the names ``with … as name`` and ``except … as
+    name`` bind. A context manager's target is what its enter method gives, written as
+    that call (``pytest.raises().__enter__()``, ``lock.__aenter__()`` under ``async
+    with``); a caught exception is an instance of the class named (``E()``). A target
+    whose value shows no name is a local of no known type."""
+    rows: list[tuple[str, str, str]] = []
+    for pattern, is_with in chain(zip(entered, repeat(True)), zip(caught, repeat(False))):
+        alias = pattern.child_by_field_name("alias")
+        var = alias.named_child(0) if alias is not None else None
+        value: Node | None = pattern.named_child(0)
+        if var is None or var.type != "identifier" or value is None:
+            continue
+        if value.type == "call":
+            function = value.child_by_field_name("function")
+            value = function if is_with else None
+            called = "()"
+        else:
+            called = ""
+        evidence = LOCAL
+        if value is not None and value.type in ("identifier", "attribute"):
+            text = node_text(source, value)
+            if not is_with:
+                evidence = text + "()"
+            else:
+                evidence = f"{text}{called}.{_enter_method(pattern)}()"
+        rows.append((owner_at(var.start_byte), node_text(source, var), evidence))
+    return rows
+
+
+def _enter_method(pattern: Node) -> str:
+    """``__aenter__`` for a target of ``async with``, else ``__enter__``."""
+    statement = pattern.parent
+    while statement is not None and statement.type != "with_statement":
+        statement = statement.parent
+    first = statement.child(0) if statement is not None else None
+    return "__aenter__" if first is not None and first.type == "async" else "__enter__"
 
 
 def _called(callee: str) -> str:
