@@ -382,7 +382,10 @@ def test_factored_vectors_rank_as_their_dense_rows_and_extend_as_a_build(
     messages = desk_of(rows)
     rng = np.random.default_rng(len(rows))
     token_of = {w: k for k, w in enumerate(sorted({"cache", "parser", "lunch", "retry"}))}
-    basis = rng.random((len(token_of) + 1, 3)).astype(np.float32)
+    basis = rng.random((len(token_of), 3)).astype(np.float32)
+    # each message's own row points its own way: parallel rows tied every message's
+    # meaning to within float rounding, and the rounding then chose among the ties
+    own_rows = rng.random((len(messages) + 1, 3)).astype(np.float32)
 
     def factored(part: list[DeskMessage]) -> FactoredVectors:
         # each word a shared row (its key), the message's author a row of its own
@@ -393,8 +396,8 @@ def test_factored_vectors_rank_as_their_dense_rows_and_extend_as_a_build(
         weights = sp.csr_matrix(
             (np.ones(len(cols), dtype=np.float32), (rows_, cols)), shape=(len(part), len(keys))
         )
-        own = basis[-1:] * np.array([m.sequence for m in part], dtype=np.float32)[:, None]
-        return FactoredVectors(keys, np.concatenate([basis[:-1], own]), weights)
+        own = own_rows[[m.sequence for m in part]]
+        return FactoredVectors(keys, np.concatenate([basis, own]), weights)
 
     whole = factored(messages)
     dense = np.asarray(whole.weights @ whole.basis)
