@@ -64,6 +64,40 @@ TOKEN_COUNTS_KEPT = 100_000
 """Per-row token counts a recall remembers before it forgets them all."""
 
 
+TEAM_CHOICES = ("prefer", "avoid")
+"""What a focus about a desk may do with the code teammates hold (``team``): prefer it
+(it gains in the ranking, ``held by teammate …``) or avoid it (it is not sent, and the
+ignored tail names who holds it)."""
+
+
+class UnknownTeamChoice(HostError):
+    """A ``team`` choice focus does not know."""
+
+    fields = ("choice",)
+    template = "team must be 'prefer' or 'avoid' (or left out), not {choice!r}"
+
+
+class TeamNeedsDesk(HostError):
+    """A ``team`` choice without the desk whose members it is about."""
+
+    fields = ("choice",)
+    template = (
+        "team {choice!r} is about a desk's members: give the desk too (--desk, or the "
+        "focus tool's desk argument), or leave team out"
+    )
+
+
+def checked_team(team: str | None, desk: object) -> str | None:
+    """``team`` when it is a choice focus knows and a desk goes with it."""
+    if team is None:
+        return None
+    if team not in TEAM_CHOICES:
+        raise UnknownTeamChoice(team)
+    if desk is None:
+        raise TeamNeedsDesk(team)
+    return team
+
+
 class DeskNeedsGoal(HostError):
     """A desk given to a focus that brings no code for a goal (a working-set mode)."""
 
@@ -644,9 +678,11 @@ def mark_team_held(focus_json: dict[str, Any], holders: dict[str, list[str]]) ->
                 item["held_by"] = holders[item["id"]]
 
 
-CodeFocus = Callable[[int, tuple[str, ...], Discussed], Awaitable[dict[str, Any]]]
+CodeFocus = Callable[
+    [int, tuple[str, ...], Discussed, Mapping[str, str] | None], Awaitable[dict[str, Any]]
+]
 """A focus of the code alone: (budget, code pinned on the desk, code the desk's messages
-about the goal name) to its answer."""
+about the goal name, code teammates hold that is not to be sent) to its answer."""
 
 
 async def focus_with_desk(
@@ -659,12 +695,17 @@ async def focus_with_desk(
     code: CodeFocus,
     recall: Callable[[], DeskRecall],
     in_workspace: Callable[[Callable[[Any], Any]], Awaitable[Any]],
+    team: str | None = None,
 ) -> dict[str, Any]:
     """A focus call about ``desk`` (CLI ``--desk``, the MCP tool's ``desk``): the code
     pinned on the desk counts as pinned in the caller's session, set and check bring the
     desk's discussion of the goal in the same budget (:func:`focus_over_desk`), status
     shows the session alone, and every answer carries ``team``, what the desk's other
-    members hold, with ``held_by`` on what they share with the caller."""
+    members hold, with ``held_by`` on what they share with the caller.
+
+    ``team`` (see :data:`TEAM_CHOICES`): ``prefer`` ranks what teammates hold higher,
+    after what the desk's messages name; ``avoid`` sends none of it."""
+    team = checked_team(team, desk)
     conversation = Conversation(desk.id, desk.name)
     board = await read_pinboard(store.conversation_log(conversation), conversation)
     pinned = tuple(p.node for p in board if p.node is not None)
@@ -674,10 +715,20 @@ async def focus_with_desk(
         sets: WorkingSets | None = store.working_sets()
     except NoWorkingSets:
         sets = None
-    team, holders = await team_residents(sets, teammates)
+    residents, holders = await team_residents(sets, teammates)
+    held: Discussed = ()
+    elsewhere: dict[str, str] | None = None
+    if team == "prefer":  # the hottest first, as the team view lists them
+        order = dict.fromkeys(entry["id"] for entry in residents["resident"])
+        order.update(dict.fromkeys(sorted(holders)))
+        held = tuple((node, "held by teammate " + ", ".join(holders[node])) for node in order)
+    elif team == "avoid":
+        elsewhere = {node: ", ".join(agents) for node, agents in holders.items()}
 
     async def with_pins(code_budget: int, discussed: Discussed = ()) -> dict[str, Any]:
-        return await code(code_budget, pinned, discussed)
+        known = {node for node, _ in discussed}
+        ranked = (*discussed, *(h for h in held if h[0] not in known))
+        return await code(code_budget, pinned, ranked, elsewhere)
 
     if mode == "status":
         out = await with_pins(budget)
@@ -698,5 +749,5 @@ async def focus_with_desk(
             mentions=mentions,
         )
     mark_team_held(out, holders)
-    out["team"] = {**team, "code_pins": list(pinned)}
+    out["team"] = {**residents, "code_pins": list(pinned), "choice": team}
     return out

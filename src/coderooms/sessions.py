@@ -13,7 +13,7 @@ one session at once both take effect, one after the other.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -61,7 +61,12 @@ class SessionWorkspace(Protocol):
     """The face of :class:`coderooms.workspace.Workspace` focus sessions use."""
 
     def focus(
-        self, goal: str, budget: int = ..., mode: str = ..., discussed: Discussed = ...
+        self,
+        goal: str,
+        budget: int = ...,
+        mode: str = ...,
+        discussed: Discussed = ...,
+        elsewhere: Mapping[str, str] | None = ...,
     ) -> Any: ...
 
     def focus_session(
@@ -71,6 +76,7 @@ class SessionWorkspace(Protocol):
         budget: int = ...,
         mode: str = ...,
         discussed: Discussed = ...,
+        elsewhere: Mapping[str, str] | None = ...,
     ) -> Any: ...
 
     def focus_engine(self) -> Any: ...
@@ -140,11 +146,13 @@ async def focus_call(
     ignored_limit: int | None = None,
     desk_pins: tuple[str, ...] = (),
     discussed: Discussed = (),
+    elsewhere: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """One ``focus`` call in ``mode`` for ``agent`` (see the module docstring).
 
     ``discussed`` is the code a desk's messages about the goal name (node id, why): it
-    gains in the ranking of set and check.
+    gains in the ranking of set and check. ``elsewhere`` is code a teammate holds (node
+    id to who holds it) that set and check do not send.
 
     ``desk_pins`` are code nodes pinned on the desk the call is about (``!pin @node``):
     in a session they count as pinned for the call (never paged out) without becoming
@@ -159,9 +167,9 @@ async def focus_call(
         if session is None:
             text = goal
             plain: dict[str, Any] = await in_workspace(
-                lambda ws: ws.focus(text, budget=budget, mode=mode, discussed=discussed).to_json(
-                    ignored_limit
-                )
+                lambda ws: ws.focus(
+                    text, budget=budget, mode=mode, discussed=discussed, elsewhere=elsewhere
+                ).to_json(ignored_limit)
             )
             return plain
     if session is None:
@@ -183,7 +191,12 @@ async def focus_call(
             current = with_pins(state, nodes=borrowed) if borrowed else state
             answer = await in_workspace(
                 lambda ws: ws.focus_session(
-                    current, text, budget=budget, mode=mode, discussed=discussed
+                    current,
+                    text,
+                    budget=budget,
+                    mode=mode,
+                    discussed=discussed,
+                    elsewhere=elsewhere,
                 )
             )
             if mode != "set":

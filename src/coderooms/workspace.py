@@ -17,7 +17,7 @@ import sqlite3
 import struct
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -467,14 +467,21 @@ class Workspace:
             return None
 
     def focus(
-        self, goal: str, budget: int = DEFAULT_BUDGET, mode: str = "set", discussed: Discussed = ()
+        self,
+        goal: str,
+        budget: int = DEFAULT_BUDGET,
+        mode: str = "set",
+        discussed: Discussed = (),
+        elsewhere: Mapping[str, str] | None = None,
     ) -> FocusResult:
-        """``discussed``: code a desk's messages about the goal name (see
-        :meth:`FocusEngine.salience`)."""
+        """``discussed``: code a desk's messages about the goal name; ``elsewhere``: code
+        a teammate holds, not sent (see :meth:`FocusEngine.focus`)."""
         self._warm()
         self.refresh()
         engine = self.focus_engine()
-        result = engine.focus(self.relative(goal), budget=budget, mode=mode, discussed=discussed)
+        result = engine.focus(
+            self.relative(goal), budget=budget, mode=mode, discussed=discussed, elsewhere=elsewhere
+        )
         if engine.counter.added:  # code counted for the first time: keep the counts
             with self._lock:
                 path = self._state_path(focus_state.TOKENS_FILE)
@@ -506,13 +513,20 @@ class Workspace:
         budget: int = DEFAULT_BUDGET,
         mode: str = "set",
         discussed: Discussed = (),
+        elsewhere: Mapping[str, str] | None = None,
     ) -> SessionFocus:
         """``focus`` inside a session: what ``state`` holds is not sent again (see
         :mod:`coderooms.focus.session`)."""
         self._warm()
         self.refresh()
         return focus_in_session(
-            self.focus_engine(), state, self.relative(goal), budget, mode, discussed=discussed
+            self.focus_engine(),
+            state,
+            self.relative(goal),
+            budget,
+            mode,
+            discussed=discussed,
+            elsewhere=elsewhere,
         )
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:

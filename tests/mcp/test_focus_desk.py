@@ -14,6 +14,8 @@ from coderooms.deskrecall import (
     DISCUSSION_SHARE,
     DeskNeedsGoal,
     DeskRecall,
+    TeamNeedsDesk,
+    UnknownTeamChoice,
     choose_messages,
     focus_over_desk,
     window_sequences,
@@ -441,3 +443,59 @@ def test_code_names_no_message_writes_give_the_ranking_just_made(tmp_path: Path)
         assert "names salient code: apply_discount" in named.ranked[0].reasons
 
     asyncio.run(scenario())
+
+
+def test_a_focus_may_avoid_or_prefer_what_teammates_hold(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    async def scenario() -> tuple[dict, dict, dict, dict, dict]:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await _desk(store, chatter=0)
+            await store.add_desk_member("eng", "bob")
+            service = RoomService(store, lambda: workspace, offload=False)
+            bobs = await service.focus("bob", GOAL, "set", 2000, session="b1")
+            avoided = await service.focus(
+                "alice", GOAL, "set", 2000, session="a1", desk="eng", team="avoid"
+            )
+            plain = await service.focus("alice", GOAL, "set", 2000, desk="eng")
+            shipping = await service.focus(
+                "bob", "shipping cost per kilogram", "set", 2000, session="b2"
+            )
+            preferred = await service.focus("alice", GOAL, "set", 2000, desk="eng", team="prefer")
+            for bad, desk in (("avoid", None), ("ignore", "eng")):
+                with pytest.raises((TeamNeedsDesk, UnknownTeamChoice)) as refused:
+                    await service.focus("alice", GOAL, "set", 2000, desk=desk, team=bad)
+                assert bad in str(refused.value)
+        finally:
+            store.close()
+        return bobs, avoided, plain, preferred, shipping
+
+    bobs, avoided, plain, preferred, shipping = asyncio.run(scenario())
+    held = {item["id"] for item in bobs["focus_set"]}
+    assert held and not held & {item["id"] for item in avoided["focus_set"]}
+    tail = {e["what"]: e for e in avoided["ignored"] if e["why"] == "held_by_teammate"}
+    assert tail and set(tail) <= held and all(e["detail"] == "bob" for e in tail.values())
+    assert avoided["team"]["choice"] == "avoid" and plain["team"]["choice"] is None
+    assert held & {item["id"] for item in plain["focus_set"]}  # without the choice: sent
+    before = {i["id"]: i for i in plain["focus_set"]}
+    after = {i["id"]: i for i in preferred["focus_set"]}
+    assert "shop/shipping.py" in {i["id"] for i in shipping["focus_set"]}
+    lifted = after["shop/shipping.py"]  # bob's, weakly linked to alice's goal: it gains
+    assert "held by teammate bob" in lifted["why"] and preferred["team"]["choice"] == "prefer"
+    assert lifted["salience"] > before["shop/shipping.py"]["salience"]
+    for answer in (avoided, preferred):
+        sent = _published(FocusOut)(answer)
+        assert FocusOut.model_validate(sent).model_dump(mode="json", exclude_unset=True) == sent
+
+
+def test_cli_focus_team_needs_a_desk(tmp_path: Path, workspace: Workspace) -> None:
+    from coderooms.cli.app import main
+
+    runner = CliRunner()
+    args = ["--db", str(tmp_path / "rooms.db"), "focus", GOAL, "--repo", workspace.root]
+    alone = runner.invoke(main, [*args, "--team", "avoid"])
+    assert alone.exit_code != 0 and "Traceback" not in alone.output
+    assert "give the desk too" in alone.output
+    unknown = runner.invoke(main, [*args, "--desk", "eng", "--team", "ignore"])
+    assert unknown.exit_code != 0 and "Traceback" not in unknown.output

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,14 @@ def _team_lines(data: dict[str, Any]) -> list[str]:
     "window), in the same budget, and rank the code those messages name higher; reads "
     "the store --db names.",
 )
+@click.option(
+    "--team",
+    type=click.Choice(["prefer", "avoid"]),
+    default=None,
+    help="With --desk: prefer the code the desk's other members hold in their focus "
+    "sessions (it ranks higher) or avoid it (it is not sent; the ignored tail names who "
+    "holds it).",
+)
 @json_option("Print one JSON document.")
 @click.option(
     "--context/--no-context",
@@ -172,6 +181,7 @@ def focus(
     node: str | None,
     session_budget: int | None,
     desk_ref: str | None,
+    team: str | None,
     as_json: bool,
     show_context: bool,
 ) -> None:
@@ -181,6 +191,10 @@ def focus(
     (--node) or the goal from paging out, drop and reset let go of it. With --desk (modes
     set and check), what the desk said about the goal comes too, in the same budget."""
     try:
+        if team is not None and desk_ref is None:
+            from coderooms.deskrecall import TeamNeedsDesk
+
+            raise TeamNeedsDesk(team)
         opened: list[Workspace] = []
 
         async def in_workspace(call: Any) -> Any:
@@ -191,7 +205,10 @@ def focus(
         sets = store_of(ctx).working_sets() if session is not None else None
 
         async def code(
-            code_budget: int, desk_pins: tuple[str, ...] = (), discussed: Discussed = ()
+            code_budget: int,
+            desk_pins: tuple[str, ...] = (),
+            discussed: Discussed = (),
+            elsewhere: Mapping[str, str] | None = None,
         ) -> dict[str, Any]:
             out: dict[str, Any] = await focus_call(
                 sets,
@@ -205,6 +222,7 @@ def focus(
                 session_budget=session_budget,
                 desk_pins=desk_pins,
                 discussed=discussed,
+                elsewhere=elsewhere,
             )
             return out
 
@@ -212,7 +230,9 @@ def focus(
             data = run(code(budget))
         else:
             data = run(
-                _focus_with_desk(ctx, in_workspace, code, goal, budget, mode, desk_ref, agent_id)
+                _focus_with_desk(
+                    ctx, in_workspace, code, goal, budget, mode, desk_ref, agent_id, team
+                )
             )
     except CoderoomsError as err:
         fail(err)
@@ -234,6 +254,7 @@ async def _focus_with_desk(
     mode: str,
     desk_ref: str,
     agent_id: str,
+    team: str | None,
 ) -> dict[str, Any]:
     from coderooms.deskrecall import DeskRecall, focus_with_desk
 
@@ -249,6 +270,7 @@ async def _focus_with_desk(
         code,
         DeskRecall.with_model,
         in_workspace,
+        team,
     )
 
 

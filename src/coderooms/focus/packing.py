@@ -24,7 +24,12 @@ from coderooms.focus.salience import WHY_FLOOR, Salience, SalienceIndex
 TokenCounter = Callable[[str], int]
 Render = Literal["full", "skeleton"]
 IgnoreReason = Literal[
-    "over_budget", "duplicate_of", "below_floor", "penalized_test", "over_candidate_limit"
+    "over_budget",
+    "duplicate_of",
+    "below_floor",
+    "penalized_test",
+    "over_candidate_limit",
+    "held_by_teammate",
 ]
 
 RELATIVE_FLOOR = WHY_FLOOR  # a candidate scores at least this share of the best score
@@ -206,14 +211,20 @@ def pack_to_budget(
     cache: RenderCache | None = None,
     resident: Mapping[str, tuple[Render, int]] | None = None,
     resident_in_budget: bool = False,
+    elsewhere: Mapping[str, str] | None = None,
 ) -> Packing:
     """``resident`` maps the ids of unchanged code the agent already holds to how it was
     sent and its tokens: such a candidate is :class:`Kept`, is not sent again, and its
     pieces are duplicates of it (it holds them when it was sent in full). With
     ``resident_in_budget`` it still takes its tokens of ``budget`` (the budget bounds
-    the goal's whole view, held or sent); without, it costs nothing."""
+    the goal's whole view, held or sent); without, it costs nothing.
+
+    ``elsewhere`` maps the ids of code a teammate holds to who holds it (a focus that
+    avoids a teammate's code): such a candidate is not sent, and the ignored tail names
+    the teammate (``held_by_teammate``)."""
     rows, floor = candidate_rows(salience)
     held = resident if resident is not None else {}
+    others = elsewhere if elsewhere is not None else {}
     kept: dict[str, Kept] = {}
     scores = salience.scores
     top = float(scores.max()) if scores.size else 0.0
@@ -234,6 +245,9 @@ def pack_to_budget(
         why = "; ".join(salience.why.get(row, [])) or "linked to the goal"
         if position >= MAX_CANDIDATES:
             ignored.append(Ignored(node.id, "over_candidate_limit", score))
+            continue
+        if node.id in others and node.id not in held:
+            ignored.append(Ignored(node.id, "held_by_teammate", score, others[node.id]))
             continue
         holder = next(
             (

@@ -341,14 +341,18 @@ class FocusEngine:
         budget: int = DEFAULT_BUDGET,
         mode: str = "set",
         discussed: Discussed = (),
+        elsewhere: Mapping[str, str] | None = None,
     ) -> FocusResult:
         """The code worth loading for ``goal`` in ``budget`` tokens; ``discussed`` as
-        :meth:`salience` takes it."""
+        :meth:`salience` takes it, ``elsewhere`` (code a teammate holds, by who holds
+        it) not sent, as :func:`pack_to_budget` takes it."""
         goal = checked_goal("goal", goal)
         budget = checked_budget(budget)
         chosen = checked_mode(mode)
         sal = self.salience(goal, discussed)
-        packing = pack_to_budget(self.index, sal, budget, self.counter, self._renders)
+        packing = pack_to_budget(
+            self.index, sal, budget, self.counter, self._renders, elsewhere=elsewhere
+        )
         verdict = judge(packing, sal, self.index)
         covered: set[str] = set()
         for item in packing.loaded:

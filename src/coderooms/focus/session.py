@@ -381,9 +381,10 @@ def focus_in_session(
     mode: str = "set",
     resident_in_budget: bool = RESIDENT_IN_BUDGET,
     discussed: Discussed = (),
+    elsewhere: Mapping[str, str] | None = None,
 ) -> SessionFocus:
-    """One focus call of the session ``ws`` (see the module docstring); ``discussed`` as
-    :meth:`FocusEngine.salience` takes it."""
+    """One focus call of the session ``ws`` (see the module docstring); ``discussed`` and
+    ``elsewhere`` as :meth:`FocusEngine.focus` takes them."""
     goal = checked_goal("goal", goal)
     budget = checked_budget(budget)
     chosen = checked_mode(mode)
@@ -401,6 +402,7 @@ def focus_in_session(
             cache,
             resident=fresh,
             resident_in_budget=resident_in_budget,
+            elsewhere=elsewhere,
         )
         absorbed = _absorbed(engine, fresh, packing, now, ws)
         base = dropped(ws, [*stale_ids, *(g.id for g in gone), *(a.id for a in absorbed)])

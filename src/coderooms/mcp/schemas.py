@@ -276,6 +276,12 @@ class TeamOut(BaseModel):
         default_factory=list,
         description="Code nodes pinned on the desk: pinned in every member's session.",
     )
+    choice: Literal["prefer", "avoid"] | None = Field(
+        default=None,
+        description="What this focus did with the code teammates hold: prefer ranks it "
+        "higher, avoid sends none of it (each such candidate is in the ignored tail as "
+        "held_by_teammate, naming who holds it).",
+    )
 
 
 class DiscussionOut(BaseModel):

@@ -390,6 +390,14 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
                 "those messages name ranks higher (its why: discussed in message #N)."
             ),
         ] = None,
+        team: Annotated[
+            Literal["prefer", "avoid"] | None,
+            Field(
+                description="With a desk: prefer the code its other members hold in their "
+                "sessions (it ranks higher: why held by teammate X) or avoid it (not sent: "
+                "in the ignored tail as held_by_teammate, naming who holds it)."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, FocusOut]:
         """The minimal code worth loading for a goal, what was left out and why, and
         whether it is enough; remembers what your session holds, pages out the coldest
@@ -407,6 +415,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
                 node=node,
                 session_budget=session_budget,
                 desk=desk,
+                team=team,
             ),
             render.render_focus,
             _published(FocusOut),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -25,7 +25,7 @@ from coderooms.codepins import (
     node_states,
     snapshot_node_pins,
 )
-from coderooms.deskrecall import DeskRecall, focus_with_desk
+from coderooms.deskrecall import DeskRecall, checked_team, focus_with_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.envelope import enveloped_impact, enveloped_seek
 from coderooms.focus.runtime import Discussed, ignored_view
@@ -177,10 +177,23 @@ T = TypeVar("T")
 class WorkspaceLike(Protocol):
     """The face of :class:`coderooms.workspace.Workspace` the focus tools use."""
 
-    def focus(self, goal: str, budget: int = ..., mode: str = ..., discussed: Any = ...) -> Any: ...
+    def focus(
+        self,
+        goal: str,
+        budget: int = ...,
+        mode: str = ...,
+        discussed: Any = ...,
+        elsewhere: Any = ...,
+    ) -> Any: ...
 
     def focus_session(
-        self, state: Any, goal: str, budget: int = ..., mode: str = ..., discussed: Any = ...
+        self,
+        state: Any,
+        goal: str,
+        budget: int = ...,
+        mode: str = ...,
+        discussed: Any = ...,
+        elsewhere: Any = ...,
     ) -> Any: ...
 
     def seek(self, query: str, limit: int = ...) -> Any: ...
@@ -797,14 +810,20 @@ class RoomService:
         node: str | None = None,
         session_budget: int | None = None,
         desk: str | None = None,
+        team: str | None = None,
     ) -> dict[str, Any]:
         """A focus call in any mode (see :func:`coderooms.sessions.focus_call`); with a
         session, the working set kept in this server's store; with a desk (modes set and
-        check), the desk's discussion of the goal beside the code, in the same budget."""
+        check), the desk's discussion of the goal beside the code, in the same budget;
+        ``team`` prefers or avoids what the desk's other members hold."""
+        checked_team(team, desk)
         snap = await self._caller(agent_id)
 
         async def code(
-            code_budget: int, desk_pins: tuple[str, ...] = (), discussed: Discussed = ()
+            code_budget: int,
+            desk_pins: tuple[str, ...] = (),
+            discussed: Discussed = (),
+            elsewhere: Mapping[str, str] | None = None,
         ) -> dict[str, Any]:
             out: dict[str, Any] = await focus_call(
                 self._working_sets(),
@@ -819,6 +838,7 @@ class RoomService:
                 ignored_limit=IGNORED_LISTED,
                 desk_pins=desk_pins,
                 discussed=discussed,
+                elsewhere=elsewhere,
             )
             return out
 
@@ -835,6 +855,7 @@ class RoomService:
             code,
             self._desk_recall,
             self._in_workspace,
+            team,
         )
         return {**_FOCUS_FIELDS, **out}  # every mode's answer carries every field
 
