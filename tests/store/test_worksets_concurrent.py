@@ -28,8 +28,17 @@ SECOND = "route_parcel picks the wrong depot"
 class Shop:
     """The face of a workspace focus_call uses, over the fixture engine."""
 
-    def focus(self, goal: str, budget: int = 8000, mode: str = "set") -> Any:
-        return ENGINE.focus(goal, budget=budget, mode=mode)
+    def focus(
+        self,
+        goal: str,
+        budget: int = 8000,
+        mode: str = "set",
+        discussed: Any = (),
+        elsewhere: Any = None,
+    ) -> Any:
+        return ENGINE.focus(
+            goal, budget=budget, mode=mode, discussed=discussed, elsewhere=elsewhere
+        )
 
     def focus_session(
         self,
@@ -38,8 +47,11 @@ class Shop:
         budget: int = 8000,
         mode: str = "set",
         discussed: Any = (),
+        elsewhere: Any = None,
     ) -> Any:
-        return focus_in_session(ENGINE, state, goal, budget, mode, discussed=discussed)
+        return focus_in_session(
+            ENGINE, state, goal, budget, mode, discussed=discussed, elsewhere=elsewhere
+        )
 
     def focus_engine(self) -> Any:
         return ENGINE
