@@ -191,10 +191,10 @@ def focus(
     (--node) or the goal from paging out, drop and reset let go of it. With --desk (modes
     set and check), what the desk said about the goal comes too, in the same budget."""
     try:
-        if team is not None and desk_ref is None:
-            from coderooms.deskrecall import TeamNeedsDesk
+        if team is not None:
+            from coderooms.deskrecall import checked_team
 
-            raise TeamNeedsDesk(team)
+            checked_team(team, desk_ref)
         opened: list[Workspace] = []
 
         async def in_workspace(call: Any) -> Any:
