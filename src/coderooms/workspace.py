@@ -7,6 +7,7 @@ code graph (cached until the index changes).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import errno
@@ -17,9 +18,10 @@ import sqlite3
 import struct
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from itertools import compress
+from typing import Any, overload
 
 from coderooms.datadir import make_dirs
 from coderooms.focus.graph import (
@@ -28,6 +30,7 @@ from coderooms.focus.graph import (
     CodeNode,
     DeferredEdges,
     EdgeColumns,
+    EdgePatch,
     FileSignals,
 )
 from coderooms.focus.impact import ImpactResult
@@ -59,11 +62,14 @@ from coderooms.index.summary import IndexSummary
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 4
+GRAPH_DELTA_FILE = "graph.delta"  # the files changed since the cached generation
 _CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
 STAMP_FILE = "stamp.bin"  # the stamp of the last indexing run, for the next process's check
 STAMP_VERSION = 1
 MAX_UNSAVED_WORK = 2_000  # documents and rows counted or embedded before focus.npz is rewritten
-MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
+MAX_PATCHED_PATHS = 400
+"""A run that changed more files than this reads the graph whole; a graph delta naming
+more than this many files is folded into a rewritten graph.cache."""
 GRAPH_PHASE = "reading the code graph"
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
@@ -129,6 +135,7 @@ class Workspace:
         self._lock = threading.RLock()
         self._graph: tuple[str, CodeGraph] | None = None
         self._rows: tuple[str, GraphRows] | None = None  # what self._graph was made of
+        self._on_disk: _DiskGraph | None = None  # what graph.cache and graph.delta hold
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._unsaved = 0  # work done by engines built since focus.npz was last written
         self._stamp: _Stamp | None = None
@@ -293,10 +300,13 @@ class Workspace:
         self, conn: sqlite3.Connection, cache: str, generation: str
     ) -> tuple[CodeGraph, GraphRows]:
         """The graph of ``generation`` and its rows: from the cache when it holds them,
-        else the rows of the generation before patched with the files the last run
-        changed (see :class:`db.GenerationDelta`), else all read from the database."""
+        else rows held or cached for an earlier generation patched with the files changed
+        since (see :class:`db.GenerationDelta` and :func:`_read_graph_delta`), else all
+        read from the database. What changed is kept as a small delta beside the cache
+        (the cache itself is rewritten only past :data:`MAX_PATCHED_PATHS`)."""
         kept = _read_cache(cache, generation)
         if kept is not None:
+            self._on_disk = _DiskGraph(generation, generation, frozenset())
             return _build_graph(kept), kept
         own = not conn.in_transaction
         report, files = self.report, 0
@@ -304,33 +314,64 @@ class Workspace:
             conn.execute("BEGIN")  # one snapshot: the delta and the rows it patches agree
         try:
             delta = db.GenerationDelta.read(conn)
-            before: GraphRows | None = None
-            if (
-                delta is not None
-                and delta.after == generation == db.get_meta(conn, "generation")
+            if delta is not None and not (
+                delta.after == generation == db.get_meta(conn, "generation")
                 and len(delta.paths) <= MAX_PATCHED_PATHS
             ):
-                held = self._rows
-                before = held[1] if held and held[0] == delta.before else None
-                if before is None:
-                    before = _read_cache(cache, delta.before)
-            if delta is not None and before is not None:
-                rows = _patched_rows(conn, before, delta.paths)
+                delta = None
+            held = self._rows if delta is not None else None
+            before = held[1] if held and delta and held[0] == delta.before else None
+            on_disk = self._on_disk
+            if before is not None and delta is not None:
+                paths = frozenset(delta.paths)
+                rows, patch = _patched_rows(conn, before, paths)
                 old = self._graph[1] if self._graph and self._graph[0] == delta.before else None
-                graph = _build_graph(rows, old, frozenset(delta.paths))
-            else:  # read whole: long on a large repository, so it is told of
-                if report is not None:
-                    (files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
-                    report(GRAPH_PHASE, 0, files)
-                rows = _graph_rows(conn)
-                graph = _build_graph(rows)
+                graph = _build_graph(rows, old, paths, patch)
+                if on_disk is not None and on_disk.after == delta.before:
+                    on_disk = _DiskGraph(on_disk.base, generation, on_disk.paths | paths)
+                else:
+                    on_disk = None
+            else:
+                on_disk = self._disk_basis(cache, generation, delta)
+                base = _read_cache(cache, on_disk.base) if on_disk is not None else None
+                if on_disk is not None and base is not None:
+                    rows, _ = _patched_rows(conn, base, on_disk.paths)
+                    graph = _build_graph(rows)
+                else:  # read whole: long on a large repository, so it is told of
+                    if report is not None:
+                        (files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
+                        report(GRAPH_PHASE, 0, files)
+                    rows = _graph_rows(conn)
+                    graph = _build_graph(rows)
+                    on_disk = None
         finally:
             if own:
                 conn.execute("COMMIT")
-        _write_cache(cache, generation, rows)
+        delta_path = os.path.join(os.path.dirname(cache), GRAPH_DELTA_FILE)
+        if on_disk is not None and len(on_disk.paths) <= MAX_PATCHED_PATHS:
+            _write_graph_delta(delta_path, on_disk)
+        else:
+            _write_cache(cache, generation, rows)
+            on_disk = _DiskGraph(generation, generation, frozenset())
+        self._on_disk = on_disk
         if files and report is not None:
             report(GRAPH_PHASE, files, files)
         return graph, rows
+
+    def _disk_basis(
+        self, cache: str, generation: str, delta: db.GenerationDelta | None
+    ) -> _DiskGraph | None:
+        """Where the kept files say ``generation``'s rows come from: the cached rows of a
+        base generation and the files changed since, from the graph delta beside the
+        cache and the last run's delta; None when they do not reach ``generation``."""
+        kept = _read_graph_delta(os.path.join(os.path.dirname(cache), GRAPH_DELTA_FILE))
+        if kept is not None and kept.after == generation:
+            return kept
+        if delta is None:
+            return None
+        if kept is not None and kept.after == delta.before:
+            return _DiskGraph(kept.base, generation, kept.paths | frozenset(delta.paths))
+        return _DiskGraph(delta.before, generation, frozenset(delta.paths))
 
     def node(self, node_id: str) -> CodeNode:
         found = self.graph().node(node_id)
@@ -616,10 +657,16 @@ def _index_dir(path: str) -> None:
         raise IndexDirectoryUnwritable(path, os.strerror(errno.EACCES))
 
 
+EdgeTable = tuple[
+    tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[float, ...], tuple[str, ...]
+]
+"""Edges as columns src, dst, kind, weight and origin (the file whose resolution made the
+edge), sorted by (src, kind, dst, weight, origin)."""
+
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    bytes,  # the edge columns (see _edge_bytes), marshalled: read when needed
+    bytes | EdgeTable,  # the edge columns, marshalled until they are read
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -644,11 +691,18 @@ _EDGE_ROW = "src, kind, dst, weight, origin"
 
 
 def _edge_bytes(edges: list[tuple[Any, ...]]) -> bytes:
-    """Edge rows (see _EDGE_ROW) sorted, as marshalled columns src, dst, kind, weight and
-    origin (the file whose resolution made the edge)."""
+    """Edge rows (see _EDGE_ROW) sorted, as marshalled columns (see EdgeTable)."""
     edges.sort()
     srcs, kinds, dsts, weights, origins = zip(*edges, strict=True) if edges else ((),) * 5
     return marshal.dumps((srcs, dsts, kinds, weights, origins))
+
+
+def _edge_table(edges: bytes | EdgeTable) -> EdgeTable:
+    """The columns of ``edges`` as kept in a graph's rows (marshalled, or already read)."""
+    if isinstance(edges, bytes):
+        table: EdgeTable = marshal.loads(edges)
+        return table
+    return edges
 
 
 def _git_rows(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
@@ -658,27 +712,81 @@ def _git_rows(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tup
     return signals, co_changes, head_time
 
 
-def _patched_rows(conn: sqlite3.Connection, rows: GraphRows, paths: tuple[str, ...]) -> GraphRows:
+def _patched_rows(
+    conn: sqlite3.Connection, rows: GraphRows, paths: frozenset[str]
+) -> tuple[GraphRows, EdgePatch]:
     """``rows`` with those of ``paths`` (files, their symbols, the edges they are the
     origin of) read again, and the git rows read whole: equal to :func:`_graph_rows`
-    when ``paths`` are all the files changed since ``rows`` were read."""
+    when ``paths`` are all the files changed since ``rows`` were read. Also how the new
+    edges follow from the old ones (see :class:`EdgePatch`)."""
     files, symbols, edge_rows, *_ = rows
-    touched = frozenset(paths)
-    marks = ",".join("?" * len(paths))
-    files = [row for row in files if row[0] not in touched]
-    files += conn.execute(f"SELECT {_FILE_ROW} FROM files WHERE path IN ({marks})", paths)
+    listed = tuple(sorted(paths))
+    marks = ",".join("?" * len(listed))
+    files = [row for row in files if row[0] not in paths]
+    files += conn.execute(f"SELECT {_FILE_ROW} FROM files WHERE path IN ({marks})", listed)
     files.sort()
-    symbols = [row for row in symbols if row[0] not in touched]
-    symbols += conn.execute(f"SELECT {_SYMBOL_ROW} FROM symbols WHERE path IN ({marks})", paths)
+    symbols = [row for row in symbols if row[0] not in paths]
+    symbols += conn.execute(f"SELECT {_SYMBOL_ROW} FROM symbols WHERE path IN ({marks})", listed)
     symbols.sort()
-    srcs, dsts, kinds, weights, origins = marshal.loads(edge_rows)
-    edges = [
-        (src, kind, dst, weight, origin)
-        for src, dst, kind, weight, origin in zip(srcs, dsts, kinds, weights, origins, strict=True)
-        if origin not in touched
-    ]
-    edges += conn.execute(f"SELECT {_EDGE_ROW} FROM edges WHERE origin IN ({marks})", paths)
-    return files, symbols, _edge_bytes(edges), *_git_rows(conn)
+    added = conn.execute(f"SELECT {_EDGE_ROW} FROM edges WHERE origin IN ({marks})", listed)
+    table, patch = _patched_edges(_edge_table(edge_rows), paths, added.fetchall())
+    return (files, symbols, table, *_git_rows(conn)), patch
+
+
+class _SortedEdges(Sequence[tuple[Any, ...]]):
+    """The rows of an :data:`EdgeTable`'s columns as sort keys (src, kind, dst, weight,
+    origin), made one at a time as a bisection asks for them."""
+
+    def __init__(self, columns: list[list[Any]]) -> None:
+        self._columns = columns
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    @overload
+    def __getitem__(self, at: int) -> tuple[Any, ...]: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[tuple[Any, ...]]: ...
+    def __getitem__(self, at: int | slice) -> tuple[Any, ...] | Sequence[tuple[Any, ...]]:
+        if isinstance(at, slice):
+            raise TypeError("rows are read one at a time")
+        src, dst, kind, weight, origin = self._columns
+        return src[at], kind[at], dst[at], weight[at], origin[at]
+
+
+def _patched_edges(
+    table: EdgeTable, paths: frozenset[str], added: list[tuple[Any, ...]]
+) -> tuple[EdgeTable, EdgePatch]:
+    """``table`` without the edges whose origin is in ``paths`` and with ``added`` (rows
+    as _EDGE_ROW reads them) merged in, in the order a sort of them all gives; and the
+    patch that says so. Sorting only what was added keeps an edit's cost off the edges
+    it did not touch."""
+    kept = [origin not in paths for origin in table[4]]
+    columns = [list(compress(column, kept)) for column in table]
+    added.sort()
+    keys = _SortedEdges(columns)
+    at = [bisect.bisect_right(keys, row) for row in added]  # in the edges kept
+    merged: list[list[Any]] = [[] for _ in columns]
+    for out, column, field in zip(merged, columns, (0, 2, 1, 3, 4), strict=True):
+        start = 0
+        for place, row in zip(at, added, strict=True):
+            out.extend(column[start:place])
+            out.append(row[field])
+            start = place
+        out.extend(column[start:])
+    srcs, dsts, kinds, weights, origins = (tuple(out) for out in merged)
+    landed = tuple(place + k for k, place in enumerate(at))  # in the merged edges
+    patch = EdgePatch(
+        tuple(kept),
+        landed,
+        EdgeColumns(
+            tuple(r[0] for r in added),
+            tuple(r[2] for r in added),
+            tuple(r[1] for r in added),
+            tuple(r[3] for r in added),
+        ),
+    )
+    return (srcs, dsts, kinds, weights, origins), patch
 
 
 @contextlib.contextmanager
@@ -695,20 +803,24 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
+def _edges(edge_rows: bytes | EdgeTable) -> tuple[CodeEdge, ...]:
     with _without_cyclic_gc():
-        return tuple(map(CodeEdge, *marshal.loads(edge_rows)[:4]))
+        return tuple(map(CodeEdge, *_edge_table(edge_rows)[:4]))
 
 
-def _edge_columns(edge_rows: bytes) -> EdgeColumns:
-    return EdgeColumns(*marshal.loads(edge_rows)[:4])
+def _edge_columns(edge_rows: bytes | EdgeTable) -> EdgeColumns:
+    return EdgeColumns(*_edge_table(edge_rows)[:4])
 
 
 def _build_graph(
-    rows: GraphRows, old: CodeGraph | None = None, fresh: frozenset[str] = frozenset()
+    rows: GraphRows,
+    old: CodeGraph | None = None,
+    fresh: frozenset[str] = frozenset(),
+    patch: EdgePatch | None = None,
 ) -> CodeGraph:
     """The graph of ``rows``; the nodes of ``old`` are taken as they are for every path
-    not in ``fresh`` (their rows are the same)."""
+    not in ``fresh`` (their rows are the same), and its edges are said to follow from
+    ``old``'s by ``patch``."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
     nodes: list[CodeNode] = []
     file_meta: dict[str, tuple[str, bool, bool]] = {}
@@ -779,9 +891,15 @@ def _build_graph(
                 is_vend,
             )
         )
+    if old is not None and isinstance(old.edges, DeferredEdges):
+        old.edges.patch = None  # the patch chain stops at one generation back
     return CodeGraph(
         nodes=tuple(nodes),
-        edges=DeferredEdges(lambda: _edges(edge_rows), lambda: _edge_columns(edge_rows)),
+        edges=DeferredEdges(
+            lambda: _edges(edge_rows),
+            lambda: _edge_columns(edge_rows),
+            replace(patch, before=old.edges) if patch is not None and old is not None else None,
+        ),
         signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
         co_changes=tuple((a, b, n) for a, b, n in co_changes),
         head_time=head_time,
@@ -846,11 +964,54 @@ def _read_cache(path: str, generation: str) -> GraphRows | None:
 
 def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
+    files, symbols, edges, *git = rows
+    if not isinstance(edges, bytes):  # kept marshalled: a reader decodes them when needed
+        edges = marshal.dumps(edges)
     try:
         with open(tmp, "wb") as fh:
             head = marshal.dumps((_cache_key(), generation))
             fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
-            fh.write(marshal.dumps(rows))
+            fh.write(marshal.dumps((files, symbols, edges, *git)))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+@dataclass(frozen=True, slots=True)
+class _DiskGraph:
+    """The graph rows of generation ``after`` as the files beside the index give them:
+    graph.cache holds the rows of generation ``base``, and only the files in ``paths``
+    have other rows since (graph.delta says so when ``base`` is not ``after``)."""
+
+    base: str
+    after: str
+    paths: frozenset[str]
+
+
+def _read_graph_delta(path: str) -> _DiskGraph | None:
+    """The graph delta kept at ``path``, or None (missing, damaged or of another version:
+    the graph is then read whole, or patched from the last run's delta)."""
+    try:
+        with open(path, "rb") as fh:
+            key, base, after, paths = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if key != _cache_key() or not isinstance(base, str) or not isinstance(after, str):
+        return None
+    if not isinstance(paths, tuple) or not all(isinstance(p, str) for p in paths):
+        return None
+    return _DiskGraph(base, after, frozenset(paths))
+
+
+def _write_graph_delta(path: str, delta: _DiskGraph) -> None:
+    """Keep ``delta`` at ``path`` in one step (a failure costs a reader the whole read)."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(
+                marshal.dumps((_cache_key(), delta.base, delta.after, tuple(sorted(delta.paths))))
+            )
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):

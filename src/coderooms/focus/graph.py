@@ -73,17 +73,33 @@ class EdgeColumns:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class EdgePatch:
+    """How a graph's edges follow from an earlier graph's (``before``): those of the
+    earlier edges whose ``kept`` flag is set, in their order, with the ``added`` edges
+    at the positions ``landed`` (ascending) of the result. A ranking index of the earlier
+    graph derives what it reads of the edges from this instead of reading them all."""
+
+    kept: Sequence[bool]
+    landed: Sequence[int]
+    added: EdgeColumns
+    before: Sequence[CodeEdge] | None = None
+
+
 class DeferredEdges(Sequence[CodeEdge]):
     """Edges made by ``make`` when first read, then kept: a graph loaded only to rank
     from a kept index (which holds the transition matrix) never builds its edges. Equal
     to any sequence of the same edges. With ``columns``, the same edges as columns (see
-    :class:`EdgeColumns`), which a new ranking index reads instead of the edges."""
+    :class:`EdgeColumns`), which a new ranking index reads instead of the edges. With
+    ``patch``, how they follow from an earlier graph's (see :class:`EdgePatch`)."""
 
     def __init__(
         self,
         make: Callable[[], Sequence[CodeEdge]],
         columns: Callable[[], EdgeColumns] | None = None,
+        patch: EdgePatch | None = None,
     ) -> None:
+        self.patch = patch
         self._make: Callable[[], Sequence[CodeEdge]] | None = make
         self._edges: tuple[CodeEdge, ...] = ()
         self._make_columns = columns
