@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coderooms import embeddings
-from coderooms.focus.lexical import BM25, BM25Parts
+from coderooms.focus.lexical import BM25, CountedBM25, DocumentCounts
 from coderooms.focus.runtime import FocusEngine
 from coderooms.focus.salience import MAX_KEY_SCANS, _key_finder
 
@@ -87,8 +88,12 @@ def test_an_engine_built_on_the_previous_one_equals_one_built_from_nothing() -> 
         (after.index.file_bm25, fresh.index.file_bm25),
         (after.index.symbol_bm25, fresh.index.symbol_bm25),
     ):
-        assert list(mine.vocabulary) == list(theirs.vocabulary)
-        assert (mine.weights != theirs.weights).nnz == 0
+        words = sorted(set(theirs.documents.terms) | set(mine.documents.terms))
+        for query in [[word] for word in words] + [words]:
+            assert mine.scores(query).tobytes() == theirs.scores(query).tobytes()
+        assert [mine.document_frequency(w) for w in words] == [
+            theirs.document_frequency(w) for w in words
+        ]
     assert _answers(after) == _answers(fresh)
 
 
@@ -122,6 +127,37 @@ def test_bm25_from_counts_equals_bm25_from_terms() -> None:
     assert list(from_terms.vocabulary) == list(from_counts.vocabulary) == ["cart", "item", "depot"]
     assert (from_terms.weights != from_counts.weights).nnz == 0
     assert np.array_equal(from_terms.scores(["cart"]), from_counts.scores(["cart"]))
+
+
+_WORDS = st.sampled_from(["cart", "item", "depot", "parcel", "route", "tax", "refund"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(_WORDS, max_size=12), max_size=9),
+    st.dictionaries(_WORDS, st.floats(min_value=0.01, max_value=5.0), max_size=7),
+)
+def test_bm25_weighed_at_query_time_scores_as_bm25_weighed_ahead_to_the_bit(
+    documents: list[list[str]], query: dict[str, float]
+) -> None:
+    """The counts a focus index keeps, weighed only for the query's terms, give the floats
+    BM25 weighed over every term gives: any edit then leaves no weight to redo."""
+    counted = [Counter(terms) for terms in documents]
+    ahead = BM25.from_counts(counted)
+    terms = list(dict.fromkeys(t for c in counted for t in c))
+    # Term ids in another order than first appearance, as an index patched by edits has.
+    shuffled = sorted(terms, key=lambda t: t[::-1]) + ["gone"]
+    ids = {t: i for i, t in enumerate(shuffled)}
+    ptr = np.cumsum([0, *map(len, counted)], dtype=np.int64)
+    flat_ids = np.asarray([ids[t] for c in counted for t in c], dtype=np.int64)
+    flat_counts = np.asarray([n for c in counted for n in c.values()], dtype=np.int64)
+    kept = CountedBM25(DocumentCounts((), tuple(shuffled), ptr, flat_ids, flat_counts))
+    assert kept.scores(query).tobytes() == ahead.scores(query).tobytes()
+    as_list = [t for t, w in query.items() for _ in range(1 + int(w))]
+    assert kept.scores(as_list).tobytes() == ahead.scores(as_list).tobytes()
+    for term in [*terms, "gone", "absent"]:
+        assert kept.document_frequency(term) == ahead.document_frequency(term)
+        assert kept.documents_with(term).tolist() == ahead.documents_with(term).tolist()
 
 
 def _counts(terms: list[str]) -> dict[str, int]:
@@ -194,8 +230,8 @@ def _plain(value: Any) -> Any:
     """``value`` with its arrays as (dtype, shape, bytes): compared to the bit."""
     if isinstance(value, np.ndarray):
         return (value.dtype.str, value.shape, value.tobytes())
-    if isinstance(value, BM25Parts):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, DocumentCounts):  # per document, its terms in order, counted
+        return [_ordered_terms(value, row) for row in range(len(value.ptr) - 1)]
     if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
         return tuple(_plain(part) for part in value)
     return value
@@ -240,6 +276,12 @@ def test_an_edit_counts_and_embeds_only_the_edited_file() -> None:
     assert after.index._fresh_documents == len(documents)
     assert after.index.fresh_embeddings == len(embedder.texts) <= len(in_cart)
     assert all(text.startswith("shop/cart.py") for text in embedder.texts)
+
+
+def _ordered_terms(documents: Any, row: int) -> list[tuple[str, int]]:
+    start, end = int(documents.ptr[row]), int(documents.ptr[row + 1])
+    ids, counts = documents.ids[start:end].tolist(), documents.counts[start:end].tolist()
+    return [(documents.terms[i], c) for i, c in zip(ids, counts, strict=True)]
 
 
 def _terms(documents: Any, row: int) -> dict[str, int]:

@@ -193,6 +193,104 @@ class BM25:
         return np.asarray(block @ factor).ravel()
 
 
+class CountedBM25:
+    """BM25 over documents kept as their term counts (see :class:`DocumentCounts`): a
+    term's weights are worked out when a query asks for it, so nothing is weighed ahead.
+    An edit changes the average document length and with it every weight; here it only
+    changes the counts of the edited documents. Scores equal, bit for bit, those of
+    :meth:`BM25.from_documents` over the same documents: the same formula per entry, and
+    the query's terms summed in the order that index numbers its columns (the order in
+    which the terms first occur)."""
+
+    def __init__(
+        self, documents: DocumentCounts, term_ids: Mapping[str, int] | None = None
+    ) -> None:
+        """``term_ids``: term to its id in ``documents.terms``, when the caller has it."""
+        self.documents = documents
+        self.size = len(documents.ptr) - 1  # its keys may be left out
+        self._term_ids = term_ids
+        counts = documents.counts.astype(np.float64)
+        rows = np.repeat(np.arange(self.size, dtype=np.int64), np.diff(documents.ptr))
+        lengths = np.bincount(rows, weights=counts, minlength=self.size).astype(np.float64)
+        average = float(lengths.mean()) if self.size else 0.0
+        self._norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / max(average, 1.0))
+        self._by_term: sp.csc_matrix | None = None
+
+    def _columns(self) -> sp.csc_matrix:
+        """The counts as documents by term id, in compressed columns (made once)."""
+        if self._by_term is None:
+            documents = self.documents
+            shape = (self.size, max(len(documents.terms), 1))
+            counts = documents.counts.astype(np.float64)
+            by_row = sp.csr_matrix((counts, documents.ids, documents.ptr), shape=shape)
+            self._by_term = sp.csc_matrix(by_row.tocsc())
+        return self._by_term
+
+    def _id(self, term: str) -> int | None:
+        if self._term_ids is None:
+            self._term_ids = {t: i for i, t in enumerate(self.documents.terms)}
+        return self._term_ids.get(term)
+
+    def document_frequency(self, term: str) -> int:
+        at = self._id(term)
+        if at is None:
+            return 0
+        indptr = self._columns().indptr
+        return int(indptr[at + 1] - indptr[at])
+
+    def documents_with(self, term: str) -> np.ndarray:
+        """Positions of the documents holding ``term``, ascending."""
+        at = self._id(term)
+        if at is None:
+            return np.zeros(0, dtype=np.int64)
+        columns = self._columns()
+        return np.sort(columns.indices[columns.indptr[at] : columns.indptr[at + 1]])
+
+    def _first_place(self, at: int) -> int:
+        """Where term ``at`` first occurs in the documents, counted over all their terms:
+        the column order of a :class:`BM25` built over them."""
+        columns = self._columns()
+        first = int(columns.indices[columns.indptr[at]])  # ascending: the first document
+        ptr = self.documents.ptr
+        start = int(ptr[first])
+        ids = self.documents.ids[start : int(ptr[first + 1])]
+        return start + int(np.flatnonzero(ids == at)[0])
+
+    def scores(self, query: Sequence[str] | Mapping[str, float]) -> np.ndarray:
+        """As :meth:`BM25.scores`."""
+        weights = query if isinstance(query, Mapping) else Counter(query)
+        if self.size == 0:
+            return np.zeros(self.size, dtype=np.float64)
+        columns = self._columns()
+        indptr = columns.indptr
+        known = []
+        for term, weight in weights.items():
+            at = self._id(term)
+            if at is not None and indptr[at + 1] > indptr[at]:
+                known.append((self._first_place(at), at, float(weight)))
+        if not known:
+            return np.zeros(self.size, dtype=np.float64)
+        known.sort()
+        ids = np.asarray([at for _, at, _ in known], dtype=np.int64)
+        starts, ends = indptr[ids], indptr[ids + 1]
+        lengths = ends - starts
+        block_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=block_ptr[1:])
+        gather = np.repeat(starts - block_ptr[:-1], lengths) + np.arange(
+            int(block_ptr[-1]), dtype=np.int64
+        )
+        tf = columns.data[gather]
+        rows = columns.indices[gather]
+        frequency = np.diff(block_ptr).astype(np.float64)
+        idf = np.log1p((self.size - frequency + 0.5) / (frequency + 0.5))
+        column = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
+        data = tf * (BM25_K1 + 1.0) / (tf + self._norm[rows])
+        data = data * idf[column]
+        block = sp.csc_matrix((data, rows, block_ptr), shape=(self.size, len(ids)))
+        factor = np.asarray([w for _, _, w in known], dtype=np.float64)
+        return np.asarray(block @ factor).ravel()
+
+
 def first_positions(ids: np.ndarray, size: int) -> np.ndarray:
     """Per value below ``size``: where it first occurs in ``ids``, or ``len(ids)`` when it
     does not (in one pass: no sort)."""

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from coderooms.focus.errors import UnknownSignal
 from coderooms.focus.graph import CodeGraph, CodeNode, EdgeColumns
-from coderooms.focus.lexical import BM25, BM25Parts, DocumentCounts
+from coderooms.focus.lexical import CountedBM25, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 from coderooms.focus.text import tokenize
@@ -182,15 +182,16 @@ class BuiltIndex:
     and the embedding rows. A host may keep it beside the index: :meth:`SalienceIndex.
     restored` makes of it, without counting, embedding or walking the graph, an index that
     ranks bit for bit as the one :meth:`SalienceIndex.built` took it from. The documents
-    and keys that index was built from (its :class:`KnownWork`) are not in it."""
+    and embedding rows are in it, under the keys of ``document_keys`` and
+    ``embedding_keys``: a restored index lends them by row to the index of the next edit."""
 
     node_ids: tuple[str, ...]  # the rows, in order: what a restoring graph must hold
     file_rows: list[int]
     symbol_rows: list[int]
     file_of_path: dict[str, int]
     file_row_of: np.ndarray
-    file_bm25: BM25Parts
-    symbol_bm25: BM25Parts
+    file_documents: DocumentCounts  # the term counts BM25 weighs; keys: in document_keys
+    symbol_documents: DocumentCounts
     definitions: dict[str, list[int]]
     qualnames: dict[str, list[int]]
     path_tails: dict[str, list[int]]
@@ -280,6 +281,8 @@ class SalienceIndex:
         self._file_keys: dict[str, bytes] = {}
         self._fresh_documents = 0  # documents counted here, not taken from known work
         self._known: Callable[[], KnownWork] | None = None  # for a restored index
+        self._counted: dict[str, DocumentCounts] = {}  # see file_documents
+        self._kept_documents: tuple[DocumentCounts, DocumentCounts] | None = None
         self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
         # Rows whose node and file are as in ``previous``: their keys are its keys.
         same: dict[int, int] = {}
@@ -290,7 +293,10 @@ class SalienceIndex:
         if previous is not None:
             old_documents, old_embeddings = previous.row_keys()
             same = self._unchanged_rows(previous)
-            if previous._known is None and same:
+            lends_rows = embedder is None or (
+                previous.embedder is embedder and previous.embeddings is not None
+            )
+            if same and lends_rows:  # a restored index holds its documents and rows too
                 lender, known = previous, None
             else:
                 known = previous.known_work()
@@ -327,8 +333,8 @@ class SalienceIndex:
                 document_keys[row] = key
         self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
         self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
-        self.file_bm25 = BM25.from_documents(self.file_documents)
-        self.symbol_bm25 = BM25.from_documents(self.symbol_documents)
+        self.file_bm25 = CountedBM25(self.file_documents, self._term_ids.get("file"))
+        self.symbol_bm25 = CountedBM25(self.symbol_documents, self._term_ids.get("symbol"))
         self.definitions: dict[str, list[int]] = defaultdict(list)
         self.qualnames: dict[str, list[int]] = defaultdict(list)
         for i in self.symbol_rows:
@@ -424,6 +430,36 @@ class SalienceIndex:
                     same[i] = row
         return same
 
+    @property
+    def file_documents(self) -> DocumentCounts:
+        """The term counts of the file rows, under their keys."""
+        return self._documents_of("file")
+
+    @file_documents.setter
+    def file_documents(self, documents: DocumentCounts) -> None:
+        self._counted["file"] = documents
+
+    @property
+    def symbol_documents(self) -> DocumentCounts:
+        """The term counts of the symbol rows, under their keys."""
+        return self._documents_of("symbol")
+
+    @symbol_documents.setter
+    def symbol_documents(self, documents: DocumentCounts) -> None:
+        self._counted["symbol"] = documents
+
+    def _documents_of(self, kind: Literal["file", "symbol"]) -> DocumentCounts:
+        """A restored index's documents take their keys from its row keys when first
+        asked for (a ranking does not need them)."""
+        documents = self._counted.get(kind)
+        if documents is None:
+            assert self._kept_documents is not None
+            kept = self._kept_documents[0 if kind == "file" else 1]
+            keys, _ = self.row_keys()
+            documents = replace(kept, keys=tuple(keys[row] for row in self._rows_of(kind)))
+            self._counted[kind] = documents
+        return documents
+
     def row_keys(self) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
         """Per row, the key of its document (:data:`NO_KEY` for a row without one) and of
         its embedding text; empty when not known (an index restored from an older file,
@@ -445,8 +481,8 @@ class SalienceIndex:
             list(self.symbol_rows),
             dict(self.file_of_path),
             self.file_row_of,
-            self.file_bm25.parts(),
-            self.symbol_bm25.parts(),
+            _kept_form(self.file_documents),
+            _kept_form(self.symbol_documents),
             dict(self.definitions),
             dict(self.qualnames),
             dict(self.path_tails),
@@ -504,8 +540,10 @@ class SalienceIndex:
         index._fresh_documents = 0
         index._term_ids = {}
         index._known = known or KnownWork.nothing
-        index.file_bm25 = BM25.restored(built.file_bm25)
-        index.symbol_bm25 = BM25.restored(built.symbol_bm25)
+        index._kept_documents = (built.file_documents, built.symbol_documents)
+        index._counted = {}
+        index.file_bm25 = CountedBM25(built.file_documents)
+        index.symbol_bm25 = CountedBM25(built.symbol_documents)
         index.definitions = defaultdict(list, built.definitions)
         index.qualnames = defaultdict(list, built.qualnames)
         index.path_tails = defaultdict(list, built.path_tails)
@@ -1029,6 +1067,18 @@ def _compacted(documents: DocumentCounts) -> DocumentCounts:
     renumber[used] = np.arange(len(used), dtype=np.int64)
     terms = tuple(documents.terms[int(t)] for t in used)
     return replace(documents, terms=terms, ids=renumber[documents.ids])
+
+
+def _kept_form(documents: DocumentCounts) -> DocumentCounts:
+    """The documents as a :class:`BuiltIndex` keeps them: only the terms they hold, ids
+    and counts in 32 bits, no keys (the index's row keys name them)."""
+    compacted = _compacted(documents)
+    return replace(
+        compacted,
+        keys=(),
+        ids=compacted.ids.astype(np.int32),
+        counts=compacted.counts.astype(np.int32),
+    )
 
 
 NAMED_FILE_NOTE = "named in the goal: no penalty for prose, configuration or docs"

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from coderooms.focus import lexical, salience, text
-from coderooms.focus.lexical import BM25Parts, DocumentCounts
+from coderooms.focus.lexical import DocumentCounts
 from coderooms.focus.salience import BuiltIndex, KnownWork
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
 STATE_FILE = "focus.npz"
 TOKENS_FILE = "focus-tokens.npz"  # token counts of rendered code, written after a focus
 BUILT_FILE = "focus-built.bin"  # the built salience index of one index generation
-BUILT_FORMAT = 3
+BUILT_FORMAT = 4
 MAX_KEPT_TOKEN_COUNTS = 200_000  # the newest are kept
 STATE_FORMAT = 1
 KEY_BYTES = 16  # the size of the salience index's keys (blake2b digests)
@@ -257,6 +257,21 @@ def load_built(path: str, key: str) -> BuiltIndex | None:
         return None
 
 
+def _checked_documents(documents: DocumentCounts) -> DocumentCounts:
+    """``documents`` as read back, refused (ValueError) when their arrays disagree."""
+    ptr, ids = documents.ptr, documents.ids
+    if (
+        ptr.ndim != 1
+        or len(ptr) < 1
+        or len(ids) != len(documents.counts)
+        or int(ptr[0]) != 0
+        or int(ptr[-1]) != len(ids)
+        or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(documents.terms)))
+    ):
+        raise ValueError("inconsistent documents")
+    return documents
+
+
 def _aligned(size: int) -> int:
     return -(-size // _ALIGN) * _ALIGN
 
@@ -266,7 +281,7 @@ _HEAD_SIZE = struct.Struct("<Q")
 _HEAD_START = len(_BUILT_MAGIC) + _HEAD_SIZE.size
 _ALIGN = 64
 _BUILT_FIELDS = dataclasses.fields(BuiltIndex)
-_BM25_FIELDS = dataclasses.fields(BM25Parts)
+_DOCUMENT_FIELDS = dataclasses.fields(DocumentCounts)
 
 
 def _encoded(value: Any, arrays: list[np.ndarray]) -> Any:
@@ -274,9 +289,9 @@ def _encoded(value: Any, arrays: list[np.ndarray]) -> Any:
     if isinstance(value, np.ndarray):
         arrays.append(value)
         return ("array", len(arrays) - 1)
-    if isinstance(value, BM25Parts):
-        parts = {f.name: _encoded(getattr(value, f.name), arrays) for f in _BM25_FIELDS}
-        return ("bm25", parts)
+    if isinstance(value, DocumentCounts):
+        parts = {f.name: _encoded(getattr(value, f.name), arrays) for f in _DOCUMENT_FIELDS}
+        return ("documents", parts)
     if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
         return ("arrays", tuple(_encoded(part, arrays) for part in value))
     return ("plain", value)
@@ -286,9 +301,10 @@ def _decoded(value: Any, arrays: list[np.ndarray]) -> Any:
     kind, *rest = value
     if kind == "array":
         return arrays[rest[0]]
-    if kind == "bm25":
+    if kind == "documents":
         parts = rest[0]
-        return BM25Parts(**{f.name: _decoded(parts[f.name], arrays) for f in _BM25_FIELDS})
+        documents = {f.name: _decoded(parts[f.name], arrays) for f in _DOCUMENT_FIELDS}
+        return _checked_documents(DocumentCounts(**documents))
     if kind == "arrays":
         return tuple(_decoded(part, arrays) for part in rest[0])
     if kind == "plain":
