@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
 
 from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode
+from coderooms.focus.lexical import DocumentCounts
 from coderooms.focus.runtime import FocusEngine
+from coderooms.focus.salience import BuiltIndex
 
 
 def count_words(text: str) -> int:
@@ -175,3 +181,28 @@ SHOP_TESTS = (("tests/test_cart.py::test_add_item_rejects_zero", "shop/cart.py::
 
 def shop_engine() -> FocusEngine:
     return make_engine(SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS)
+
+
+def plain(value: Any) -> Any:
+    """``value`` with its arrays as (dtype, shape, bytes): compared to the bit. Documents
+    compare as each one's terms in order with their counts (an index patched by edits
+    numbers its terms otherwise than a cold build)."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, DocumentCounts):
+        return [ordered_terms(value, row) for row in range(len(value.ptr) - 1)]
+    if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
+        return tuple(plain(part) for part in value)
+    return value
+
+
+def ordered_terms(documents: DocumentCounts, row: int) -> list[tuple[str, int]]:
+    start, end = int(documents.ptr[row]), int(documents.ptr[row + 1])
+    ids, counts = documents.ids[start:end].tolist(), documents.counts[start:end].tolist()
+    return [(documents.terms[i], c) for i, c in zip(ids, counts, strict=True)]
+
+
+def assert_same_built(mine: BuiltIndex, theirs: BuiltIndex) -> None:
+    """Every field of two built indexes equal, arrays to the bit (see :func:`plain`)."""
+    for field in dataclasses.fields(mine):
+        assert plain(getattr(mine, field.name)) == plain(getattr(theirs, field.name)), field.name

@@ -3,7 +3,6 @@ did not change, and answers exactly as an engine built from nothing."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -11,7 +10,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fixture_repo import SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS, build_graph, count_words
+from fixture_repo import (
+    SHOP,
+    SHOP_CALLS,
+    SHOP_IMPORTS,
+    SHOP_TESTS,
+    assert_same_built,
+    build_graph,
+    count_words,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -226,17 +233,6 @@ def test_keys_of_code_in_unchanged_files_are_taken_from_the_previous_engine() ->
     assert plain.index.row_keys() == _engine(_edited(), CountingEmbedder()).index.row_keys()
 
 
-def _plain(value: Any) -> Any:
-    """``value`` with its arrays as (dtype, shape, bytes): compared to the bit."""
-    if isinstance(value, np.ndarray):
-        return (value.dtype.str, value.shape, value.tobytes())
-    if isinstance(value, DocumentCounts):  # per document, its terms in order, counted
-        return [_ordered_terms(value, row) for row in range(len(value.ptr) - 1)]
-    if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
-        return tuple(_plain(part) for part in value)
-    return value
-
-
 @settings(max_examples=15, deadline=None)
 @given(_EDITS)
 def test_an_index_patched_edit_by_edit_is_bit_for_bit_a_cold_build(
@@ -251,10 +247,7 @@ def test_an_index_patched_edit_by_edit_is_bit_for_bit_a_cold_build(
         _apply(sources, edit)
         engine = _engine(dict(sources), embedder, previous=engine, hashed=True)
     cold = _engine(dict(sources), CountingEmbedder(), hashed=True)
-    patched, fresh = engine.index.built(), cold.index.built()
-    for field in dataclasses.fields(patched):
-        mine, theirs = getattr(patched, field.name), getattr(fresh, field.name)
-        assert _plain(mine) == _plain(theirs), field.name
+    assert_same_built(engine.index.built(), cold.index.built())
     mine_work, their_work = engine.index.known_work(), cold.index.known_work()
     for name in ("file_documents", "symbol_documents"):
         mine_docs, their_docs = getattr(mine_work, name), getattr(their_work, name)
@@ -276,12 +269,6 @@ def test_an_edit_counts_and_embeds_only_the_edited_file() -> None:
     assert after.index._fresh_documents == len(documents)
     assert after.index.fresh_embeddings == len(embedder.texts) <= len(in_cart)
     assert all(text.startswith("shop/cart.py") for text in embedder.texts)
-
-
-def _ordered_terms(documents: Any, row: int) -> list[tuple[str, int]]:
-    start, end = int(documents.ptr[row]), int(documents.ptr[row + 1])
-    ids, counts = documents.ids[start:end].tolist(), documents.counts[start:end].tolist()
-    return [(documents.terms[i], c) for i, c in zip(ids, counts, strict=True)]
 
 
 def _terms(documents: Any, row: int) -> dict[str, int]:

@@ -28,13 +28,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from coderooms.focus.errors import UnknownSignal
-from coderooms.focus.graph import CodeGraph, CodeNode, EdgeColumns
+from coderooms.focus.graph import CodeGraph, CodeNode, DeferredEdges, EdgeColumns, EdgePatch
 from coderooms.focus.lexical import CountedBM25, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
+EdgeEnds = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Per edge of a graph, in its order: the row of its source and of its target (-1: no
+node of the index), its strength (its relation's weight times its own) and whether it
+is an import."""
 Report = Callable[[str, int, int], None]
 """Told of long work as it goes: (phase, done, total); a phase ends when done == total."""
 COUNTING_PHASE = "counting terms"
@@ -365,15 +369,12 @@ class SalienceIndex:
                 self._children[node.path].append(node)
         for kids in self._children.values():
             kids.sort(key=lambda c: (c.start_line, c.id))
+        self._ends: EdgeEnds | None = self._edge_ends(previous)
         self.transition = self._transition()
         self._spreading: tuple[sp.csr_matrix, np.ndarray] | None = None
-        imported: set[str] = set()
-        columns = EdgeColumns.of(self.graph.edges)
-        for dst, kind in zip(columns.dst, columns.kind, strict=True):
-            target = self.graph.node(dst) if kind == "imports" else None
-            if target is not None:
-                imported.add(target.path)
-        self._imported = frozenset(imported)
+        _, dst_rows, _, imports = self._ends
+        targets = dst_rows[imports & (dst_rows >= 0)]
+        self._imported = frozenset(self.nodes[int(row)].path for row in np.unique(targets))
         self._facts: dict[str, tuple[bool, bool]] = {}
         self._packaged = any(p.rsplit("/", 1)[-1] == "__init__.py" for p in self.file_of_path)
         self.prior = self._prior()
@@ -558,6 +559,7 @@ class SalienceIndex:
         index.transition = sp.csr_matrix(built.transition, shape=size)
         index._spreading = (sp.csr_matrix(built.transposed, shape=size), built.has_out)
         index._imported = frozenset(built.imported)
+        index._ends = None  # an edit after it reads every edge once
         index._facts = {}
         index._packaged = built.packaged
         index.prior = built.prior
@@ -880,16 +882,68 @@ class SalienceIndex:
 
     # --- graph -------------------------------------------------------------------------
 
-    def _transition(self) -> sp.csr_matrix:
-        n = len(self.nodes)
-        weights = self.config.edge_weights
-        edges = EdgeColumns.of(self.graph.edges)
+    def _edge_ends(self, previous: SalienceIndex | None) -> EdgeEnds:
+        """What ranking reads of every edge (see :data:`EdgeEnds`): from ``previous``'s
+        when the graph's edges say how they follow from its graph's (an edit), else read
+        off every edge."""
+        edges = self.graph.edges
+        patch = edges.patch if isinstance(edges, DeferredEdges) else None
+        if (
+            previous is not None
+            and patch is not None
+            and patch.before is previous.graph.edges
+            and previous._ends is not None
+            and previous.config.edge_weights == self.config.edge_weights
+        ):
+            return self._patched_ends(previous, previous._ends, patch)
+        return self._ends_of(EdgeColumns.of(edges))
+
+    def _ends_of(self, edges: EdgeColumns) -> EdgeEnds:
         count = len(edges.src)
         position = self.position.get
+        weights = self.config.edge_weights
         src = np.fromiter(map(position, edges.src, repeat(-1)), np.int64, count)
         dst = np.fromiter(map(position, edges.dst, repeat(-1)), np.int64, count)
         kind_weight = np.fromiter(map(weights.get, edges.kind, repeat(0.0)), np.float64, count)
         strength = kind_weight * np.fromiter(edges.weight, np.float64, count)
+        imports = np.fromiter((kind == "imports" for kind in edges.kind), np.bool_, count)
+        return src, dst, strength, imports
+
+    def _patched_ends(self, previous: SalienceIndex, ends: EdgeEnds, patch: EdgePatch) -> EdgeEnds:
+        """``previous``'s edge ends for the edges ``patch`` keeps, renumbered to the rows
+        here, with those of the edges it adds: equal to reading every edge again."""
+        kept = np.fromiter(patch.kept, np.bool_, len(patch.kept))
+        total = int(kept.sum()) + len(patch.landed)
+        landed = np.zeros(total, dtype=np.bool_)
+        landed[np.asarray(patch.landed, dtype=np.int64)] = True
+        position = self.position.get
+        renumber = np.fromiter(
+            (position(node.id, -1) for node in previous.nodes), np.int64, len(previous.nodes)
+        )
+        added = self._ends_of(patch.added)
+        old_columns: EdgeColumns | None = None
+        out: list[np.ndarray] = []
+        for end, (old, new) in enumerate(zip(ends, added, strict=True)):
+            column = np.empty(total, dtype=old.dtype)
+            moved = old[kept]
+            if end < 2:  # a row: renumbered; an end that was no node here may be one now
+                lost = np.flatnonzero(moved < 0)
+                moved = renumber[moved]
+                if lost.size:
+                    old_columns = old_columns or EdgeColumns.of(previous.graph.edges)
+                    names = old_columns.src if end == 0 else old_columns.dst
+                    at_old = np.flatnonzero(kept)[lost]
+                    moved[lost] = [position(names[int(i)], -1) for i in at_old]
+            column[~landed] = moved
+            column[landed] = new
+            out.append(column)
+        return out[0], out[1], out[2], out[3]
+
+    def _transition(self) -> sp.csr_matrix:
+        n = len(self.nodes)
+        weights = self.config.edge_weights
+        assert self._ends is not None
+        src, dst, strength, _ = self._ends
         kept = (src >= 0) & (dst >= 0) & (src != dst) & (strength > 0)
         a, b, w = src[kept], dst[kept], strength[kept]
         # Each edge both ways, forward first: the order duplicates are summed in.

@@ -1,0 +1,105 @@
+"""Property: through the whole path an edit takes in one workspace (re-index, the graph
+patched from the one before, the engine built on the previous one), what the engine
+holds after any series of edits equals, bit for bit, what a cold index and a cold engine
+of the same tree hold, and both answer alike; a new process patching the graph from the
+cache and its delta reads the same graph."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from fixture_repo import assert_same_built
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coderooms import embeddings, tokens
+from coderooms.focus.graph import CodeGraph, EdgeColumns
+from coderooms.focus.runtime import FocusEngine
+from coderooms.workspace import Workspace
+
+NAMES = ("alpha", "beta", "gamma")
+PATHS = ("pkg/__init__.py", "pkg/one.py", "pkg/two.py", "other/three.py", "tests/test_one.py")
+GOALS = ("alpha returns the wrong value", "Base.run calls beta", "pkg/two.py gamma")
+
+
+@st.composite
+def module_text(draw: st.DrawFn) -> str:
+    """A small module: imports, definitions and calls between them (edges in and out)."""
+    lines = []
+    for target in draw(
+        st.lists(st.sampled_from(["pkg.one", "pkg.two", "other.three"]), max_size=2)
+    ):
+        lines.append(f"from {target} import {draw(st.sampled_from(NAMES))}")
+    for name in draw(st.lists(st.sampled_from(NAMES), max_size=3)):
+        called = draw(st.sampled_from(NAMES))
+        lines.append(f"\n\ndef {name}():\n    return {called}()")
+    if draw(st.booleans()):
+        called = draw(st.sampled_from(NAMES))
+        lines.append(f"\n\nclass Base:\n    def run(self):\n        return {called}()")
+    return "\n".join(lines) + "\n"
+
+
+def _write(root: Path, path: str, text: str | None) -> None:
+    target = root / path
+    if text is None:
+        target.unlink(missing_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def _answers(engine: FocusEngine) -> list[str]:
+    return [json.dumps([engine.focus(g, 300).to_json(), engine.seek(g).to_json()]) for g in GOALS]
+
+
+def _same_graph(mine: CodeGraph, theirs: CodeGraph) -> None:
+    assert mine.nodes == theirs.nodes
+    assert EdgeColumns.of(mine.edges) == EdgeColumns.of(theirs.edges)
+
+
+def _cold(root: Path, scratch: Path) -> tuple[Workspace, FocusEngine]:
+    """A copy of ``root`` indexed and its engine built from nothing."""
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    shutil.copytree(root, scratch, ignore=shutil.ignore_patterns(".coderooms"))
+    cold = Workspace.open(scratch)
+    cold.index(workers=1)
+    engine = FocusEngine.from_reader(cold.graph(), cold, tokens.count_tokens, embeddings.embed)
+    return cold, engine
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    start=st.lists(st.tuples(st.sampled_from(PATHS), module_text()), min_size=2, max_size=4),
+    steps=st.lists(
+        st.tuples(st.sampled_from(PATHS), st.one_of(st.none(), module_text())),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_after_any_edits_the_engine_is_bit_for_bit_a_cold_build(
+    start: list[tuple[str, str]], steps: list[tuple[str, str | None]]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        for path, text in start:
+            _write(root, path, text)
+        ws = Workspace.open(root)
+        ws.index(workers=1)
+        ws.focus_engine()
+        for path, text in steps:
+            _write(root, path, text)
+            ws.refresh()
+            engine = ws.focus_engine()
+            cold, fresh = _cold(root, Path(tmp) / "cold")
+            _same_graph(ws.graph(), cold.graph())
+            assert_same_built(engine.index.built(), fresh.index.built())
+            assert _answers(engine) == _answers(fresh)
+            elsewhere = Workspace.open(root)  # a new process: graph.cache and graph.delta
+            _same_graph(elsewhere.graph(), cold.graph())
+            elsewhere.close()
+            cold.close()
+        ws.close()
