@@ -734,14 +734,14 @@ def _patched_rows(
 
 
 class _SortedEdges(Sequence[tuple[Any, ...]]):
-    """The rows of an :data:`EdgeTable`'s columns as sort keys (src, kind, dst, weight,
-    origin), made one at a time as a bisection asks for them."""
+    """The rows of an :data:`EdgeTable` as sort keys (src, kind, dst, weight, origin),
+    made one at a time as a bisection asks for them."""
 
-    def __init__(self, columns: list[list[Any]]) -> None:
-        self._columns = columns
+    def __init__(self, table: EdgeTable) -> None:
+        self._table = table
 
     def __len__(self) -> int:
-        return len(self._columns[0])
+        return len(self._table[0])
 
     @overload
     def __getitem__(self, at: int) -> tuple[Any, ...]: ...
@@ -750,7 +750,7 @@ class _SortedEdges(Sequence[tuple[Any, ...]]):
     def __getitem__(self, at: int | slice) -> tuple[Any, ...] | Sequence[tuple[Any, ...]]:
         if isinstance(at, slice):
             raise TypeError("rows are read one at a time")
-        src, dst, kind, weight, origin = self._columns
+        src, dst, kind, weight, origin = self._table
         return src[at], kind[at], dst[at], weight[at], origin[at]
 
 
@@ -759,26 +759,38 @@ def _patched_edges(
 ) -> tuple[EdgeTable, EdgePatch]:
     """``table`` without the edges whose origin is in ``paths`` and with ``added`` (rows
     as _EDGE_ROW reads them) merged in, in the order a sort of them all gives; and the
-    patch that says so. Sorting only what was added keeps an edit's cost off the edges
-    it did not touch."""
-    kept = [origin not in paths for origin in table[4]]
-    columns = [list(compress(column, kept)) for column in table]
+    patch that says so. Only what was added is sorted, and the columns are copied in
+    runs between the edges dropped and added: an edit costs little for the edges it did
+    not touch."""
+    gone = list(compress(range(len(table[4])), map(paths.__contains__, table[4])))
     added.sort()
-    keys = _SortedEdges(columns)
-    at = [bisect.bisect_right(keys, row) for row in added]  # in the edges kept
-    merged: list[list[Any]] = [[] for _ in columns]
-    for out, column, field in zip(merged, columns, (0, 2, 1, 3, 4), strict=True):
+    keys = _SortedEdges(table)
+    # Each edit to the old edges, in their order: an edge added before old edge ``at``
+    # (0), old edge ``at`` dropped (1).
+    steps = sorted(
+        [(bisect.bisect_right(keys, row), 0, k) for k, row in enumerate(added)]
+        + [(at, 1, -1) for at in gone]
+    )
+    merged: list[list[Any]] = []
+    landed: list[int] = []
+    for column, field in zip(table, (0, 2, 1, 3, 4), strict=True):
+        out: list[Any] = []
         start = 0
-        for place, row in zip(at, added, strict=True):
-            out.extend(column[start:place])
-            out.append(row[field])
-            start = place
+        for at, dropped, k in steps:
+            out.extend(column[start:at])
+            if dropped:
+                start = at + 1
+            else:
+                if field == 0:
+                    landed.append(len(out))
+                out.append(added[k][field])
+                start = at
         out.extend(column[start:])
+        merged.append(out)
     srcs, dsts, kinds, weights, origins = (tuple(out) for out in merged)
-    landed = tuple(place + k for k, place in enumerate(at))  # in the merged edges
     patch = EdgePatch(
-        tuple(kept),
-        landed,
+        tuple(gone),
+        tuple(landed),
         EdgeColumns(
             tuple(r[0] for r in added),
             tuple(r[2] for r in added),

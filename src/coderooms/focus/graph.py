@@ -75,12 +75,13 @@ class EdgeColumns:
 
 @dataclass(frozen=True, slots=True)
 class EdgePatch:
-    """How a graph's edges follow from an earlier graph's (``before``): those of the
-    earlier edges whose ``kept`` flag is set, in their order, with the ``added`` edges
-    at the positions ``landed`` (ascending) of the result. A ranking index of the earlier
-    graph derives what it reads of the edges from this instead of reading them all."""
+    """How a graph's edges follow from an earlier graph's (``before``): the earlier
+    edges but those at the positions ``dropped``, in their order, with the ``added``
+    edges at the positions ``landed`` (ascending) of the result. A ranking index of the
+    earlier graph derives what it reads of the edges from this instead of reading them
+    all."""
 
-    kept: Sequence[bool]
+    dropped: Sequence[int]
     landed: Sequence[int]
     added: EdgeColumns
     before: Sequence[CodeEdge] | None = None

@@ -912,14 +912,14 @@ class SalienceIndex:
     def _patched_ends(self, previous: SalienceIndex, ends: EdgeEnds, patch: EdgePatch) -> EdgeEnds:
         """``previous``'s edge ends for the edges ``patch`` keeps, renumbered to the rows
         here, with those of the edges it adds: equal to reading every edge again."""
-        kept = np.fromiter(patch.kept, np.bool_, len(patch.kept))
+        kept = np.ones(len(ends[0]), dtype=np.bool_)
+        kept[np.asarray(patch.dropped, dtype=np.int64)] = False
         total = int(kept.sum()) + len(patch.landed)
         landed = np.zeros(total, dtype=np.bool_)
         landed[np.asarray(patch.landed, dtype=np.int64)] = True
         position = self.position.get
-        renumber = np.fromiter(
-            (position(node.id, -1) for node in previous.nodes), np.int64, len(previous.nodes)
-        )
+        old_ids = [node.id for node in previous.nodes]
+        renumber = np.fromiter(map(position, old_ids, repeat(-1)), np.int64, len(old_ids))
         added = self._ends_of(patch.added)
         old_columns: EdgeColumns | None = None
         out: list[np.ndarray] = []
