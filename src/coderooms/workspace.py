@@ -136,6 +136,8 @@ class Workspace:
         self._graph: tuple[str, CodeGraph] | None = None
         self._rows: tuple[str, GraphRows] | None = None  # what self._graph was made of
         self._on_disk: _DiskGraph | None = None  # what graph.cache and graph.delta hold
+        self._base: tuple[str, CodeGraph] | None = None  # the graph patched from, from disk
+        self._built_on_disk: tuple[str, tuple[int, int, int]] | None = None  # its generation
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._unsaved = 0  # work done by engines built since focus.npz was last written
         self._stamp: _Stamp | None = None
@@ -306,7 +308,7 @@ class Workspace:
         (the cache itself is rewritten only past :data:`MAX_PATCHED_PATHS`)."""
         kept = _read_cache(cache, generation)
         if kept is not None:
-            self._on_disk = _DiskGraph(generation, generation, frozenset())
+            self._on_disk = _DiskGraph(generation, generation, frozenset(), _file_mark(cache))
             return _build_graph(kept), kept
         own = not conn.in_transaction
         report, files = self.report, 0
@@ -327,16 +329,26 @@ class Workspace:
                 rows, patch = _patched_rows(conn, before, paths)
                 old = self._graph[1] if self._graph and self._graph[0] == delta.before else None
                 graph = _build_graph(rows, old, paths, patch)
-                if on_disk is not None and on_disk.after == delta.before:
-                    on_disk = _DiskGraph(on_disk.base, generation, on_disk.paths | paths)
+                if (
+                    on_disk is not None
+                    and on_disk.after == delta.before
+                    and on_disk.mark == _file_mark(cache)
+                ):
+                    on_disk = replace(on_disk, after=generation, paths=on_disk.paths | paths)
                 else:
                     on_disk = None
             else:
                 on_disk = self._disk_basis(cache, generation, delta)
+                mark = _file_mark(cache)
                 base = _read_cache(cache, on_disk.base) if on_disk is not None else None
                 if on_disk is not None and base is not None:
-                    rows, _ = _patched_rows(conn, base, on_disk.paths)
-                    graph = _build_graph(rows)
+                    # The graph of the cached generation first: the graph patched from it
+                    # takes its nodes, and an engine kept for it lends its work by row.
+                    base_graph = _build_graph(base)
+                    rows, patch = _patched_rows(conn, base, on_disk.paths)
+                    graph = _build_graph(rows, base_graph, on_disk.paths, patch)
+                    on_disk = replace(on_disk, mark=mark)
+                    self._base = (on_disk.base, base_graph)
                 else:  # read whole: long on a large repository, so it is told of
                     if report is not None:
                         (files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
@@ -352,7 +364,7 @@ class Workspace:
             _write_graph_delta(delta_path, on_disk)
         else:
             _write_cache(cache, generation, rows)
-            on_disk = _DiskGraph(generation, generation, frozenset())
+            on_disk = _DiskGraph(generation, generation, frozenset(), _file_mark(cache))
         self._on_disk = on_disk
         if files and report is not None:
             report(GRAPH_PHASE, files, files)
@@ -453,11 +465,23 @@ class Workspace:
         state = self._state_path(focus_state.STATE_FILE)
         tag = self._state_tag()
         built_path = self._state_path(focus_state.BUILT_FILE)
-        built_key = focus_state.built_key(tag, self._graph[0] if self._graph else "")
+        generation = self._graph[0] if self._graph else ""
+        built_key = focus_state.built_key(tag, generation)
         engine = (
             self._restored(graph, state, tag, built_path, built_key) if previous is None else None
         )
+        if engine is not None:
+            self._built_on_disk = (generation, _file_mark(built_path))
+        base, self._base = self._base, None
+        if engine is None and previous is None and base is not None:
+            # A new process after an edit: the built index of the generation the graph was
+            # patched from, restored over that generation's graph, lends its work by row.
+            base_key = focus_state.built_key(tag, base[0])
+            previous = self._restored(base[1], state, tag, built_path, base_key)
+            if previous is not None:
+                self._built_on_disk = (base[0], _file_mark(built_path))
         if engine is None:
+            lived = self._engine is not None  # an engine of this process's before
             known = focus_state.load(state, tag) if previous is None else None
             if known is not None:
                 counted = self._state_path(focus_state.TOKENS_FILE)
@@ -473,16 +497,46 @@ class Workspace:
             )
             # An engine built on this process's previous one keeps its new work in memory
             # until there is much of it: writing focus.npz (tens of MB on a large
-            # repository) on every edit would cost more than the edit's own work. The built
-            # index of each generation is still written: a new process restores it.
+            # repository) on every edit would cost more than the edit's own work.
             self._unsaved += engine.index.fresh_work
             if self._unsaved and (previous is None or self._unsaved > MAX_UNSAVED_WORK):
                 focus_state.save(state, engine.index.known_work(), tag)
                 self._unsaved = 0
-            focus_state.save_built(built_path, engine.index.built(), built_key)
+            if not lived or not self._kept_elsewhere(generation, built_path):
+                self._keep_built(engine, generation, built_path, built_key)
         self._models.wait()  # the embedder ranks the goal: loaded once, not twice
         self._engine = (graph, engine)
         return engine
+
+    def _kept_elsewhere(self, generation: str, built_path: str) -> bool:
+        """Whether a new process can make the engine of ``generation`` from what is kept:
+        the built index of the generation graph.cache holds, with the files graph.delta
+        names counted again. A long-lived process (a server) then writes no tens of MB on
+        each edit; the first new process to need it writes it (see :meth:`_keep_built`)."""
+        kept, disk = self._built_on_disk, self._on_disk
+        return (
+            kept is not None
+            and disk is not None
+            and disk.after == generation
+            and disk.base == kept[0]
+            and _file_mark(built_path) == kept[1]
+            and _file_mark(self._state_path(GRAPH_CACHE_FILE)) == disk.mark
+        )
+
+    def _keep_built(
+        self, engine: FocusEngine, generation: str, built_path: str, built_key: str
+    ) -> None:
+        """Write the built index of ``generation``, and bring graph.cache to the same
+        generation, so that the next edits need not write it."""
+        cache = self._state_path(GRAPH_CACHE_FILE)
+        disk = self._on_disk
+        focus_state.save_built(built_path, engine.index.built(), built_key)
+        self._built_on_disk = (generation, _file_mark(built_path))
+        if disk is None or disk.base != generation:
+            held = self._rows
+            if held is not None and held[0] == generation:
+                _write_cache(cache, generation, held[1])
+                self._on_disk = _DiskGraph(generation, generation, frozenset(), _file_mark(cache))
 
     def _restored(
         self, graph: CodeGraph, state: str, tag: str, built_path: str, built_key: str
@@ -999,6 +1053,17 @@ class _DiskGraph:
     base: str
     after: str
     paths: frozenset[str]
+    mark: tuple[int, int, int] = (-1, -1, -1)  # graph.cache's file mark when it was seen
+
+
+def _file_mark(path: str) -> tuple[int, int, int]:
+    """(inode, change time, size) of ``path``, or (-1, -1, -1) when it is gone: another
+    process replacing the file moves it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1, -1)
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _read_graph_delta(path: str) -> _DiskGraph | None:

@@ -2,7 +2,8 @@
 patched from the one before, the engine built on the previous one), what the engine
 holds after any series of edits equals, bit for bit, what a cold index and a cold engine
 of the same tree hold, and both answer alike; a new process patching the graph from the
-cache and its delta reads the same graph."""
+cache and its delta, and the engine from the built index kept for the cache's generation,
+holds the same."""
 
 from __future__ import annotations
 
@@ -100,8 +101,11 @@ def test_after_any_edits_the_engine_is_bit_for_bit_a_cold_build(
             _same_graph(ws.graph(), cold.graph())
             assert_same_built(engine.index.built(), fresh.index.built())
             assert _answers(engine) == _answers(fresh)
-            elsewhere = Workspace.open(root)  # a new process: graph.cache and graph.delta
+            # A new process: the graph from graph.cache and graph.delta, the engine from
+            # the built index kept for the cached generation, patched by row.
+            elsewhere = Workspace.open(root)
             _same_graph(elsewhere.graph(), cold.graph())
+            assert_same_built(elsewhere.focus_engine().index.built(), fresh.index.built())
             elsewhere.close()
             cold.close()
         ws.close()

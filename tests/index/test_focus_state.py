@@ -240,16 +240,30 @@ def test_a_long_lived_workspace_rewrites_focus_npz_only_past_its_bound(
 ) -> None:
     root, ws = _indexed(make_repo)
     ws.focus(GOALS[0], budget=400)
+    before = ws.generation()
     kept = _state(root).stat().st_ino
+    built = _built(root).stat().st_ino
+    cache = (root / ".coderooms" / workspace.GRAPH_CACHE_FILE).stat().st_ino
     with (root / "shop/shipping.py").open("a") as fh:
         fh.write("\n\ndef track_parcel(code):\n    return code.upper()\n")
     after_edit = ws.focus(GOALS[2], budget=400).to_json()
-    assert _state(root).stat().st_ino == kept  # the edit's work stays in memory ...
+    # The edit's work stays in memory: no state file is written again, only a delta that
+    # names the files changed since the kept graph and built index.
+    assert _state(root).stat().st_ino == kept
+    assert _built(root).stat().st_ino == built
+    assert (root / ".coderooms" / workspace.GRAPH_CACHE_FILE).stat().st_ino == cache
+    delta = workspace._read_graph_delta(str(root / ".coderooms" / workspace.GRAPH_DELTA_FILE))
+    assert delta is not None and delta.base == before and delta.after == ws.generation()
+    assert "shop/shipping.py" in delta.paths
     tag = ws._state_tag()
-    key = focus_state.built_key(tag, ws.generation())
-    assert focus_state.load_built(str(_built(root)), key) is not None  # ... the built index not
-    fresh = Workspace.open(root)  # a new process restores it and answers the same
+    assert focus_state.load_built(str(_built(root)), focus_state.built_key(tag, before))
+    fresh = Workspace.open(root)  # a new process patches the kept ones, answers the same ...
+    engine = fresh.focus_engine()
+    assert 0 < engine.index.fresh_work and engine.index.reused_keys > 0
     assert fresh.focus(GOALS[2], budget=400).to_json() == after_edit
+    key = focus_state.built_key(tag, ws.generation())  # ... and keeps what it made
+    assert focus_state.load_built(str(_built(root)), key) is not None
+    assert Workspace.open(root).focus_engine().index.fresh_work == 0
     monkeypatch.setattr(workspace, "MAX_UNSAVED_WORK", 0)
     (root / "shop/returns.py").write_text("def refund(order):\n    return order.total\n")
     ws.focus(GOALS[0], budget=400)
