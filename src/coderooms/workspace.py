@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import dataclasses
 import errno
 import gc
 import marshal
@@ -978,7 +977,9 @@ def _write_stamp(path: str, root: str, generation: str, stamp: _Stamp) -> None:
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(marshal.dumps((_stamp_key(), root, generation, *dataclasses.astuple(stamp))))
+            # The fields as they are (astuple would copy every nested tuple, deeply).
+            fields = (stamp.files, stamp.dirs, stamp.database)
+            fh.write(marshal.dumps((_stamp_key(), root, generation, *fields)))
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):

@@ -237,6 +237,12 @@ class FocusEngine:
         earlier = previous.index if previous is not None else None
         index = SalienceIndex(graph, texts, embedder, config, earlier, known, report)
         self._start(graph, index, count_tokens, counted)
+        if previous is not None and previous.count_tokens is count_tokens:
+            # Renders of code that did not change, with the texts they were made of.
+            same = index.carried_over(previous.index)
+            self._renders.update(
+                (key, value) for key, value in previous._renders.items() if key[0] in same
+            )
 
     def _start(
         self,

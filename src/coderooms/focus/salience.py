@@ -235,6 +235,14 @@ class LazyTexts(Mapping[str, str]):
     def __contains__(self, path: object) -> bool:
         return path in self._paths
 
+    def read_so_far(self) -> Mapping[str, str]:
+        """The texts made until now, by path."""
+        return self._texts
+
+    def take(self, texts: Mapping[str, str]) -> None:
+        """Keep ``texts`` (of some of the paths) as if they had been made here."""
+        self._texts.update((path, text) for path, text in texts.items() if path in self._paths)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
 
@@ -285,6 +293,7 @@ class SalienceIndex:
         self._file_keys: dict[str, bytes] = {}
         self._fresh_documents = 0  # documents counted here, not taken from known work
         self._known: Callable[[], KnownWork] | None = None  # for a restored index
+        self._unchanged_files: set[str] = set()  # paths as in ``previous``, text known
         self._counted: dict[str, DocumentCounts] = {}  # see file_documents
         self._kept_documents: tuple[DocumentCounts, DocumentCounts] | None = None
         self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
@@ -337,6 +346,7 @@ class SalienceIndex:
                 document_keys[row] = key
         self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
         self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
+        self._same_rows = tuple(same)
         self.file_bm25 = CountedBM25(self.file_documents, self._term_ids.get("file"))
         self.symbol_bm25 = CountedBM25(self.symbol_documents, self._term_ids.get("symbol"))
         self.definitions: dict[str, list[int]] = defaultdict(list)
@@ -429,7 +439,21 @@ class SalienceIndex:
                 row = unchanged(node)
                 if row is not None:
                     same[i] = row
+        self._unchanged_files = files
         return same
+
+    def carried_over(self, previous: SalienceIndex) -> frozenset[str]:
+        """Take from ``previous`` the texts and lines it read of files unchanged here
+        (known by their hash), and say which node ids are unchanged in them: what was
+        worked out from such a node's code (its render) holds here too."""
+        files = self._unchanged_files
+        if not files:
+            return frozenset()
+        if isinstance(previous.texts, LazyTexts) and isinstance(self.texts, LazyTexts):
+            read = previous.texts.read_so_far()
+            self.texts.take({path: read[path] for path in files.intersection(read)})
+        self._lines.update((path, previous._lines[path]) for path in files & previous._lines.keys())
+        return frozenset(self.nodes[row].id for row in self._same_rows)
 
     @property
     def file_documents(self) -> DocumentCounts:
@@ -537,6 +561,8 @@ class SalienceIndex:
         index.file_of_path = built.file_of_path
         index.file_row_of = built.file_row_of
         index._lines = {}
+        index._unchanged_files = set()
+        index._same_rows = ()
         index._file_keys = {}
         index._fresh_documents = 0
         index._term_ids = {}
