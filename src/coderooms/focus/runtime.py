@@ -239,9 +239,9 @@ class FocusEngine:
         self._start(graph, index, count_tokens, counted)
         if previous is not None and previous.count_tokens is count_tokens:
             # Renders of code that did not change, with the texts they were made of.
-            same = index.carried_over(previous.index)
+            index.carry_texts(previous.index)
             self._renders.update(
-                (key, value) for key, value in previous._renders.items() if key[0] in same
+                (key, value) for key, value in previous._renders.items() if index.unchanged(key[0])
             )
 
     def _start(

@@ -297,6 +297,7 @@ class SalienceIndex:
         self._fresh_documents = 0  # documents counted here, not taken from known work
         self._known: Callable[[], KnownWork] | None = None  # for a restored index
         self._unchanged_files: set[str] = set()  # paths as in ``previous``, text known
+        self._there = np.full(len(self.nodes), -1, dtype=np.int64)  # per row: its row there
         self._counted: dict[str, DocumentCounts] = {}  # see file_documents
         self._kept_documents: tuple[DocumentCounts, DocumentCounts] | None = None
         self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
@@ -349,7 +350,6 @@ class SalienceIndex:
                 document_keys[row] = key
         self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
         self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
-        self._same_rows = tuple(same)
         self.file_bm25 = CountedBM25(self.file_documents, self._term_ids.get("file"))
         self.symbol_bm25 = CountedBM25(self.symbol_documents, self._term_ids.get("symbol"))
         self.definitions: dict[str, list[int]] = defaultdict(list)
@@ -390,7 +390,7 @@ class SalienceIndex:
         self._imported = frozenset(self.nodes[int(row)].path for row in np.unique(targets))
         self._facts: dict[str, tuple[bool, bool]] = {}
         self._packaged = any(p.rsplit("/", 1)[-1] == "__init__.py" for p in self.file_of_path)
-        self.prior = self._prior()
+        self.prior = self._prior(previous)
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
@@ -420,42 +420,42 @@ class SalienceIndex:
         documents, _ = previous.row_keys()
         if len(documents) != len(previous.nodes):
             return {}
-        old_nodes, old_row = previous.nodes, previous.position
-        nodes = self.nodes
+        old_nodes, nodes = previous.nodes, self.nodes
+        ids = [node.id for node in nodes]
+        there = np.fromiter(map(previous.position.get, ids, repeat(-1)), np.int64, len(ids))
+        equal = np.fromiter(
+            (
+                row >= 0 and (old_nodes[row] is node or old_nodes[row] == node)
+                for row, node in zip(there.tolist(), nodes, strict=True)
+            ),
+            np.bool_,
+            len(nodes),
+        )
+        file_known = np.zeros(len(nodes), dtype=np.bool_)  # per file row: unchanged, hashed
+        files = self.row_array("file")
+        file_known[files] = equal[files] & np.fromiter(
+            (bool(nodes[row].content_hash) for row in self.file_rows), np.bool_, len(files)
+        )
+        kept = np.flatnonzero(equal & file_known[self.file_row_of])
+        self._unchanged_files = {nodes[int(row)].path for row in np.flatnonzero(file_known)}
+        self._there = np.full(len(nodes), -1, dtype=np.int64)
+        self._there[kept] = there[kept]
+        return dict(zip(kept.tolist(), there[kept].tolist(), strict=True))
 
-        def unchanged(node: CodeNode) -> int | None:
-            row = old_row.get(node.id)
-            if row is None:
-                return None
-            old = old_nodes[row]
-            return row if old is node or old == node else None
-
-        files = {
-            path
-            for path, row in self.file_of_path.items()
-            if nodes[row].content_hash and unchanged(nodes[row]) is not None
-        }
-        same: dict[int, int] = {}
-        for i, node in enumerate(nodes):
-            if node.path in files:
-                row = unchanged(node)
-                if row is not None:
-                    same[i] = row
-        self._unchanged_files = files
-        return same
-
-    def carried_over(self, previous: SalienceIndex) -> frozenset[str]:
-        """Take from ``previous`` the texts and lines it read of files unchanged here
-        (known by their hash), and say which node ids are unchanged in them: what was
-        worked out from such a node's code (its render) holds here too."""
+    def carry_texts(self, previous: SalienceIndex) -> None:
+        """Take from ``previous`` (the index this one was built on) the texts and lines it
+        read of files unchanged here (known by their hash)."""
         files = self._unchanged_files
-        if not files:
-            return frozenset()
         if isinstance(previous.texts, LazyTexts) and isinstance(self.texts, LazyTexts):
             read = previous.texts.read_so_far()
             self.texts.take({path: read[path] for path in files.intersection(read)})
         self._lines.update((path, previous._lines[path]) for path in files & previous._lines.keys())
-        return frozenset(self.nodes[row].id for row in self._same_rows)
+
+    def unchanged(self, node_id: str) -> bool:
+        """Whether the node of ``node_id`` and its file's text are as in the index this
+        one was built on: what was worked out from its code (its render) holds here."""
+        row = self.position.get(node_id)
+        return row is not None and bool(self._there[row] >= 0)
 
     @property
     def file_documents(self) -> DocumentCounts:
@@ -564,7 +564,7 @@ class SalienceIndex:
         index.file_row_of = built.file_row_of
         index._lines = {}
         index._unchanged_files = set()
-        index._same_rows = ()
+        index._there = np.full(len(index.nodes), -1, dtype=np.int64)
         index._file_keys = {}
         index._fresh_documents = 0
         index._term_ids = {}
@@ -757,12 +757,8 @@ class SalienceIndex:
         at_row = np.full(len(lender.nodes), -1, dtype=np.int64)
         at_row[lender.row_array(kind)] = np.arange(old.size, dtype=np.int64)
         rows = self._rows_of(kind)
-        by_row = np.full(len(self.nodes), -1, dtype=np.int64)  # row there, per row here
-        if same:
-            by_row[np.fromiter(same.keys(), np.int64, len(same))] = at_row[
-                np.fromiter(same.values(), np.int64, len(same))
-            ]
-        source = by_row[self.row_array(kind)]
+        there = self._there[self.row_array(kind)]  # same's rows, as an array
+        source = np.where(there >= 0, at_row[there], -1)
         term_ids = dict(lender._terms_of(kind))
         self._term_ids[kind] = term_ids
         fresh_ids: list[np.ndarray] = []
@@ -1016,17 +1012,25 @@ class SalienceIndex:
             self._spreading = (transposed, has_out)
         return self._spreading
 
-    def _prior(self) -> np.ndarray:
-        """Per-node multiplier from penalties and git signals (goal-independent)."""
+    def _prior(self, previous: SalienceIndex | None = None) -> np.ndarray:
+        """Per-node multiplier from penalties and git signals (goal-independent). A row
+        unchanged since ``previous`` keeps its value there when nothing else it reads has
+        changed (the signals, the packages, what is imported)."""
         config = self.config
         prior = np.ones(len(self.nodes), dtype=np.float64)
+        rows: Iterable[int] = range(len(self.nodes))
+        if previous is not None and self._prior_inputs() == previous._prior_inputs():
+            lent = self._there >= 0
+            prior[lent] = previous.prior[self._there[lent]]
+            rows = np.flatnonzero(~lent).tolist()
         signals = {s.path: s for s in self.graph.signals}
         max_count = max((s.commit_count for s in self.graph.signals), default=0)
         head = self.graph.head_time
         # The factors below read only these fields, which the nodes of one file mostly
         # share: each distinct combination is worked out once, in the same order.
         known: dict[tuple[str, str, bool, bool, bool], float] = {}
-        for i, node in enumerate(self.nodes):
+        for i in rows:
+            node = self.nodes[i]
             facts = (node.path, node.language, node.is_test, node.is_vendored, node.is_generated)
             value = known.get(facts)
             if value is not None:
@@ -1052,6 +1056,18 @@ class SalienceIndex:
                 prior[i] *= 1.0 + config.frequency_weight * frequency
             known[facts] = float(prior[i])
         return prior
+
+    def _prior_inputs(self) -> tuple[object, ...]:
+        """What a node's prior reads beyond the node itself."""
+        packages = frozenset(p for p in self.file_of_path if p.rsplit("/", 1)[-1] == "__init__.py")
+        return (
+            self.config,
+            self.graph.signals,
+            self.graph.head_time,
+            self._packaged,
+            self._imported,
+            packages,
+        )
 
     def _is_vendored(self, node: CodeNode) -> bool:
         """Marked by the index, or inside a ``packages``-like directory nested in a Python
