@@ -2,6 +2,7 @@
 warm focus, and the first focus after an edit.
 
     .venv/bin/python benchmarks/focus.py [--subject pytest|sympy] [--repo PATH] [--runs N]
+    .venv/bin/python benchmarks/focus.py --subject sympy --baseline REV [--edits N]
 
 Default subject: pytest at the index benchmark's fixed commit (``benchmarks/index.py``);
 ``--subject sympy`` takes sympy (about 2,000 files) from its mirror at a fixed commit.
@@ -19,11 +20,18 @@ In one run:
   one, against an engine built from nothing; and a fresh process after the edit.
 
 Prints medians and ratios.
+
+With ``--baseline REV`` only the edit row runs, paired: this tree and this repository's
+``src`` at REV each hold a long-lived workspace over a clone of their own (indexed and
+focused once first), and take turns: one file is edited, then ``refresh`` and ``focus``
+are timed (wall and CPU), first on one side, then on the other, alternating which goes
+first. The ratios are taken edit by edit, so load that drifts during the run cancels.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -33,6 +41,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from first_focus import SOURCE, baseline_source
+
 from coderooms import embeddings, tokens
 from coderooms.focus.runtime import FocusEngine
 from coderooms.index.focus_state import BUILT_FILE, STATE_FILE
@@ -40,6 +50,8 @@ from coderooms.workspace import Workspace
 from index import MIRRORED, edit_one, pick_file, print_rows, subject
 
 DEFAULT_RUNS = 3
+DEFAULT_EDITS = 9
+TARGET_EDIT_S = 0.3
 KEPT = (STATE_FILE, BUILT_FILE)  # what preparing focus leaves beside the index
 WARM_SAMPLES = 30
 GOALS = {
@@ -97,6 +109,104 @@ print(peak_kib())
 )
 
 
+# One side of the paired edit row: a long-lived workspace over its own clone, which edits
+# the file it is told of and answers the wall and CPU of refresh + focus, edit by edit.
+EDIT_SIDE = """
+import json, sys, time
+from pathlib import Path
+import coderooms
+from coderooms.workspace import Workspace
+from index import edit_one
+source, root, target, goals = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:]
+assert coderooms.__file__.startswith(source), coderooms.__file__
+ws = Workspace.open(root)
+ws.index()
+ws.focus(goals[0])
+print("ready", flush=True)
+for line in sys.stdin:
+    n = int(line)
+    edit_one(target, n)
+    wall, cpu = time.perf_counter(), time.process_time()
+    ws.refresh()
+    ws.focus(goals[n % len(goals)])
+    print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]), flush=True)
+"""
+
+
+def paired_edits(args: argparse.Namespace) -> None:
+    """The edit row, this tree against ``args.baseline`` (see the module's docstring)."""
+    goals = GOALS[args.subject]
+    load_start = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="coderooms-bench-") as tmp:
+        scratch = Path(tmp)
+        sides = [("this tree", SOURCE), (f"baseline {args.baseline}", None)]
+        children = []
+        for k, (name, source) in enumerate(sides):
+            place = scratch / f"side{k}"
+            place.mkdir()
+            if source is None:
+                source = baseline_source(place, args.baseline)
+            root, label = subject(place, args.repo, args.subject)
+            target = pick_file(root)
+            here = Path(__file__).resolve().parent  # for index.edit_one
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(here)])}
+            command = [sys.executable, "-c", EDIT_SIDE, str(source), str(root), str(target)]
+            print(f"  {name}: indexing {root.name} and a first focus ...", file=sys.stderr)
+            child = subprocess.Popen(
+                [*command, *goals],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+            children.append(child)
+        edited = target.relative_to(root).as_posix()
+        runs: list[list[tuple[float, float]]] = [[], []]
+        for n in range(args.edits):
+            for k in (0, 1) if n % 2 == 0 else (1, 0):
+                child = children[k]
+                assert child.stdin is not None and child.stdout is not None
+                child.stdin.write(f"{n}\n")
+                child.stdin.flush()
+                wall, cpu = json.loads(child.stdout.readline())
+                runs[k].append((wall, cpu))
+            print(
+                f"  edit {n + 1}: this tree {runs[0][-1][0]:.3f} s wall, {runs[0][-1][1]:.3f} s"
+                f" CPU; baseline {runs[1][-1][0]:.3f} s wall, {runs[1][-1][1]:.3f} s CPU;"
+                f" load {os.getloadavg()[0]:.1f}",
+                file=sys.stderr,
+            )
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.close()
+            child.wait()
+    rows = [
+        ("subject", label),
+        ("edited file", edited),
+        (
+            "cores / load average start, end",
+            f"{len(os.sched_getaffinity(0))} / {load_start:.2f}, {os.getloadavg()[0]:.2f}",
+        ),
+    ]
+    for (name, _), got in zip(sides, runs, strict=True):
+        rows.append(
+            (
+                f"{name}: first refresh + focus after a one-file edit, median of {len(got)}",
+                f"{pair_cell(median_pair(got))}  (target <= {TARGET_EDIT_S:g} s)",
+            )
+        )
+    wall_ratio = statistics.median(a[0] / b[0] for a, b in zip(*runs, strict=True))
+    cpu_ratio = statistics.median(a[1] / b[1] for a, b in zip(*runs, strict=True))
+    rows.append(
+        (
+            "this tree / baseline, median of the pairs",
+            f"wall {wall_ratio:.2f}x, CPU {cpu_ratio:.2f}x",
+        )
+    )
+    print_rows(rows)
+
+
 def timed(fn: Callable[[], object]) -> float:
     return clocked(fn)[0]
 
@@ -152,7 +262,12 @@ def main() -> None:
     ap.add_argument("--subject", choices=sorted(MIRRORED), default="pytest")
     ap.add_argument("--repo", help="focus on this directory instead")
     ap.add_argument("--runs", type=int, default=DEFAULT_RUNS)
+    ap.add_argument("--baseline", help="only the edit row, paired with this repository at REV")
+    ap.add_argument("--edits", type=int, default=DEFAULT_EDITS, help="edits with --baseline")
     args = ap.parse_args()
+    if args.baseline:
+        paired_edits(args)
+        return
     goals = GOALS[args.subject]
     cli = str(Path(sys.executable).parent / "coderooms")
 
