@@ -17,9 +17,10 @@ import sqlite3
 import struct
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
+from operator import itemgetter
 from typing import Any, overload
 
 from coderooms.datadir import make_dirs
@@ -327,7 +328,7 @@ class Workspace:
                 paths = frozenset(delta.paths)
                 rows, patch = _patched_rows(conn, before, paths)
                 old = self._graph[1] if self._graph and self._graph[0] == delta.before else None
-                graph = _build_graph(rows, old, paths, patch)
+                graph = _build_graph(rows, old, paths, patch, before if old else None)
                 if (
                     on_disk is not None
                     and on_disk.after == delta.before
@@ -345,7 +346,7 @@ class Workspace:
                     # takes its nodes, and an engine kept for it lends its work by row.
                     base_graph = _build_graph(base)
                     rows, patch = _patched_rows(conn, base, on_disk.paths)
-                    graph = _build_graph(rows, base_graph, on_disk.paths, patch)
+                    graph = _build_graph(rows, base_graph, on_disk.paths, patch, base)
                     on_disk = replace(on_disk, mark=mark)
                     self._base = (on_disk.base, base_graph)
                 else:  # read whole: long on a large repository, so it is told of
@@ -775,15 +776,35 @@ def _patched_rows(
     files, symbols, edge_rows, *_ = rows
     listed = tuple(sorted(paths))
     marks = ",".join("?" * len(listed))
-    files = [row for row in files if row[0] not in paths]
-    files += conn.execute(f"SELECT {_FILE_ROW} FROM files WHERE path IN ({marks})", listed)
-    files.sort()
-    symbols = [row for row in symbols if row[0] not in paths]
-    symbols += conn.execute(f"SELECT {_SYMBOL_ROW} FROM symbols WHERE path IN ({marks})", listed)
-    symbols.sort()
+    new_files = conn.execute(f"SELECT {_FILE_ROW} FROM files WHERE path IN ({marks})", listed)
+    files = _spliced_rows(files, sorted(new_files), listed)
+    symbol_rows = f"SELECT {_SYMBOL_ROW} FROM symbols WHERE path IN ({marks})"
+    symbols = _spliced_rows(symbols, sorted(conn.execute(symbol_rows, listed)), listed)
     added = conn.execute(f"SELECT {_EDGE_ROW} FROM edges WHERE origin IN ({marks})", listed)
     table, patch = _patched_edges(_edge_table(edge_rows), paths, added.fetchall())
     return (files, symbols, table, *_git_rows(conn)), patch
+
+
+def _spliced_rows(
+    rows: list[tuple[Any, ...]], fresh: list[tuple[Any, ...]], paths: tuple[str, ...]
+) -> list[tuple[Any, ...]]:
+    """``rows`` (sorted, a path first in each) with the run of each of ``paths`` (sorted)
+    replaced by its rows in ``fresh`` (sorted): what sorting the rows of the other paths
+    with ``fresh`` gives, copied in runs."""
+    path_of = itemgetter(0)
+    out: list[tuple[Any, ...]] = []
+    done = 0
+    for path in paths:
+        start = bisect.bisect_left(rows, path, lo=done, key=path_of)
+        out += rows[done:start]
+        out += fresh[
+            bisect.bisect_left(fresh, path, key=path_of) : bisect.bisect_right(
+                fresh, path, key=path_of
+            )
+        ]
+        done = bisect.bisect_right(rows, path, lo=start, key=path_of)
+    out += rows[done:]
+    return out
 
 
 class _SortedEdges(Sequence[tuple[Any, ...]]):
@@ -882,10 +903,12 @@ def _build_graph(
     old: CodeGraph | None = None,
     fresh: frozenset[str] = frozenset(),
     patch: EdgePatch | None = None,
+    before: GraphRows | None = None,
 ) -> CodeGraph:
     """The graph of ``rows``; the nodes of ``old`` are taken as they are for every path
     not in ``fresh`` (their rows are the same), and its edges are said to follow from
-    ``old``'s by ``patch``."""
+    ``old``'s by ``patch``. With ``before``, the rows ``old`` was made of, its symbols
+    are taken in runs between the paths in ``fresh`` instead of one by one."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
     nodes: list[CodeNode] = []
     file_meta: dict[str, tuple[str, bool, bool]] = {}
@@ -916,6 +939,68 @@ def _build_graph(
                 bool(is_vend),
             )
         )
+    spliced = (
+        _spliced_symbols(old.nodes[len(before[0]) :], before[1], symbols, fresh, file_meta)
+        if old is not None and before is not None
+        else None
+    )
+    if spliced is not None:
+        nodes += spliced
+    else:
+        _add_symbols(nodes, symbols, file_meta, same, fresh)
+    if old is not None and isinstance(old.edges, DeferredEdges):
+        old.edges.patch = None  # the patch chain stops at one generation back
+    return CodeGraph(
+        nodes=tuple(nodes),
+        edges=DeferredEdges(
+            lambda: _edges(edge_rows),
+            lambda: _edge_columns(edge_rows),
+            replace(patch, before=old.edges) if patch is not None and old is not None else None,
+        ),
+        signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
+        co_changes=tuple((a, b, n) for a, b, n in co_changes),
+        head_time=head_time,
+    )
+
+
+def _spliced_symbols(
+    old: Sequence[CodeNode],
+    before: list[tuple[Any, ...]],
+    after: list[tuple[Any, ...]],
+    fresh: frozenset[str],
+    file_meta: dict[str, tuple[str, bool, bool]],
+) -> list[CodeNode] | None:
+    """The symbol nodes of the rows ``after``: those of ``old`` (made of the rows
+    ``before``) in the runs between the paths in ``fresh``, new ones for those paths;
+    None when the runs do not line up (then every row is looked at)."""
+    path_of = itemgetter(0)  # rows sort by path first: a path's rows are one run
+    nodes: list[CodeNode] = []
+    done_before = done_after = 0
+    for path in sorted(fresh):
+        start_before = bisect.bisect_left(before, path, key=path_of)
+        end_before = bisect.bisect_right(before, path, key=path_of)
+        start_after = bisect.bisect_left(after, path, key=path_of)
+        end_after = bisect.bisect_right(after, path, key=path_of)
+        if start_before - done_before != start_after - done_after:
+            return None
+        nodes += old[done_before:start_before]
+        _add_symbols(nodes, after[start_after:end_after], file_meta, None, fresh)
+        done_before, done_after = end_before, end_after
+    if len(before) - done_before != len(after) - done_after:
+        return None
+    nodes += old[done_before:]
+    return nodes
+
+
+def _add_symbols(
+    nodes: list[CodeNode],
+    symbols: list[tuple[Any, ...]],
+    file_meta: dict[str, tuple[str, bool, bool]],
+    same: Callable[[str], CodeNode | None] | None,
+    fresh: frozenset[str],
+) -> None:
+    """Append the nodes of the symbol rows ``symbols`` to ``nodes``: the node ``same``
+    finds for a row's id when its path is not in ``fresh``, else a new one."""
     for (
         path,
         start,
@@ -956,19 +1041,6 @@ def _build_graph(
                 is_vend,
             )
         )
-    if old is not None and isinstance(old.edges, DeferredEdges):
-        old.edges.patch = None  # the patch chain stops at one generation back
-    return CodeGraph(
-        nodes=tuple(nodes),
-        edges=DeferredEdges(
-            lambda: _edges(edge_rows),
-            lambda: _edge_columns(edge_rows),
-            replace(patch, before=old.edges) if patch is not None and old is not None else None,
-        ),
-        signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
-        co_changes=tuple((a, b, n) for a, b, n in co_changes),
-        head_time=head_time,
-    )
 
 
 def _write_stamp(path: str, root: str, generation: str, stamp: _Stamp) -> None:
