@@ -26,6 +26,8 @@ With ``--baseline REV`` only the edit row runs, paired: this tree and this repos
 focused once first), and take turns: one file is edited, then ``refresh`` and ``focus``
 are timed (wall and CPU), first on one side, then on the other, alternating which goes
 first. The ratios are taken edit by edit, so load that drifts during the run cancels.
+``--frozen``: each side freezes its heap after its first focus, as the server (``up``)
+does before serving.
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ print(peak_kib())
 # One side of the paired edit row: a long-lived workspace over its own clone, which edits
 # the file it is told of and answers the wall and CPU of refresh + focus, edit by edit.
 EDIT_SIDE = """
-import json, sys, time
+import gc, json, os, sys, time
 from pathlib import Path
 import coderooms
 from coderooms.workspace import Workspace
@@ -122,6 +124,9 @@ assert coderooms.__file__.startswith(source), coderooms.__file__
 ws = Workspace.open(root)
 ws.index()
 ws.focus(goals[0])
+if os.environ.get("BENCH_FROZEN"):  # as `up` does before serving
+    gc.collect()
+    gc.freeze()
 print("ready", flush=True)
 for line in sys.stdin:
     n = int(line)
@@ -150,6 +155,8 @@ def paired_edits(args: argparse.Namespace) -> None:
             target = pick_file(root)
             here = Path(__file__).resolve().parent  # for index.edit_one
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(here)])}
+            if args.frozen:
+                env["BENCH_FROZEN"] = "1"
             command = [sys.executable, "-c", EDIT_SIDE, str(source), str(root), str(target)]
             print(f"  {name}: indexing {root.name} and a first focus ...", file=sys.stderr)
             child = subprocess.Popen(
@@ -184,6 +191,7 @@ def paired_edits(args: argparse.Namespace) -> None:
     rows = [
         ("subject", label),
         ("edited file", edited),
+        ("heap", "frozen after the first focus, as `up` does" if args.frozen else "as it comes"),
         (
             "cores / load average start, end",
             f"{len(os.sched_getaffinity(0))} / {load_start:.2f}, {os.getloadavg()[0]:.2f}",
@@ -264,6 +272,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=DEFAULT_RUNS)
     ap.add_argument("--baseline", help="only the edit row, paired with this repository at REV")
     ap.add_argument("--edits", type=int, default=DEFAULT_EDITS, help="edits with --baseline")
+    ap.add_argument(
+        "--frozen",
+        action="store_true",
+        help="with --baseline: each side freezes its heap after the first focus, as `up` does",
+    )
     args = ap.parse_args()
     if args.baseline:
         paired_edits(args)

@@ -572,8 +572,7 @@ class Workspace:
         """``discussed``: code a desk's messages about the goal name; ``elsewhere``: code
         a teammate holds, not sent (see :meth:`FocusEngine.focus`)."""
         self._warm()
-        self.refresh()
-        engine = self.focus_engine()
+        engine = self._current_engine()
         result = engine.focus(
             self.relative(goal), budget=budget, mode=mode, discussed=discussed, elsewhere=elsewhere
         )
@@ -613,9 +612,8 @@ class Workspace:
         """``focus`` inside a session: what ``state`` holds is not sent again (see
         :mod:`coderooms.focus.session`)."""
         self._warm()
-        self.refresh()
         return focus_in_session(
-            self.focus_engine(),
+            self._current_engine(),
             state,
             self.relative(goal),
             budget,
@@ -626,8 +624,15 @@ class Workspace:
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
         self._warm()
-        self.refresh()
-        return self.focus_engine().seek(self.relative(query), limit=limit)
+        return self._current_engine().seek(self.relative(query), limit=limit)
+
+    def _current_engine(self) -> FocusEngine:
+        """Index again when the disk moved, then the engine of the current graph: after
+        an edit, one stretch without cyclic collection (see :func:`_without_cyclic_gc`)
+        instead of a collection between the index, the graph and the engine."""
+        with _without_cyclic_gc():
+            self.refresh()
+            return self.focus_engine()
 
     def relative(self, text: str) -> str:
         """``text`` with this repository's own absolute path taken off the paths in it, so
@@ -879,13 +884,18 @@ def _patched_edges(
 def _without_cyclic_gc() -> Iterator[None]:
     """Building the graph or a focus engine makes hundreds of thousands of small acyclic
     objects: the cyclic collector would walk the whole heap again and again (a third of
-    an engine's build on sympy) and free nothing."""
+    an engine's build on sympy) and free nothing. A host that froze its heap to keep
+    what it holds for good out of every collection (``up``: see freeze_startup_heap)
+    has what was built here frozen too: the graph and engine of an edit are as
+    long-lived, and a later collection would walk them all (0.1-0.3 s on sympy)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if collecting:
+            if gc.get_freeze_count():
+                gc.freeze()
             gc.enable()
 
 
