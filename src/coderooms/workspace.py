@@ -424,7 +424,7 @@ class Workspace:
             engine = FocusEngine.from_reader(
                 graph,
                 self,
-                tokens.count_tokens,
+                tokens.COUNTER,
                 embeddings.embed,
                 previous=previous,
                 known=known,
@@ -439,6 +439,7 @@ class Workspace:
                 focus_state.save(state, engine.index.known_work(), tag)
                 self._unsaved = 0
             focus_state.save_built(built_path, engine.index.built(), built_key)
+        engine.prepare()  # while the models may still be loading on the other thread
         self._models.wait()  # the embedder ranks the goal: loaded once, not twice
         self._engine = (graph, engine)
         return engine
@@ -457,7 +458,7 @@ class Workspace:
             return FocusEngine.restored(
                 graph,
                 self,
-                tokens.count_tokens,
+                tokens.COUNTER,
                 built,
                 embeddings.embed,
                 known=lambda: _known_or_none(state, tag),

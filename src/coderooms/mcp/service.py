@@ -766,6 +766,24 @@ class RoomService:
 
     # --- focus --------------------------------------------------------------------------
 
+    def prepare_workspace(self) -> threading.Thread | None:
+        """Open the workspace and build its focus engine now, on a thread of its own, so
+        that the first focus finds them ready (room calls go on meanwhile; a focus that
+        comes first waits for this work instead of doing it again). A failure keeps
+        nothing: the first call that needs the workspace opens it again and reports why."""
+        if self._workspace_factory is None:
+            return None
+
+        def run() -> None:
+            try:
+                self._workspace_now()
+            except Exception:  # noqa: BLE001  # met again, and told, by the first focus call
+                return
+
+        thread = threading.Thread(target=run, name="coderooms-prepare", daemon=True)
+        thread.start()
+        return thread
+
     def _workspace_now(self) -> WorkspaceLike:
         with self._workspace_lock:
             if self._workspace is None and self._workspace_factory is not None:
