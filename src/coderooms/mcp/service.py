@@ -33,9 +33,8 @@ from coderooms.mcp.errors import (
     ArgumentOutOfRange,
     NotADeskMember,
     NoWorkspace,
-    RetiredCaller,
     ThreadNotInDesk,
-    UnknownCaller,
+    check_caller,
 )
 from coderooms.mcp.framing import escape_text
 from coderooms.mcp.schemas import (
@@ -407,10 +406,7 @@ class RoomService:
 
     async def _caller(self, agent_id: str) -> _Snapshot:
         roster, desks = await self.store.snapshots()
-        if not any(member.id == agent_id for member in roster.members):
-            raise UnknownCaller(agent_id)
-        if roster.is_retired(agent_id):
-            raise RetiredCaller(agent_id)
+        check_caller(roster, agent_id)
         return _Snapshot(roster, desks)
 
     @staticmethod
