@@ -38,7 +38,14 @@ from coderooms.index.focus_state import TOKENS_FILE
 
 _HERE = Path(__file__).resolve().parent
 sys.path.append(str(_HERE))
-from reliability import SERVED_PIDS, HttpAgent, baseline_source, process_cpu_s, served  # noqa: E402
+from reliability import (  # noqa: E402
+    SERVED_PIDS,
+    HttpAgent,
+    WireClient,
+    baseline_source,
+    process_cpu_s,
+    served,
+)
 
 from index import MIRRORED, subject  # noqa: E402
 
@@ -63,52 +70,6 @@ GOALS = {
         "rsolve fails for a linear recurrence with a symbolic coefficient",
     ),
 }
-
-
-class StdioServer:
-    """``coderooms mcp`` over a pipe, spoken to as a bare JSON-RPC client would."""
-
-    def __init__(self, db: str, repo: Path, env: dict[str, str]) -> None:
-        import json
-
-        self._json = json
-        self.process = subprocess.Popen(
-            [CODEROOMS, "--db", db, "mcp", "--agent", AGENT, "--repo", str(repo)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self._next = 0
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "first-focus-benchmark", "version": "1"},
-            },
-        )
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _send(self, message: dict[str, object]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(self._json.dumps(message).encode() + b"\n")
-        self.process.stdin.flush()
-
-    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
-        self._next += 1
-        self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
-        assert self.process.stdout is not None
-        while True:
-            answer = self._json.loads(self.process.stdout.readline())
-            if answer.get("id") == self._next:
-                assert "error" not in answer, answer
-                return dict(answer["result"])
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=120)
 
 
 def load() -> str:
@@ -141,14 +102,10 @@ def one_round(
         agent.close()
     for name, wait in (("mcp, at once", 0.0), (f"mcp, after {pause:g} s", pause)):
         counts.unlink(missing_ok=True)
-        server = StdioServer(db, repo, env)
+        server = WireClient(["--db", db, "mcp", "--agent", AGENT, "--repo", str(repo)], env)
         time.sleep(wait)
         out[name] = timed_focus(
-            lambda g, s=server: s.request(
-                "tools/call", {"name": "focus", "arguments": {"goal": g}}
-            ),
-            server.process.pid,
-            goal,
+            lambda g, s=server: s.call_tool("focus", {"goal": g}), server.pid, goal
         )
         server.close()
     return out

@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,26 @@ from coderooms.workspace import Workspace
 GOAL = "checkout charges the wrong amount after a coupon discount"
 
 
+def prepared_then(
+    tmp_path: Path, factory: Callable[[], Workspace], then: Callable[[RoomService], Any]
+) -> Any:
+    """A service over ``factory`` whose preparation has finished, handed to ``then``."""
+
+    async def scenario() -> Any:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            service = RoomService(store, factory, offload=False)
+            thread = service.prepare_workspace()
+            assert thread is not None
+            thread.join()
+            return await then(service)
+        finally:
+            store.close()
+
+    return asyncio.run(scenario())
+
+
 def test_the_workspace_is_opened_once_off_the_calls_and_the_first_focus_uses_it(
     tmp_path: Path,
 ) -> None:
@@ -35,22 +56,13 @@ def test_the_workspace_is_opened_once_off_the_calls_and_the_first_focus_uses_it(
         opened.append(workspace)
         return workspace
 
-    async def scenario() -> dict[str, Any]:
-        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
-        try:
-            await store.add_agent("alice")
-            service = RoomService(store, factory, offload=False)
-            thread = service.prepare_workspace()
-            assert thread is not None
-            thread.join()
-            assert len(opened) == 1
-            engine = opened[0].focus_engine()
-            assert engine.index._spreading is not None  # the walk's matrix is worked out
-            return await service.focus("alice", GOAL, "set", 300)
-        finally:
-            store.close()
+    async def first_focus(service: RoomService) -> dict[str, Any]:
+        assert len(opened) == 1
+        engine = opened[0].focus_engine()
+        assert engine.index._spreading is not None  # the walk's matrix is worked out
+        return await service.focus("alice", GOAL, "set", 300)
 
-    answer = asyncio.run(scenario())
+    answer = prepared_then(tmp_path, factory, first_focus)
     assert len(opened) == 1  # the focus found the prepared workspace
     assert any(item["id"] == "shop/cart.py::apply_discount" for item in answer["focus_set"])
 
@@ -64,20 +76,11 @@ def test_a_failed_preparation_keeps_nothing_and_the_first_focus_reports_it(
         calls.append(1)
         raise IndexBusy(str(tmp_path / "index.db"))
 
-    async def scenario() -> None:
-        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
-        try:
-            await store.add_agent("alice")
-            service = RoomService(store, factory, offload=False)
-            thread = service.prepare_workspace()
-            assert thread is not None
-            thread.join()
-            with pytest.raises(IndexBusy, match="another process is writing the index"):
-                await service.focus("alice", GOAL, "set", 300)
-        finally:
-            store.close()
+    async def first_focus(service: RoomService) -> None:
+        with pytest.raises(IndexBusy, match="another process is writing the index"):
+            await service.focus("alice", GOAL, "set", 300)
 
-    asyncio.run(scenario())
+    prepared_then(tmp_path, factory, first_focus)
     assert len(calls) == 2  # tried as the server started, and again by the call
 
 
