@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
-from typing import Literal
+from typing import Literal, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -237,6 +237,53 @@ class LazyTexts(Mapping[str, str]):
         return len(self._paths)
 
 
+class _NodesInOrder(Sequence[CodeNode]):
+    """``nodes`` in the order ``order`` gives (row i is ``nodes[order[i]]``), each read
+    from ``nodes`` when asked for: a restored index does not make every node of a graph
+    that makes them lazily."""
+
+    def __init__(self, nodes: Sequence[CodeNode], order: list[int]) -> None:
+        self._nodes = nodes
+        self._order = order
+
+    @overload
+    def __getitem__(self, row: int) -> CodeNode: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[CodeNode]: ...
+    def __getitem__(self, row: int | slice) -> CodeNode | Sequence[CodeNode]:
+        if isinstance(row, slice):
+            return tuple(self._nodes[at] for at in self._order[row])
+        return self._nodes[self._order[row]]
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[CodeNode]:
+        return map(self._nodes.__getitem__, self._order)
+
+
+class _ChildrenOf(Mapping[str, list[CodeNode]]):
+    """Parent id to its children, from their rows (see :attr:`BuiltIndex.children`),
+    each list made when first asked for."""
+
+    def __init__(self, rows: Mapping[str, list[int]], nodes: Sequence[CodeNode]) -> None:
+        self._rows = rows
+        self._nodes = nodes
+        self._made: dict[str, list[CodeNode]] = {}
+
+    def __getitem__(self, parent: str) -> list[CodeNode]:
+        kids = self._made.get(parent)
+        if kids is None:
+            kids = self._made[parent] = [self._nodes[row] for row in self._rows[parent]]
+        return kids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 class SalienceIndex:
     """The goal-independent part of ranking, built once per code graph."""
 
@@ -261,7 +308,7 @@ class SalienceIndex:
         ``report`` hears of the counting and embedding done here (none when all is known)."""
         self.graph = graph
         self.config = config or SalienceConfig()
-        self.nodes: tuple[CodeNode, ...] = tuple(sorted(graph.nodes, key=lambda n: n.id))
+        self.nodes: Sequence[CodeNode] = tuple(sorted(graph.nodes, key=lambda n: n.id))
         self.position = {n.id: i for i, n in enumerate(self.nodes)}
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
@@ -351,7 +398,7 @@ class SalienceIndex:
         self.symbols_by_file: dict[int, list[int]] = defaultdict(list)
         for i in self.symbol_rows:
             self.symbols_by_file[int(self.file_row_of[i])].append(i)
-        self._children: dict[str, list[CodeNode]] = defaultdict(list)
+        self._children: Mapping[str, list[CodeNode]] = defaultdict(list)
         for node in self.nodes:
             if node.parent:
                 self._children[node.parent].append(node)
@@ -486,12 +533,13 @@ class SalienceIndex:
         index = cls.__new__(cls)
         index.graph = graph
         index.config = config or SalienceConfig()
-        index.nodes = tuple(sorted(graph.nodes, key=lambda n: n.id))
-        if len(index.nodes) != len(built.node_ids) or any(
-            node.id != node_id for node, node_id in zip(index.nodes, built.node_ids, strict=True)
-        ):
-            raise ValueError("the graph does not hold the nodes the index was built over")
+        # Rows are the nodes in id order; each is read from the graph when first asked
+        # for (a graph may make its nodes lazily: see NodeTable).
         index.position = {node_id: i for i, node_id in enumerate(built.node_ids)}
+        order = [graph.at(node_id) for node_id in built.node_ids]
+        if len(graph.ids()) != len(order) or len(index.position) != len(order) or None in order:
+            raise ValueError("the graph does not hold the nodes the index was built over")
+        index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))
         index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
         index.embedder = embedder
         index._report = None
@@ -512,11 +560,8 @@ class SalienceIndex:
         index.module_ends = defaultdict(list, built.module_ends)
         index.stems = defaultdict(list, built.stems)
         index.symbols_by_file = defaultdict(list, built.symbols_by_file)
-        nodes = index.nodes
-        index._children = defaultdict(list)
-        for parent, rows in built.children.items():
-            index._children[parent] = [nodes[row] for row in rows]
-        size = (len(nodes), len(nodes))
+        index._children = _ChildrenOf(built.children, index.nodes)
+        size = (len(index.nodes), len(index.nodes))
         index.transition = sp.csr_matrix(built.transition, shape=size)
         index._spreading = (sp.csr_matrix(built.transposed, shape=size), built.has_out)
         index._imported = frozenset(built.imported)
