@@ -590,7 +590,7 @@ def _load_models(loaded: threading.Event) -> None:
     from coderooms import embeddings, tokens
 
     try:
-        embeddings.load_model()
+        embeddings.load_embedder()
     except Exception:  # noqa: BLE001  # told by the embedder itself, on the caller's thread
         pass
     finally:
