@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
-from typing import Literal, cast, overload
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +35,8 @@ from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
+RowArray = Literal["file", "symbol", "dangling"]
+_T = TypeVar("_T")
 Report = Callable[[str, int, int], None]
 """Told of long work as it goes: (phase, done, total); a phase ends when done == total."""
 COUNTING_PHASE = "counting terms"
@@ -422,6 +424,7 @@ class SalienceIndex:
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
         self._row_arrays: dict[str, np.ndarray] = {}
+        self._derived: dict[str, Any] = {}
         self.embeddings: np.ndarray | None = None
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
@@ -571,6 +574,7 @@ class SalienceIndex:
         index.source_rows = built.source_rows
         index._notes = {}
         index._row_arrays = {}
+        index._derived = {}
         index.embeddings = built.embeddings if embedder is not None else None
         index.embedding_keys = ()
         index.document_keys = ()
@@ -595,13 +599,25 @@ class SalienceIndex:
         """Documents tokenised and rows embedded here rather than taken from known work."""
         return self._fresh_documents + self.fresh_embeddings
 
-    def row_array(self, kind: Literal["file", "symbol"]) -> np.ndarray:
-        """:attr:`file_rows` or :attr:`symbol_rows` as an array, made once."""
+    def row_array(self, kind: RowArray) -> np.ndarray:
+        """Rows as an array, made once: ``file`` and ``symbol`` are :attr:`file_rows` and
+        :attr:`symbol_rows`, ``dangling`` the rows with no edge out."""
         array = self._row_arrays.get(kind)
         if array is None:
-            rows = self.file_rows if kind == "file" else self.symbol_rows
-            array = self._row_arrays[kind] = np.asarray(rows, dtype=np.int64)
+            array = self._row_arrays[kind] = self._rows_of_kind(kind)
         return array
+
+    def _rows_of_kind(self, kind: RowArray) -> np.ndarray:
+        if kind == "file" or kind == "symbol":
+            return np.asarray(self.file_rows if kind == "file" else self.symbol_rows, np.int64)
+        return np.flatnonzero(~self.spreading()[1])  # dangling
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """What ``compute`` works out of this index alone (no goal), kept under ``key``:
+        a signal's tables, made on its first goal rather than on every one."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return cast(_T, self._derived[key])
 
     def notes_of(self, row: int) -> list[str]:
         """The penalty notes of a row (see :meth:`penalty_notes`), worked out once."""
@@ -1131,19 +1147,30 @@ def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
 
 
 def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarray:
+    """r ← restart·p + (1 − restart)·(Tᵀr + dangling·p) from r = p until it moves less
+    than the tolerance. Each step is worked in place, in the same operations on the same
+    values as that formula (so bit for bit the same result), without a new array for
+    each of its terms."""
     restart = index.config.restart
     p = seeds / seeds.sum()
     r = p.copy()
-    transition_t, has_out = index.spreading()
-    no_out = ~has_out
+    transition_t, _ = index.spreading()
+    dangling_rows = index.row_array("dangling")
+    restarted = restart * p
+    nxt = np.empty_like(p)
+    moved = np.empty_like(p)
     for _ in range(PAGERANK_ITERATIONS):
         spread = transition_t @ r
-        dangling = float(r[no_out].sum())
-        nxt = restart * p + (1.0 - restart) * (spread + dangling * p)
-        if float(np.abs(nxt - r).sum()) < PAGERANK_TOLERANCE:
-            r = nxt
+        dangling = float(r[dangling_rows].sum())
+        np.multiply(p, dangling, out=nxt)
+        nxt += spread
+        nxt *= 1.0 - restart
+        nxt += restarted
+        np.subtract(nxt, r, out=moved)
+        np.abs(moved, out=moved)
+        r, nxt = nxt, r
+        if float(moved.sum()) < PAGERANK_TOLERANCE:
             break
-        r = nxt
     return np.asarray(r)
 
 
