@@ -9,7 +9,8 @@ copy of the subject, indexed by its own code as ``coderooms index`` does, so tha
 file one side writes is read by the other. Then, the sides taking turns (A B, B A, ...):
 
 - the console command ``coderooms focus GOAL --json`` as a new process: its wall, CPU
-  and peak RSS (the goals in turn, as a user asks one question after another);
+  and peak RSS, a goal asked for the first time on each run (as a user asks one
+  question after another; up to ``len(FRESH_GOALS)`` runs);
 - warm focus: a process that opens the workspace and focuses once, then times
   ``--warm`` focuses over the goals in turn: the median wall and CPU of one focus.
 
@@ -42,6 +43,24 @@ GOALS = (
     "solve returns a wrong result for a quadratic equation with symbolic coefficients",
     "simplify hangs on a trigonometric expression with nested powers",
     "Matrix.det gives the wrong determinant for a matrix of rational functions",
+)
+# A fresh process asks a question no process asked before (its answer's code not yet
+# counted), as a user does: one goal of these per run, on both sides (none is a warm one).
+FRESH_GOALS = (
+    "rsolve returns None for a linear recurrence with a polynomial term",
+    "Poly.gcd of two polynomials over a finite field gives a non monic result",
+    "the codegen for C emits a wrong type for an integer matrix symbol",
+    "integrate of a piecewise function with a symbolic bound raises an error",
+    "latex printing of a sparse matrix drops its zero rows",
+    "lambdify with the numpy module mishandles bessel functions",
+    "series expansion of log around a branch point gives the wrong sign",
+    "factor over an algebraic extension loses a factor of the polynomial",
+    "limit at infinity of a rational function with radicals returns nan",
+    "the dsolve of a second order linear ode with constant coefficients is wrong",
+    "subs on a derivative with respect to a function of x gives a wrong result",
+    "the pretty printer misaligns a fraction inside a product",
+    "nsimplify of a float with a rational tolerance returns an irrational",
+    "the assumptions system says a positive symbol times i is real",
 )
 TARGET_FRESH_S = 1.0
 TARGET_WARM_MS = 30.0
@@ -155,7 +174,7 @@ def main() -> None:
         fresh: dict[str, list[tuple[float, float, float, str]]] = {name: [] for name, _ in sides}
         warm: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in sides}
         for turn in range(args.runs):
-            goal = GOALS[turn % len(GOALS)]
+            goal = FRESH_GOALS[turn % len(FRESH_GOALS)]
             for name, source in sides if turn % 2 == 0 else sides[::-1]:
                 fresh[name].append(run := fresh_focus(source, repos[name], goal))
                 warm[name].append(hot := warm_focus(source, repos[name], args.warm))

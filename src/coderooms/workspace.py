@@ -496,11 +496,8 @@ class Workspace:
         return result
 
     def _warm(self) -> None:
-        """Before the first engine: load the embedding model on another thread (the
-        other core), while the index is checked and read. (The token counter's tables
-        load when a count first needs them: a focus whose texts were all counted before
-        needs none, and building them holds the interpreter's lock throughout, so that on
-        another thread they would only stall this one.)"""
+        """Before the first engine: load the embedding model, then the token counter's
+        tables, on another thread (the other core), while the index is checked and read."""
         if self._warming is None:
             self._warming = threading.Thread(
                 target=_load_models, args=(self._models,), name="coderooms-warm", daemon=True
@@ -587,9 +584,10 @@ class _PhaseLines:
 
 
 def _load_models(loaded: threading.Event) -> None:
-    """Load what a first focus needs besides the index: the embedding model, once per
-    process (``loaded`` is set then, also when it fails: the first embedding says why)."""
-    from coderooms import embeddings
+    """Load what a first focus needs besides the index: the embedding model (``loaded``
+    is set then, also when it fails: the first embedding then says why), then the token
+    counter's tables (each loaded once per process and kept)."""
+    from coderooms import embeddings, tokens
 
     try:
         embeddings.load_embedder()
@@ -597,6 +595,8 @@ def _load_models(loaded: threading.Event) -> None:
         pass
     finally:
         loaded.set()
+    with contextlib.suppress(Exception):  # as above: a count loads it again and says why
+        tokens.load_encoding()
 
 
 def _require_root(root: str) -> None:
