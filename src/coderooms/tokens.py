@@ -28,11 +28,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import regex  # type: ignore[import-untyped]  # a dependency of tiktoken, untyped
 import tiktoken
 
 from coderooms.errors import HostError
+
+if TYPE_CHECKING:
+    import regex  # type: ignore[import-untyped]  # a dependency of tiktoken, untyped
 
 __all__ = [
     "ENCODING_NAME",
@@ -239,6 +242,8 @@ def _next_safe_cut(text: str, position: int) -> int:
 
 @cache
 def _split_pattern() -> regex.Pattern[str]:
+    import regex  # imported for the rare text that needs it: a tenth of a second
+
     return regex.compile(SPLIT_PATTERN)
 
 

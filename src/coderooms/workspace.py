@@ -12,6 +12,7 @@ import dataclasses
 import errno
 import gc
 import marshal
+import mmap
 import os
 import sqlite3
 import struct
@@ -29,6 +30,7 @@ from coderooms.focus.graph import (
     DeferredEdges,
     EdgeColumns,
     FileSignals,
+    NodeTable,
 )
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
@@ -43,7 +45,7 @@ from coderooms.focus.runtime import (
 from coderooms.focus.salience import KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
-from coderooms.index import db, focus_state, indexer
+from coderooms.index import db, focus_state
 from coderooms.index.discover import INDEX_DIR, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
@@ -58,7 +60,7 @@ from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
-GRAPH_CACHE_VERSION = 4
+GRAPH_CACHE_VERSION = 5
 _CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
 STAMP_FILE = "stamp.bin"  # the stamp of the last indexing run, for the next process's check
 STAMP_VERSION = 1
@@ -179,6 +181,8 @@ class Workspace:
         """Bring the index up to date; only changed files are parsed again. Long work
         is told to :attr:`report`; with ``progress`` and no report set, each phase is a
         line on stderr."""
+        from coderooms.index import indexer  # the parsers: not loaded to answer from an index
+
         report = self.report
         if report is None and progress:
             report = _PhaseLines()
@@ -265,6 +269,8 @@ class Workspace:
 
     def summary(self) -> IndexSummary:
         """The state of the index as last written, without running the indexer."""
+        from coderooms.index import indexer
+
         with self._reading() as conn:
             return indexer.summarize(conn, self.root, bool(db.get_meta(conn, "head")), 0.0, {})
 
@@ -585,7 +591,7 @@ def _load_models(loaded: threading.Event) -> None:
     from coderooms import embeddings, tokens
 
     try:
-        embeddings.load_model()
+        embeddings.load_embedder()
     except Exception:  # noqa: BLE001  # told by the embedder itself, on the caller's thread
         pass
     finally:
@@ -620,7 +626,7 @@ def _index_dir(path: str) -> None:
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    bytes,  # the edge columns (see _edge_bytes), marshalled: read when needed
+    bytes | memoryview,  # the edge columns (see _edge_bytes), marshalled: read when needed
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -696,92 +702,52 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _edges(edge_rows: bytes) -> tuple[CodeEdge, ...]:
+def _edges(edge_rows: bytes | memoryview) -> tuple[CodeEdge, ...]:
     with _without_cyclic_gc():
         return tuple(map(CodeEdge, *marshal.loads(edge_rows)[:4]))
 
 
-def _edge_columns(edge_rows: bytes) -> EdgeColumns:
+def _edge_columns(edge_rows: bytes | memoryview) -> EdgeColumns:
     return EdgeColumns(*marshal.loads(edge_rows)[:4])
 
 
 def _build_graph(
     rows: GraphRows, old: CodeGraph | None = None, fresh: frozenset[str] = frozenset()
 ) -> CodeGraph:
-    """The graph of ``rows``; the nodes of ``old`` are taken as they are for every path
-    not in ``fresh`` (their rows are the same)."""
+    """The graph of ``rows``, its nodes made when first read (see :class:`NodeTable`);
+    the nodes of ``old`` are taken as they are for every path not in ``fresh`` (their
+    rows are the same)."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
-    nodes: list[CodeNode] = []
-    file_meta: dict[str, tuple[str, bool, bool]] = {}
-    same = old.node if old is not None else None
-    for path, language, lines, chash, size, is_test, is_gen, is_vend in files:
-        file_meta[path] = (language, bool(is_gen), bool(is_vend))
-        kept = same(path) if same is not None and path not in fresh else None
-        if kept is not None:
-            nodes.append(kept)
-            continue
-        nodes.append(
-            CodeNode(
-                path,
-                "file",
-                path,
-                path.rsplit("/", 1)[-1],
-                path,
-                language,
-                1,
-                max(lines, 1),
-                "",
-                "",
-                chash,
-                None,
-                size,
-                bool(is_test),
-                bool(is_gen),
-                bool(is_vend),
-            )
+    file_meta = {row[0]: (row[1], bool(row[6]), bool(row[7])) for row in files}
+    ids = [row[0] for row in files]
+    ids += [row[2] for row in symbols]
+    kinds = ["file"] * len(files)
+    kinds += [row[3] for row in symbols]
+    made: list[CodeNode | None] | None = None
+    if old is not None:  # taken now: the new graph keeps no reference to the old one
+        kept = old.node
+        made = [kept(row[0]) if row[0] not in fresh else None for row in files]
+        made += [kept(row[2]) if row[0] not in fresh else None for row in symbols]
+
+    def make(at: int) -> CodeNode:
+        if at < len(files):
+            path, language, lines, chash, size, is_test, is_gen, is_vend = files[at]
+            name = path.rsplit("/", 1)[-1]
+            return CodeNode(
+                path, "file", path, name, path, language, 1, max(lines, 1), "", "", chash,
+                None, size, bool(is_test), bool(is_gen), bool(is_vend),
+            )  # fmt: skip
+        path, start, sid, kind, name, qualname, parent, end, sig, doc, chash, is_test, size = (
+            symbols[at - len(files)]
         )
-    for (
-        path,
-        start,
-        sid,
-        kind,
-        name,
-        qualname,
-        parent,
-        end,
-        sig,
-        doc,
-        chash,
-        is_test,
-        size,
-    ) in symbols:
-        kept = same(sid) if same is not None and path not in fresh else None
-        if kept is not None:
-            nodes.append(kept)
-            continue
         language, is_gen, is_vend = file_meta.get(path, ("", False, False))
-        nodes.append(
-            CodeNode(
-                sid,
-                kind,
-                path,
-                name,
-                qualname,
-                language,
-                start,
-                end,
-                sig,
-                doc,
-                chash,
-                parent if parent is not None else path,
-                size,
-                bool(is_test),
-                is_gen,
-                is_vend,
-            )
-        )
+        return CodeNode(
+            sid, kind, path, name, qualname, language, start, end, sig, doc, chash,
+            parent if parent is not None else path, size, bool(is_test), is_gen, is_vend,
+        )  # fmt: skip
+
     return CodeGraph(
-        nodes=tuple(nodes),
+        nodes=NodeTable(ids, kinds, make, made),
         edges=DeferredEdges(lambda: _edges(edge_rows), lambda: _edge_columns(edge_rows)),
         signals=tuple(FileSignals(path, count, last) for path, count, last in signals),
         co_changes=tuple((a, b, n) for a, b, n in co_changes),
@@ -830,28 +796,40 @@ def _stamp_key() -> str:
 
 def _read_cache(path: str, generation: str) -> GraphRows | None:
     """The graph rows cached for ``generation``, or None (a cache never decides anything).
-    The head names the generation: another one's rows are not read."""
+    The head names the generation: another one's rows are not read. The edge columns,
+    most of the file, are mapped rather than read: a graph that ranks from a kept index
+    never reads them (the file is only ever replaced whole, never written in place)."""
     try:
         with open(path, "rb") as fh:
             (size,) = _CACHE_HEAD_SIZE.unpack(fh.read(_CACHE_HEAD_SIZE.size))
-            if marshal.loads(fh.read(size)) != (_cache_key(), generation):
+            head = marshal.loads(fh.read(size))
+            if not isinstance(head, tuple) or len(head) != 3:
+                return None
+            key, kept, nodes_size = head
+            if (key, kept) != (_cache_key(), generation):
                 return None
             # Read whole, then unmarshalled: marshal.load on a file reads piece by piece.
-            rows = marshal.loads(fh.read())
+            nodes = marshal.loads(fh.read(nodes_size))
+            edges_at = _CACHE_HEAD_SIZE.size + size + nodes_size
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         return None
-    if not isinstance(rows, tuple) or len(rows) != 6:
+    if not isinstance(nodes, tuple) or len(nodes) != 5 or edges_at >= len(mapped):
         return None
-    return rows  # its shape is what _write_cache wrote
+    files, symbols, signals, co_changes, head_time = nodes  # the shape _write_cache wrote
+    return files, symbols, memoryview(mapped)[edges_at:], signals, co_changes, head_time
 
 
 def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
+    files, symbols, edge_rows, signals, co_changes, head_time = rows
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            head = marshal.dumps((_cache_key(), generation))
+            nodes = marshal.dumps((files, symbols, signals, co_changes, head_time))
+            head = marshal.dumps((_cache_key(), generation, len(nodes)))
             fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
-            fh.write(marshal.dumps(rows))
+            fh.write(nodes)
+            fh.write(edge_rows)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):

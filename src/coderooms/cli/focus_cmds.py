@@ -44,10 +44,11 @@ def register(group: click.Group) -> None:
 
 def indexed_workspace(repo: str) -> Workspace:
     """The workspace of ``repo``, its index brought up to date, showing long work on
-    stderr (a first index, or code to count and embed)."""
+    stderr (a first index, or code to count and embed). An index the disk still matches
+    (see :meth:`Workspace.refresh`) is not run again: a check costs a ``stat`` a file."""
     ws = Workspace.open(repo)
     ws.report = PhaseProgress()
-    ws.index()
+    ws.refresh()
     return ws
 
 

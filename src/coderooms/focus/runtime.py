@@ -329,7 +329,7 @@ class FocusEngine:
         ``graph`` and ``embedder`` (see :meth:`SalienceIndex.restored`): it answers as
         that engine did, with nothing counted or embedded first. ``token_counts`` are
         counts kept by the host (see :class:`CountMemo`)."""
-        texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
+        texts = LazyTexts(graph.file_paths(), reader.read_text)
         index = SalienceIndex.restored(graph, texts, built, embedder, None, known)
         engine = cls.__new__(cls)
         engine._start(graph, index, count_tokens, token_counts or {})

@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
-from typing import Literal
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +35,8 @@ from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
+RowArray = Literal["file", "symbol", "dangling"]
+_T = TypeVar("_T")
 Report = Callable[[str, int, int], None]
 """Told of long work as it goes: (phase, done, total); a phase ends when done == total."""
 COUNTING_PHASE = "counting terms"
@@ -237,6 +239,53 @@ class LazyTexts(Mapping[str, str]):
         return len(self._paths)
 
 
+class _NodesInOrder(Sequence[CodeNode]):
+    """``nodes`` in the order ``order`` gives (row i is ``nodes[order[i]]``), each read
+    from ``nodes`` when asked for: a restored index does not make every node of a graph
+    that makes them lazily."""
+
+    def __init__(self, nodes: Sequence[CodeNode], order: list[int]) -> None:
+        self._nodes = nodes
+        self._order = order
+
+    @overload
+    def __getitem__(self, row: int) -> CodeNode: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[CodeNode]: ...
+    def __getitem__(self, row: int | slice) -> CodeNode | Sequence[CodeNode]:
+        if isinstance(row, slice):
+            return tuple(self._nodes[at] for at in self._order[row])
+        return self._nodes[self._order[row]]
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[CodeNode]:
+        return map(self._nodes.__getitem__, self._order)
+
+
+class _ChildrenOf(Mapping[str, list[CodeNode]]):
+    """Parent id to its children, from their rows (see :attr:`BuiltIndex.children`),
+    each list made when first asked for."""
+
+    def __init__(self, rows: Mapping[str, list[int]], nodes: Sequence[CodeNode]) -> None:
+        self._rows = rows
+        self._nodes = nodes
+        self._made: dict[str, list[CodeNode]] = {}
+
+    def __getitem__(self, parent: str) -> list[CodeNode]:
+        kids = self._made.get(parent)
+        if kids is None:
+            kids = self._made[parent] = [self._nodes[row] for row in self._rows[parent]]
+        return kids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 class SalienceIndex:
     """The goal-independent part of ranking, built once per code graph."""
 
@@ -261,7 +310,7 @@ class SalienceIndex:
         ``report`` hears of the counting and embedding done here (none when all is known)."""
         self.graph = graph
         self.config = config or SalienceConfig()
-        self.nodes: tuple[CodeNode, ...] = tuple(sorted(graph.nodes, key=lambda n: n.id))
+        self.nodes: Sequence[CodeNode] = tuple(sorted(graph.nodes, key=lambda n: n.id))
         self.position = {n.id: i for i, n in enumerate(self.nodes)}
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
@@ -351,7 +400,7 @@ class SalienceIndex:
         self.symbols_by_file: dict[int, list[int]] = defaultdict(list)
         for i in self.symbol_rows:
             self.symbols_by_file[int(self.file_row_of[i])].append(i)
-        self._children: dict[str, list[CodeNode]] = defaultdict(list)
+        self._children: Mapping[str, list[CodeNode]] = defaultdict(list)
         for node in self.nodes:
             if node.parent:
                 self._children[node.parent].append(node)
@@ -375,6 +424,7 @@ class SalienceIndex:
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
         self._row_arrays: dict[str, np.ndarray] = {}
+        self._derived: dict[str, Any] = {}
         self.embeddings: np.ndarray | None = None
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
@@ -486,12 +536,13 @@ class SalienceIndex:
         index = cls.__new__(cls)
         index.graph = graph
         index.config = config or SalienceConfig()
-        index.nodes = tuple(sorted(graph.nodes, key=lambda n: n.id))
-        if len(index.nodes) != len(built.node_ids) or any(
-            node.id != node_id for node, node_id in zip(index.nodes, built.node_ids, strict=True)
-        ):
-            raise ValueError("the graph does not hold the nodes the index was built over")
+        # Rows are the nodes in id order; each is read from the graph when first asked
+        # for (a graph may make its nodes lazily: see NodeTable).
         index.position = {node_id: i for i, node_id in enumerate(built.node_ids)}
+        order = [graph.at(node_id) for node_id in built.node_ids]
+        if len(graph.ids()) != len(order) or len(index.position) != len(order) or None in order:
+            raise ValueError("the graph does not hold the nodes the index was built over")
+        index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))
         index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
         index.embedder = embedder
         index._report = None
@@ -512,11 +563,8 @@ class SalienceIndex:
         index.module_ends = defaultdict(list, built.module_ends)
         index.stems = defaultdict(list, built.stems)
         index.symbols_by_file = defaultdict(list, built.symbols_by_file)
-        nodes = index.nodes
-        index._children = defaultdict(list)
-        for parent, rows in built.children.items():
-            index._children[parent] = [nodes[row] for row in rows]
-        size = (len(nodes), len(nodes))
+        index._children = _ChildrenOf(built.children, index.nodes)
+        size = (len(index.nodes), len(index.nodes))
         index.transition = sp.csr_matrix(built.transition, shape=size)
         index._spreading = (sp.csr_matrix(built.transposed, shape=size), built.has_out)
         index._imported = frozenset(built.imported)
@@ -526,6 +574,7 @@ class SalienceIndex:
         index.source_rows = built.source_rows
         index._notes = {}
         index._row_arrays = {}
+        index._derived = {}
         index.embeddings = built.embeddings if embedder is not None else None
         index.embedding_keys = ()
         index.document_keys = ()
@@ -550,13 +599,25 @@ class SalienceIndex:
         """Documents tokenised and rows embedded here rather than taken from known work."""
         return self._fresh_documents + self.fresh_embeddings
 
-    def row_array(self, kind: Literal["file", "symbol"]) -> np.ndarray:
-        """:attr:`file_rows` or :attr:`symbol_rows` as an array, made once."""
+    def row_array(self, kind: RowArray) -> np.ndarray:
+        """Rows as an array, made once: ``file`` and ``symbol`` are :attr:`file_rows` and
+        :attr:`symbol_rows`, ``dangling`` the rows with no edge out."""
         array = self._row_arrays.get(kind)
         if array is None:
-            rows = self.file_rows if kind == "file" else self.symbol_rows
-            array = self._row_arrays[kind] = np.asarray(rows, dtype=np.int64)
+            array = self._row_arrays[kind] = self._rows_of_kind(kind)
         return array
+
+    def _rows_of_kind(self, kind: RowArray) -> np.ndarray:
+        if kind == "file" or kind == "symbol":
+            return np.asarray(self.file_rows if kind == "file" else self.symbol_rows, np.int64)
+        return np.flatnonzero(~self.spreading()[1])  # dangling
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """What ``compute`` works out of this index alone (no goal), kept under ``key``:
+        a signal's tables, made on its first goal rather than on every one."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return cast(_T, self._derived[key])
 
     def notes_of(self, row: int) -> list[str]:
         """The penalty notes of a row (see :meth:`penalty_notes`), worked out once."""
@@ -1086,19 +1147,30 @@ def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
 
 
 def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarray:
+    """r ← restart·p + (1 − restart)·(Tᵀr + dangling·p) from r = p until it moves less
+    than the tolerance. Each step is worked in place, in the same operations on the same
+    values as that formula (so bit for bit the same result), without a new array for
+    each of its terms."""
     restart = index.config.restart
     p = seeds / seeds.sum()
     r = p.copy()
-    transition_t, has_out = index.spreading()
-    no_out = ~has_out
+    transition_t, _ = index.spreading()
+    dangling_rows = index.row_array("dangling")
+    restarted = restart * p
+    nxt = np.empty_like(p)
+    moved = np.empty_like(p)
     for _ in range(PAGERANK_ITERATIONS):
         spread = transition_t @ r
-        dangling = float(r[no_out].sum())
-        nxt = restart * p + (1.0 - restart) * (spread + dangling * p)
-        if float(np.abs(nxt - r).sum()) < PAGERANK_TOLERANCE:
-            r = nxt
+        dangling = float(r[dangling_rows].sum())
+        np.multiply(p, dangling, out=nxt)
+        nxt += spread
+        nxt *= 1.0 - restart
+        nxt += restarted
+        np.subtract(nxt, r, out=moved)
+        np.abs(moved, out=moved)
+        r, nxt = nxt, r
+        if float(moved.sum()) < PAGERANK_TOLERANCE:
             break
-        r = nxt
     return np.asarray(r)
 
 
