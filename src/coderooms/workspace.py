@@ -40,7 +40,7 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
-from coderooms.focus.salience import KnownWork, Report
+from coderooms.focus.salience import Embedder, KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
 from coderooms.index import db, focus_state, indexer
@@ -54,6 +54,7 @@ from coderooms.index.errors import (
     WorkspacePathNotUtf8,
     WorkspaceUnreadable,
 )
+from coderooms.index.handover import FirstBuild
 from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
@@ -134,6 +135,7 @@ class Workspace:
         self._stamp: _Stamp | None = None
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
+        self._handed: FirstBuild | None = None  # a cold run's work, for the first engine
         # Told of long work (indexing, counting, embedding) by a surface that shows it.
         self.report: Report | None = None
 
@@ -175,22 +177,30 @@ class Workspace:
 
     # --- indexing ---------------------------------------------------------------------
 
-    def index(self, progress: bool = False, workers: int | None = None) -> IndexSummary:
+    def index(
+        self, progress: bool = False, workers: int | None = None, prepare_focus: bool = False
+    ) -> IndexSummary:
         """Bring the index up to date; only changed files are parsed again. Long work
         is told to :attr:`report`; with ``progress`` and no report set, each phase is a
-        line on stderr."""
+        line on stderr. With ``prepare_focus``, a cold run also makes, on its workers,
+        what the first focus engine needs (see :mod:`coderooms.index.handover`)."""
         report = self.report
         if report is None and progress:
             report = _PhaseLines()
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
+            handing = FirstBuild(_embedder) if prepare_focus else None
             try:
-                summary = indexer.run(self.root, conn, progress=report, workers=workers)
+                summary = indexer.run(
+                    self.root, conn, progress=report, workers=workers, first_build=handing
+                )
                 self._stamp = self._take_stamp(conn)
                 generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
+            if handing is not None and handing.rows is not None:
+                self._handed = handing
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
             return summary
 
@@ -207,7 +217,7 @@ class Workspace:
         with self._lock:
             if stamp is not None and stamp.database != _file_id(self.db_path):
                 self.close()  # index.db was deleted or replaced: open the one there now
-            self.index()
+            self.index(prepare_focus=True)
         return True
 
     def _kept_stamp(self) -> _Stamp | None:
@@ -284,7 +294,9 @@ class Workspace:
                 return self._graph[1]
             cache = os.path.join(os.path.dirname(self.db_path), GRAPH_CACHE_FILE)
             with _without_cyclic_gc():
-                graph, rows = self._read_graph(conn, cache, generation)
+                graph, rows = self._handed_graph(conn, cache, generation) or self._read_graph(
+                    conn, cache, generation
+                )
             self._graph = (generation, graph)
             self._rows = (generation, rows)
             return graph
@@ -331,6 +343,20 @@ class Workspace:
         if files and report is not None:
             report(GRAPH_PHASE, files, files)
         return graph, rows
+
+    def _handed_graph(
+        self, conn: sqlite3.Connection, cache: str, generation: str
+    ) -> tuple[CodeGraph, GraphRows] | None:
+        """The graph of ``generation`` from the rows the cold run that made it handed
+        over (equal to those :func:`_graph_rows` reads), or None."""
+        handed = self._handed
+        if handed is None or handed.rows is None or handed.generation != generation:
+            return None
+        files, symbols, edges = handed.rows
+        handed.rows = None  # the engine takes the rest; the graph keeps its own
+        rows: GraphRows = (sorted(files), sorted(symbols), _edge_bytes(edges), *_git_rows(conn))
+        _write_cache(cache, generation, rows)
+        return _build_graph(rows), rows
 
     def node(self, node_id: str) -> CodeNode:
         found = self.graph().node(node_id)
@@ -412,12 +438,17 @@ class Workspace:
         state = self._state_path(focus_state.STATE_FILE)
         tag = self._state_tag()
         built_path = self._state_path(focus_state.BUILT_FILE)
-        built_key = focus_state.built_key(tag, self._graph[0] if self._graph else "")
+        generation = self._graph[0] if self._graph else ""
+        built_key = focus_state.built_key(tag, generation)
         engine = (
             self._restored(graph, state, tag, built_path, built_key) if previous is None else None
         )
+        handed, self._handed = self._handed, None
         if engine is None:
             known = focus_state.load(state, tag) if previous is None else None
+            if previous is None and handed is not None and handed.generation == generation:
+                known = handed.known_work()  # this run's own work: all of the graph's code
+                self._unsaved += 1  # kept in focus.npz for the next process's edits
             if known is not None:
                 counted = self._state_path(focus_state.TOKENS_FILE)
                 known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
@@ -575,6 +606,13 @@ class _PhaseLines:
         if phase != self._phase:
             sys.stderr.write(f"{phase}: {total}\n")
         self._phase = None if done >= total else phase
+
+
+def _embedder() -> Embedder:
+    """The embedder every engine of this process embeds with."""
+    from coderooms import embeddings
+
+    return embeddings.embed
 
 
 def _load_models(loaded: threading.Event) -> None:
