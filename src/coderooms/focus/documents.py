@@ -166,10 +166,17 @@ def file_work(path: str, content_hash: str, text: str, symbols: Sequence[SymbolP
         embedding_texts.append(symbol_embed_text(head, _head_of(lines, first, last, room)))
     top = sorted((s.start_line, s.id, s.name) for s in symbols if s.parent is None)
     file_text = file_embed_text(path, "", (name for _, _, name in top))
-    vocabulary: dict[str, int] = {}
-    ids: list[int] = []
-    for counted in documents:
-        ids.extend(vocabulary.setdefault(term, len(vocabulary)) for term in counted)
+    # The file's document holds nearly every term its symbols' documents hold.
+    vocabulary = {term: at for at, term in enumerate(documents[0])}
+    ids = list(range(len(vocabulary)))
+    known = vocabulary.__getitem__
+    for counted in documents[1:]:
+        try:
+            ids += list(map(known, counted))
+        except KeyError:  # a name its (capped) text lacks: learn it, then take them all
+            for term in counted:
+                vocabulary.setdefault(term, len(vocabulary))
+            ids += map(known, counted)
     return FileWork(
         path,
         tuple(keys),
