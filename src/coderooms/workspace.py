@@ -54,7 +54,7 @@ from coderooms.index.errors import (
     WorkspacePathNotUtf8,
     WorkspaceUnreadable,
 )
-from coderooms.index.handover import FirstBuild
+from coderooms.index.handover import FirstBuild, unit_rows_in_worker
 from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
@@ -190,7 +190,7 @@ class Workspace:
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
-            handing = FirstBuild(_embedder) if prepare_focus else None
+            handing = FirstBuild(_embedder, unit_rows_in_worker) if prepare_focus else None
             try:
                 summary = indexer.run(
                     self.root, conn, progress=report, workers=workers, first_build=handing

@@ -11,6 +11,7 @@ and the workspace builds the graph from the rows, equal to those it would read b
 
 from __future__ import annotations
 
+import multiprocessing.pool
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -54,18 +55,37 @@ def file_work(root: str, facts: FileFacts) -> FileWork | None:
     return make_file_work(facts.path, facts.content_hash, data.decode("utf-8", "replace"), symbols)
 
 
+def unit_rows_in_worker(texts: list[str]) -> np.ndarray | None:
+    """The unit rows an engine keeps for ``texts``, by the default embedder (run on an
+    index worker); None when its model cannot load (the engine then says why)."""
+    from coderooms import embeddings
+
+    try:
+        return unit_rows(np.asarray(embeddings.embed(texts)))
+    except HostError:
+        return None
+
+
 class FirstBuild:
     """Collects a cold run's work for the first engine: each file's documents as the
-    workers send them (their embedding texts embedded here in batches of
-    ``EMBED_BATCH``, meanwhile), then the rows of the graph (see :meth:`finish`).
+    workers send them, their embedding rows (made by the workers while this process
+    resolves, see :meth:`embed_on`, else here when first asked for), then the rows of
+    the graph (see :meth:`finish`).
 
-    ``embedder`` gives the embedder the engine will embed with, when first needed (its
-    model loads while the workers parse); when it cannot load (a :class:`HostError`),
-    the rows are left to the engine, whose embedder then says why."""
+    ``embedder`` gives the embedder the engine will embed with, and ``remote`` the same
+    embedder's rows as a task for a worker (see :func:`unit_rows_in_worker`). When the
+    model cannot load (a :class:`HostError`, or None from ``remote``), the rows are
+    left to the engine, whose embedder then says why."""
 
-    def __init__(self, embedder: Callable[[], Embedder] | None) -> None:
+    def __init__(
+        self,
+        embedder: Callable[[], Embedder] | None,
+        remote: Callable[[list[str]], np.ndarray | None] | None = None,
+    ) -> None:
         self._load = embedder
+        self._remote = remote
         self._embedder: Embedder | None = None
+        self._async: multiprocessing.pool.AsyncResult[list[np.ndarray | None]] | None = None
         self.works: list[FileWork] = []
         self.complete = True  # every parsed file's work came (none was unreadable)
         self._row_of: dict[str, int] = {}  # embedding text -> its row
@@ -88,8 +108,27 @@ class FirstBuild:
                 row = row_of[text] = len(row_of)
                 self._pending.append(text)
             self._embedding_rows.append(row)
-        if len(self._pending) >= EMBED_BATCH:
-            self._embed_pending()
+
+    def embed_on(self, pool: multiprocessing.pool.Pool) -> None:
+        """Have ``pool``'s workers embed the texts handed in so far, in batches of
+        ``EMBED_BATCH`` (:meth:`collect` takes the rows)."""
+        if self._remote is None or not self._pending:
+            return
+        batches = [
+            self._pending[at : at + EMBED_BATCH] for at in range(0, len(self._pending), EMBED_BATCH)
+        ]
+        self._async = pool.map_async(self._remote, batches)
+
+    def collect(self) -> None:
+        """Wait for the rows :meth:`embed_on` asked for."""
+        if self._async is None:
+            return
+        parts, self._async = self._async.get(), None
+        if any(part is None for part in parts):
+            self._load = None  # the engine embeds, and its embedder says why
+            return
+        self._vectors.extend(part for part in parts if part is not None)
+        self._pending = []
 
     def _embed_pending(self) -> None:
         if self._load is None or not self._pending:
@@ -157,6 +196,7 @@ class FirstBuild:
         """The documents of every file handed in, and their embedding rows when every
         text could be embedded."""
         file_documents, symbol_documents = merged(self.works)
+        self.collect()
         self._embed_pending()
         if self._load is None or self._pending:
             return KnownWork(file_documents, symbol_documents)

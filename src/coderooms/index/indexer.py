@@ -284,7 +284,9 @@ def _run(
                 if handing is not None:
                     handing.add(work)
 
-        if pool is not None:
+        if pool is not None and handing is not None:
+            handing.embed_on(pool)  # the workers embed while this process resolves
+        elif pool is not None:
             pool.close()
             pool.join()
             pool = None
@@ -316,6 +318,12 @@ def _run(
         resolved = len(results)
         for statement in rebuild:
             conn.execute(statement)
+        if pool is not None:
+            if handing is not None:
+                handing.collect()
+            pool.close()
+            pool.join()
+            pool = None
         phases["resolve"] = time.perf_counter() - mark
         phases["store_cpu"] = time.thread_time() - cpu_mark
         mark = time.perf_counter()
