@@ -66,6 +66,8 @@ STAMP_VERSION = 1
 MAX_UNSAVED_WORK = 2_000  # documents and rows counted or embedded before focus.npz is rewritten
 MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
 GRAPH_PHASE = "reading the code graph"
+HANDED_GRAPH_PHASE = "building the code graph"  # from the rows a cold run kept
+HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
@@ -354,9 +356,14 @@ class Workspace:
             return None
         files, symbols, edges = handed.rows
         handed.rows = None  # the engine takes the rest; the graph keeps its own
+        if self.report is not None:
+            self.report(HANDED_GRAPH_PHASE, 0, len(files))
         rows: GraphRows = (sorted(files), sorted(symbols), _edge_bytes(edges), *_git_rows(conn))
         _write_cache(cache, generation, rows)
-        return _build_graph(rows), rows
+        graph = _build_graph(rows)
+        if self.report is not None:
+            self.report(HANDED_GRAPH_PHASE, len(files), len(files))
+        return graph, rows
 
     def node(self, node_id: str) -> CodeNode:
         found = self.graph().node(node_id)
@@ -444,9 +451,13 @@ class Workspace:
             self._restored(graph, state, tag, built_path, built_key) if previous is None else None
         )
         handed, self._handed = self._handed, None
+        if handed is not None and handed.generation != generation:
+            handed = None
         if engine is None:
             known = focus_state.load(state, tag) if previous is None else None
-            if previous is None and handed is not None and handed.generation == generation:
+            if previous is None and handed is not None:
+                if self.report is not None:
+                    self.report(HANDED_ENGINE_PHASE, 0, 1)
                 known = handed.known_work()  # this run's own work: all of the graph's code
                 self._unsaved += 1  # kept in focus.npz for the next process's edits
             if known is not None:
@@ -470,6 +481,8 @@ class Workspace:
                 focus_state.save(state, engine.index.known_work(), tag)
                 self._unsaved = 0
             focus_state.save_built(built_path, engine.index.built(), built_key)
+            if handed is not None and self.report is not None:
+                self.report(HANDED_ENGINE_PHASE, 1, 1)
         self._models.wait()  # the embedder ranks the goal: loaded once, not twice
         self._engine = (graph, engine)
         return engine
@@ -609,9 +622,11 @@ class _PhaseLines:
 
 
 def _embedder() -> Embedder:
-    """The embedder every engine of this process embeds with."""
+    """The embedder every engine of this process embeds with, its model loaded (or
+    :class:`~coderooms.embeddings.EmbeddingModelUnavailable`)."""
     from coderooms import embeddings
 
+    embeddings.load_model()
     return embeddings.embed
 
 

@@ -14,11 +14,15 @@ from coderooms.focus.salience import SalienceIndex
 
 PATH = "pkg/mod_file.py"
 # Words, digits, punctuation and every line break str.splitlines knows of.
-PIECES = ["alpha", "BetaGamma", "snake_case", "x1", "42", " ", "(", ".", "\n", "\r\n", "\r"]
-PIECES += ["\x0b", "\x0c", "\x1c", "\x85", "\u2028", "é"]
+PIECES = ["alpha", "BetaGamma", "snake_case", "x1", "42", " ", "(", ".", "\n", "\n", "é"]
+BREAKS = ["\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"]
 KINDS = ("class", "function", "method", "module")
 
-texts = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
+# Texts with "\n" as their only line break (split at once), and texts with others too.
+texts = st.one_of(
+    st.lists(st.sampled_from(PIECES), max_size=60),
+    st.lists(st.sampled_from(PIECES + BREAKS), max_size=60),
+).map("".join)
 # A line long enough that a few of them pass what a symbol's document takes.
 long_line = st.just("word_" * (SYMBOL_TEXT_CAP_CHARS // 7) + "\n")
 bodies = st.lists(st.one_of(texts, long_line), min_size=1, max_size=6).map("".join)

@@ -12,6 +12,7 @@ many files' work into the arrays :class:`~coderooms.focus.salience.KnownWork` ho
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,13 +21,16 @@ from itertools import accumulate, chain
 import numpy as np
 
 from coderooms.focus.lexical import DocumentCounts
-from coderooms.focus.text import tokenize
+from coderooms.focus.text import WORD_PATTERN, tokenize, word_terms
 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
 KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
 DOCUMENT_KINDS = frozenset({"class", "function", "method"})  # symbols with a document
+_WORD_OR_NEWLINE = re.compile(f"{WORD_PATTERN}|\n")
+# Line breaks str.splitlines knows besides "\n" (a text holding one is split line by line).
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def digest(text: str, tail: bytes = b"") -> bytes:
@@ -142,13 +146,12 @@ def file_work(path: str, content_hash: str, text: str, symbols: Sequence[SymbolP
     symbols hold it."""
     text = text[:FILE_TEXT_CAP_CHARS]
     lines = text.splitlines()
-    # A word never spans a line break, so a text's terms are its lines' terms in order.
-    line_terms = [tokenize(line) for line in lines]
+    line_terms = _LineTerms(text, len(lines))
     # Where each line starts in the lines joined by newlines (a body's coordinates).
     starts = [0, *accumulate(len(line) + 1 for line in lines)]
     of_file = file_key(path, content_hash, text)
     in_path = path_terms(path)
-    documents: list[Counter[str]] = [Counter(chain(in_path, *line_terms))]
+    documents: list[Counter[str]] = [Counter(chain(in_path, line_terms.of(0, len(lines))))]
     keys = [of_file]
     embedding_keys: list[bytes] = []
     embedding_texts: list[str] = []
@@ -189,8 +192,36 @@ def file_work(path: str, content_hash: str, text: str, symbols: Sequence[SymbolP
     )
 
 
+class _LineTerms:
+    """The terms of a text's lines, any run of lines on demand. A word never spans a line
+    break, so a text's terms are its lines' terms in order: when ``\\n`` is its only
+    line break, the whole text is split into words at once and cut at its newlines."""
+
+    def __init__(self, text: str, count: int) -> None:
+        self.count = count
+        if _OTHER_BREAKS.search(text):
+            self._terms: list[Sequence[str]] = [tokenize(line) for line in text.splitlines()]
+            self._bounds: Sequence[int] = range(count + 1)
+            return
+        words = _WORD_OR_NEWLINE.findall(text)
+        self._terms = list(map(word_terms, words))  # a newline has none
+        ends = [at + 1 for at, word in enumerate(words) if word == "\n"]
+        if len(ends) < count:  # the last line has no newline
+            ends.append(len(words))
+        self._bounds = [0, *ends]
+
+    def of(self, first: int, last: int) -> Iterable[str]:
+        """The terms of lines ``first`` to ``last`` (0-based, end excluded)."""
+        bounds = self._bounds
+        return chain.from_iterable(self._terms[bounds[first] : bounds[last]])
+
+
 def _capped_terms(
-    lines: Sequence[str], line_terms: list[list[str]], starts: list[int], first: int, last: int
+    lines: Sequence[str],
+    line_terms: _LineTerms,
+    starts: list[int],
+    first: int,
+    last: int,
 ) -> Iterable[str]:
     """The terms of ``body_of`` lines ``first`` to ``last`` (0-based, end excluded) cut at
     :data:`SYMBOL_TEXT_CAP_CHARS`, from the terms of each line."""
@@ -199,12 +230,12 @@ def _capped_terms(
         return ()
     cut = starts[first] + SYMBOL_TEXT_CAP_CHARS  # in the joined lines' coordinates
     if starts[last] - 1 <= cut:  # the whole body fits
-        return chain.from_iterable(line_terms[first:last])
+        return line_terms.of(first, last)
     whole = first
     while starts[whole + 1] - 1 <= cut:  # line ``whole`` ends before the cut
         whole += 1
     part = lines[whole][: max(cut - starts[whole], 0)]
-    return chain(chain.from_iterable(line_terms[first:whole]), tokenize(part))
+    return chain(line_terms.of(first, whole), tokenize(part))
 
 
 def _head_of(lines: Sequence[str], first: int, last: int, room: int) -> str:

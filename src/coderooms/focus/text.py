@@ -38,7 +38,8 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+WORD_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"  # what tokenize takes for a word
+_WORD = re.compile(WORD_PATTERN)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?")
 # File paths by their extension: code, and the configuration and prose files a goal

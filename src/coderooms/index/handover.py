@@ -96,6 +96,15 @@ class FirstBuild:
         self.rows: tuple[list[tuple[Any, ...]], ...] | None = None
         self.generation = ""
 
+    def prepare(self) -> None:
+        """Load the embedder now (a worker forked afterwards has it loaded too)."""
+        if self._load is None or self._embedder is not None:
+            return
+        try:
+            self._embedder = self._load()
+        except HostError:
+            self._load = self._remote = None  # the engine embeds, and its embedder says why
+
     def add(self, work: FileWork | None) -> None:
         if work is None:
             self.complete = False

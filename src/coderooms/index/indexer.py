@@ -228,6 +228,10 @@ def _run(
 
         # Processes are forked before any thread exists: git log (read by a thread) starts
         # right away when parsing stays in this process, else once the forking is over.
+        if progress is not None and todo:
+            progress(PARSE_PHASE, 0, len(todo))  # told now: the first file may take long
+        if handing is not None and todo:
+            handing.prepare()  # before the workers fork: they inherit what it loads
         pool = open_pool([path for path, _ in todo], workers)
         forks = pool is not None
         if forks:  # largest files first: no worker is left parsing a big one at the end
@@ -253,8 +257,6 @@ def _run(
                 deleted.append(s.path)
         done = 0
         mark = time.perf_counter()
-        if progress is not None and todo:
-            progress(PARSE_PHASE, 0, len(todo))  # told now: the first file may take long
         for outcome, work in process_files(root, todo, pool, handing is not None):
             done += 1
             if progress is not None:
