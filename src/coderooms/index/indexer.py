@@ -32,6 +32,7 @@ from coderooms.index.summary import IndexSummary
 
 PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 CHUNK_FILES = 8  # files per task sent to a worker
+WRITE_BATCH_FILES = 256  # new files stored per statement
 MAX_WORKERS = 8
 GENERATION_TOKEN_BYTES = 8
 BULK_TABLES = ("symbols", "edges")  # written in bulk by a cold build
@@ -257,6 +258,7 @@ def _run(
                 deleted.append(s.path)
         done = 0
         mark = time.perf_counter()
+        unwritten: list[tuple[FileFacts, int]] = []
         for outcome, work in process_files(root, todo, pool, handing is not None):
             done += 1
             if progress is not None:
@@ -281,11 +283,18 @@ def _run(
                     old_symbols[path] = _symbol_keys(conn, path)
                 if path in known_skipped:
                     conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
-                db.write_file(conn, outcome, mtime, replace=path in known)
+                if path in known:
+                    db.write_file(conn, outcome, mtime)
+                else:  # written in batches: one statement per table per batch
+                    unwritten.append((outcome, mtime))
+                    if len(unwritten) >= WRITE_BATCH_FILES:
+                        db.write_new_files(conn, unwritten)
+                        unwritten = []
                 changed.append(outcome)
                 if handing is not None:
                     handing.add(work)
 
+        db.write_new_files(conn, unwritten)
         if pool is not None and handing is not None:
             handing.embed_on(pool)  # the workers embed while this process resolves
         elif pool is not None:
