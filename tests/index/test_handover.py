@@ -10,8 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_focus_state import GOALS as SHOP_GOALS
+from test_focus_state import SHOP, _from_nothing
 
-from coderooms import embeddings, tokens, workspace
+from coderooms import embeddings, workspace
 from coderooms.embeddings import EmbeddingModelUnavailable
 from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS
 from coderooms.focus.runtime import FocusEngine
@@ -22,42 +24,23 @@ from coderooms.workspace import Workspace
 
 LONG_BODY = "".join(f"    value_{i} = compute_{i}(alpha, beta)\n" for i in range(400))
 FILES = {
-    "shop/__init__.py": "",
-    "shop/cart.py": (
-        '"""A cart of items."""\n\n\nclass Cart:\n    def __init__(self):\n'
-        "        self.items = []\n\n    def add_item(self, sku, quantity):\n"
-        "        if quantity <= 0:\n            raise ValueError('quantity must be positive')\n"
-        "        self.items.append((sku, quantity))\n"
-    ),
-    "shop/pricing.py": (
-        "from shop.cart import Cart\n\n\ndef price_of(cart, discount=0):\n"
-        "    return sum(q for _, q in cart.items) * (1 - discount)\n"
-    ),
+    **SHOP,
     # Line breaks other than \n, and a body longer than a symbol document takes.
     "shop/odd.py": "def odd_lines():\r\n    a = 1\x0c    b = 2\u2028    return a\r\n",
     "shop/long.py": f"def long_function(alpha, beta):\n{LONG_BODY}    return alpha\n",
-    "README.md": "# Shop\n\nCarts, prices and parcels.\n",
     # Enough files for the index to parse them on a pool.
     **{
         f"pkg{i}/mod{i}.py": f"def helper_{i}(x):\n    return price_{i}(x) + {i}\n"
         for i in range(60)
     },
 }
-GOALS = (
-    "Cart.add_item with quantity 0 raises ValueError",
-    "price_of gives wrong results after a discount",
-    "long_function computes value_300 wrongly",
-)
+GOALS = (*SHOP_GOALS[:2], "long_function computes value_300 wrongly")
 
 
 def _answers(engine: FocusEngine) -> list[str]:
     return [
         json.dumps([engine.focus(g, budget=400).to_json(), engine.seek(g).to_json()]) for g in GOALS
     ]
-
-
-def _from_nothing(ws: Workspace) -> FocusEngine:
-    return FocusEngine.from_reader(ws.graph(), ws, tokens.count_tokens, embeddings.embed)
 
 
 def _same_index(got: FocusEngine, want: FocusEngine) -> None:

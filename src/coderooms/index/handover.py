@@ -12,6 +12,7 @@ and the workspace builds the graph from the rows, equal to those it would read b
 from __future__ import annotations
 
 import multiprocessing.pool
+import operator
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,6 +27,14 @@ from coderooms.index.extract import MAX_FILE_BYTES
 from coderooms.index.extract.common import content_hash
 from coderooms.index.facts import FileFacts
 
+_PLACE = operator.attrgetter(*SymbolPlace.__slots__)  # a symbol's fact as its place
+# A symbol's row as the graph reads it (see workspace._SYMBOL_ROW), between its path and
+# its test flag and size.
+_GRAPH_SYMBOL = operator.attrgetter(
+    "start_line", "id", "kind", "name", "qualname", "parent", "end_line", "signature",
+    "docstring", "content_hash",
+)  # fmt: skip
+
 
 def file_work(root: str, facts: FileFacts) -> FileWork | None:
     """The focus documents of a file just indexed as ``facts``, read again (from the page
@@ -38,20 +47,7 @@ def file_work(root: str, facts: FileFacts) -> FileWork | None:
         return None
     if content_hash(data) != facts.content_hash:
         return None
-    symbols = [
-        SymbolPlace(
-            s.id,
-            s.kind,
-            s.name,
-            s.qualname,
-            s.parent,
-            s.start_line,
-            s.end_line,
-            s.signature,
-            s.docstring,
-        )
-        for s in facts.symbols
-    ]
+    symbols = [SymbolPlace(*_PLACE(s)) for s in facts.symbols]
     return make_file_work(facts.path, facts.content_hash, data.decode("utf-8", "replace"), symbols)
 
 
@@ -179,21 +175,7 @@ class FirstBuild:
                 for f in files
             ],
             [
-                (
-                    f.path,
-                    s.start_line,
-                    s.id,
-                    s.kind,
-                    s.name,
-                    s.qualname,
-                    s.parent,
-                    s.end_line,
-                    s.signature,
-                    s.docstring,
-                    s.content_hash,
-                    int(s.is_test),
-                    s.size_bytes,
-                )
+                (f.path, *_GRAPH_SYMBOL(s), int(s.is_test), s.size_bytes)
                 for f in files
                 for s in f.symbols
             ],
