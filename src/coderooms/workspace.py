@@ -42,7 +42,7 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
-from coderooms.focus.salience import KnownWork, Report
+from coderooms.focus.salience import Embedder, KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
 from coderooms.index import db, focus_state
@@ -56,6 +56,7 @@ from coderooms.index.errors import (
     WorkspacePathNotUtf8,
     WorkspaceUnreadable,
 )
+from coderooms.index.handover import FirstBuild, unit_rows_in_worker
 from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
@@ -67,6 +68,8 @@ STAMP_VERSION = 1
 MAX_UNSAVED_WORK = 2_000  # documents and rows counted or embedded before focus.npz is rewritten
 MAX_PATCHED_PATHS = 400  # a run that changed more files than this: the graph is read whole
 GRAPH_PHASE = "reading the code graph"
+HANDED_GRAPH_PHASE = "building the code graph"  # from the rows a cold run kept
+HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
@@ -136,6 +139,7 @@ class Workspace:
         self._stamp: _Stamp | None = None
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
+        self._handed: FirstBuild | None = None  # a cold run's work, for the first engine
         # Told of long work (indexing, counting, embedding) by a surface that shows it.
         self.report: Report | None = None
 
@@ -177,10 +181,13 @@ class Workspace:
 
     # --- indexing ---------------------------------------------------------------------
 
-    def index(self, progress: bool = False, workers: int | None = None) -> IndexSummary:
+    def index(
+        self, progress: bool = False, workers: int | None = None, prepare_focus: bool = False
+    ) -> IndexSummary:
         """Bring the index up to date; only changed files are parsed again. Long work
         is told to :attr:`report`; with ``progress`` and no report set, each phase is a
-        line on stderr."""
+        line on stderr. With ``prepare_focus``, a cold run also makes, on its workers,
+        what the first focus engine needs (see :mod:`coderooms.index.handover`)."""
         from coderooms.index import indexer  # the parsers: not loaded to answer from an index
 
         report = self.report
@@ -189,20 +196,26 @@ class Workspace:
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
+            handing = FirstBuild(_embedder, unit_rows_in_worker) if prepare_focus else None
             try:
-                summary = indexer.run(self.root, conn, progress=report, workers=workers)
+                summary = indexer.run(
+                    self.root, conn, progress=report, workers=workers, first_build=handing
+                )
                 self._stamp = self._take_stamp(conn)
                 generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
+            if handing is not None and handing.rows is not None:
+                self._handed = handing
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
             return summary
 
-    def refresh(self) -> bool:
+    def refresh(self, prepare_focus: bool = True) -> bool:
         """Index again when the disk no longer matches what the index was built from (a
         file edited, added or removed, or index.db replaced), and say whether it did.
         Checking costs one ``stat`` per indexed file and directory; focus, seek and impact
-        do it first, so they never answer from code that has changed since."""
+        do it first, so they never answer from code that has changed since. A cold run
+        makes the first focus engine's work too unless ``prepare_focus`` is false."""
         stamp = self._stamp
         if stamp is None:  # a new process: the stamp the last run kept, if it is this index's
             stamp = self._stamp = self._kept_stamp()
@@ -211,7 +224,7 @@ class Workspace:
         with self._lock:
             if stamp is not None and stamp.database != _file_id(self.db_path):
                 self.close()  # index.db was deleted or replaced: open the one there now
-            self.index()
+            self.index(prepare_focus=prepare_focus)
         return True
 
     def _kept_stamp(self) -> _Stamp | None:
@@ -290,7 +303,9 @@ class Workspace:
                 return self._graph[1]
             cache = os.path.join(os.path.dirname(self.db_path), GRAPH_CACHE_FILE)
             with _without_cyclic_gc():
-                graph, rows = self._read_graph(conn, cache, generation)
+                graph, rows = self._handed_graph(conn, cache, generation) or self._read_graph(
+                    conn, cache, generation
+                )
             self._graph = (generation, graph)
             self._rows = (generation, rows)
             return graph
@@ -336,6 +351,25 @@ class Workspace:
         _write_cache(cache, generation, rows)
         if files and report is not None:
             report(GRAPH_PHASE, files, files)
+        return graph, rows
+
+    def _handed_graph(
+        self, conn: sqlite3.Connection, cache: str, generation: str
+    ) -> tuple[CodeGraph, GraphRows] | None:
+        """The graph of ``generation`` from the rows the cold run that made it handed
+        over (equal to those :func:`_graph_rows` reads), or None."""
+        handed = self._handed
+        if handed is None or handed.rows is None or handed.generation != generation:
+            return None
+        files, symbols, edges = handed.rows
+        handed.rows = None  # the engine takes the rest; the graph keeps its own
+        if self.report is not None:
+            self.report(HANDED_GRAPH_PHASE, 0, len(files))
+        rows: GraphRows = (sorted(files), sorted(symbols), _edge_bytes(edges), *_git_rows(conn))
+        _write_cache(cache, generation, rows)
+        graph = _build_graph(rows)
+        if self.report is not None:
+            self.report(HANDED_GRAPH_PHASE, len(files), len(files))
         return graph, rows
 
     def node(self, node_id: str) -> CodeNode:
@@ -418,12 +452,21 @@ class Workspace:
         state = self._state_path(focus_state.STATE_FILE)
         tag = self._state_tag()
         built_path = self._state_path(focus_state.BUILT_FILE)
-        built_key = focus_state.built_key(tag, self._graph[0] if self._graph else "")
+        generation = self._graph[0] if self._graph else ""
+        built_key = focus_state.built_key(tag, generation)
         engine = (
             self._restored(graph, state, tag, built_path, built_key) if previous is None else None
         )
+        handed, self._handed = self._handed, None
+        if handed is not None and handed.generation != generation:
+            handed = None
         if engine is None:
             known = focus_state.load(state, tag) if previous is None else None
+            if previous is None and handed is not None:
+                if self.report is not None:
+                    self.report(HANDED_ENGINE_PHASE, 0, 1)
+                known = handed.known_work()  # this run's own work: all of the graph's code
+                self._unsaved += 1  # kept in focus.npz for the next process's edits
             if known is not None:
                 counted = self._state_path(focus_state.TOKENS_FILE)
                 known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
@@ -445,6 +488,8 @@ class Workspace:
                 focus_state.save(state, engine.index.known_work(), tag)
                 self._unsaved = 0
             focus_state.save_built(built_path, engine.index.built(), built_key)
+            if handed is not None and self.report is not None:
+                self.report(HANDED_ENGINE_PHASE, 1, 1)
         engine.prepare()  # while the models may still be loading on the other thread
         self._models.wait()  # the embedder ranks the goal: loaded once, not twice
         self._engine = (graph, engine)
@@ -582,6 +627,15 @@ class _PhaseLines:
         if phase != self._phase:
             sys.stderr.write(f"{phase}: {total}\n")
         self._phase = None if done >= total else phase
+
+
+def _embedder() -> Embedder:
+    """The embedder every engine of this process embeds with, its model loaded (or
+    :class:`~coderooms.embeddings.EmbeddingModelUnavailable`)."""
+    from coderooms import embeddings
+
+    embeddings.load_model()
+    return embeddings.embed
 
 
 def _load_models(loaded: threading.Event) -> None:

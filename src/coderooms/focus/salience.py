@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -27,12 +26,13 @@ from typing import Any, Literal, TypeVar, cast, overload
 import numpy as np
 import scipy.sparse as sp
 
+from coderooms.focus import documents as docs
+from coderooms.focus.documents import FILE_TEXT_CAP_CHARS, KEY_SIZE
 from coderooms.focus.errors import UnknownSignal
 from coderooms.focus.graph import CodeGraph, CodeNode, EdgeColumns
 from coderooms.focus.lexical import BM25, BM25Parts, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
-from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
 RowArray = Literal["file", "symbol", "dangling"]
@@ -44,10 +44,6 @@ EMBEDDING_PHASE = "embedding code"
 REPORT_EVERY = 500  # documents counted between two reports
 EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on batching)
 
-FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
-SYMBOL_TEXT_CAP_CHARS = 8_000
-EMBED_TEXT_CAP_CHARS = 600
-KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
 MAX_KEY_SCANS = 256  # keys looked up by a scan of the previous keys; more: a table of them
 SOURCE_PRIOR_FLOOR = 0.9
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
@@ -642,11 +638,7 @@ class SalienceIndex:
         lines = self.lines(node.path)
         if node.kind == "file":
             return "\n".join(lines)
-        start = max(node.start_line - 1, 0)
-        return "\n".join(lines[start : max(node.end_line, start)])
-
-    def _path_terms(self, path: str) -> list[str]:
-        return tokenize(path.replace("/", " ").replace(".", " "))
+        return docs.body_of(lines, node.start_line, node.end_line)
 
     def _file_key(self, path: str) -> bytes:
         """Names a file's text: by the index's hash of it when the graph has one."""
@@ -654,25 +646,21 @@ class SalienceIndex:
         if key is None:
             row = self.file_of_path.get(path)
             content_hash = self.nodes[row].content_hash if row is not None else ""
-            if content_hash:
-                key = _digest(f"file\0{path}\0{content_hash}")
-            else:
-                key = _digest(f"text\0{path}\0{self.texts.get(path, '')}")
-            self._file_keys[path] = key
+            text = "" if content_hash else self.texts.get(path, "")
+            key = self._file_keys[path] = docs.file_key(path, content_hash, text)
         return key
 
     def _symbol_key(self, node: CodeNode) -> bytes:
-        head = f"{node.qualname}\0{node.path}\0{node.start_line}\0{node.end_line}"
-        return _digest(head, self._file_key(node.path))
+        of_file = self._file_key(node.path)
+        return docs.symbol_key(node.qualname, node.path, node.start_line, node.end_line, of_file)
 
     def _file_counts(self, node: CodeNode) -> Counter[str]:
         """Term counts of a file: its path and its text."""
-        return Counter(self._path_terms(node.path) + tokenize(self.texts.get(node.path, "")))
+        return Counter(docs.file_terms(node.path, self.texts.get(node.path, "")))
 
     def _symbol_counts(self, node: CodeNode) -> Counter[str]:
         """Term counts of a symbol: its name (twice), its path and its body."""
-        body = self.body(node)[:SYMBOL_TEXT_CAP_CHARS]
-        return Counter(tokenize(node.qualname) * 2 + self._path_terms(node.path) + tokenize(body))
+        return Counter(docs.symbol_terms(node.qualname, node.path, self.body(node)))
 
     def _rows_of(self, kind: Literal["file", "symbol"]) -> list[int]:
         return self.file_rows if kind == "file" else self.symbol_rows
@@ -838,11 +826,10 @@ class SalienceIndex:
         its place in its file's text (the body itself is then not needed)."""
         if node.kind == "file":
             return _digest(self._embed_text(node))
-        head = self._embed_head(node)
-        if len(head) >= EMBED_TEXT_CAP_CHARS:
-            return _digest(head[:EMBED_TEXT_CAP_CHARS])
-        place = f"{head}\0{node.start_line}\0{node.end_line}"
-        return _digest(place, b"body" + self._file_key(node.path))
+        of_file = self._file_key(node.path)
+        return docs.symbol_embed_key(
+            self._embed_head(node), node.start_line, node.end_line, of_file
+        )
 
     def _embed_all(
         self, embedder: Embedder, known: KnownWork | None, keys: tuple[bytes, ...]
@@ -888,18 +875,15 @@ class SalienceIndex:
         return out
 
     def _embed_head(self, node: CodeNode) -> str:
-        return f"{node.path} {node.qualname}\n{node.signature}\n{node.docstring}"
+        return docs.embed_head(node.path, node.qualname, node.signature, node.docstring)
 
     def _embed_text(self, node: CodeNode) -> str:
         if node.kind == "file":
-            # A file reads as its path, its docstring and the names it defines.
-            names = " ".join(c.name for c in self.children_of(node.id))
-            text = f"{node.path}\n{node.docstring}\n{names}"
-        else:
-            text = self._embed_head(node)
-            if len(text) < EMBED_TEXT_CAP_CHARS:
-                text += "\n" + self.body(node)
-        return text[:EMBED_TEXT_CAP_CHARS]
+            names = (c.name for c in self.children_of(node.id))
+            return docs.file_embed_text(node.path, node.docstring, names)
+        head = self._embed_head(node)
+        short = len(head) < docs.EMBED_TEXT_CAP_CHARS
+        return docs.symbol_embed_text(head, self.body(node) if short else "")
 
     # --- graph -------------------------------------------------------------------------
 
@@ -1043,10 +1027,7 @@ class SalienceIndex:
         return notes
 
 
-def _digest(text: str, tail: bytes = b"") -> bytes:
-    """A short fingerprint of a text (and ``tail``), to recognise it in the next index."""
-    data = text.encode("utf-8", "surrogatepass") + b"\0" + tail
-    return hashlib.blake2b(data, digest_size=KEY_SIZE).digest()
+_digest = docs.digest
 
 
 NO_KEY = bytes(KEY_SIZE)
