@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import statistics
@@ -60,7 +59,7 @@ from coderooms.mcp.service import RoomService  # noqa: E402
 from mcp import Client  # noqa: E402
 
 sys.path.append(str(_HERE))
-from reliability import SERVED_PIDS, HttpAgent, process_cpu_s, served  # noqa: E402
+from reliability import SERVED_PIDS, HttpAgent, WireClient, process_cpu_s, served  # noqa: E402
 
 from rooms import DESKS, LARGE_ROWS, build, desk_id, staff, verdict  # noqa: E402
 
@@ -99,55 +98,6 @@ async def median_ms(
         await call(i)
         timings.append((time.perf_counter() - started) * 1000)
     return statistics.median(timings)
-
-
-class WireClient:
-    """A bare MCP client over a ``coderooms mcp`` subprocess: one JSON-RPC line written,
-    lines read until the response with the same id, decoded with :func:`json.loads`."""
-
-    def __init__(self, args: list[str]) -> None:
-        self._process = subprocess.Popen(
-            [CODEROOMS, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        self._next = 0
-        self.pid = self._process.pid
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "benchmark-wire", "version": "1"},
-            },
-        )
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self._process.stdin is not None
-        self._process.stdin.write(json.dumps(message).encode() + b"\n")
-        self._process.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self._next += 1
-        self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
-        assert self._process.stdout is not None
-        while True:
-            line = self._process.stdout.readline()
-            if not line:
-                raise RuntimeError("the server closed its stdout")
-            message: dict[str, Any] = json.loads(line)
-            if message.get("id") == self._next:
-                if "error" in message:
-                    raise RuntimeError(str(message["error"]))
-                result: dict[str, Any] = message["result"]
-                return result
-
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self.request("tools/call", {"name": name, "arguments": arguments})
-
-    def close(self) -> None:
-        assert self._process.stdin is not None
-        self._process.stdin.close()
-        self._process.wait(timeout=30)
 
 
 def pin(cpu: str | None) -> str:

@@ -68,6 +68,7 @@ LOCK_HOLD_S = 8.0
 """How long another process holds the write lock while one agent posts."""
 STOP_WAIT_S = 30.0
 """A stdio server still running this long after SIGTERM counts as hung."""
+WIRE_CLOSE_TIMEOUT_S = 60.0  # a stdio server ends this soon after its input closes
 DEEP_NESTING = 64 * 1024
 BIG_MESSAGES = 30
 PROTOCOL = "2025-06-18"
@@ -114,6 +115,55 @@ def write_lock_held(db: Path) -> Iterator[None]:
 
 
 # --- an HTTP client on one kept-alive connection -------------------------------------
+
+
+class WireClient:
+    """A bare MCP client over a ``coderooms mcp`` subprocess: one JSON-RPC line written,
+    lines read until the response with the same id, decoded with :func:`json.loads`."""
+
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        self._process = subprocess.Popen(
+            [CODEROOMS, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
+        self._next = 0
+        self.pid = self._process.pid
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "benchmark-wire", "version": "1"},
+            },
+        )
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.write(json.dumps(message).encode() + b"\n")
+        self._process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next += 1
+        self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        assert self._process.stdout is not None
+        while True:
+            line = self._process.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed its stdout")
+            message: dict[str, Any] = json.loads(line)
+            if message.get("id") == self._next:
+                if "error" in message:
+                    raise RuntimeError(str(message["error"]))
+                result: dict[str, Any] = message["result"]
+                return result
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.request("tools/call", {"name": name, "arguments": arguments})
+
+    def close(self) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.close()
+        self._process.wait(timeout=WIRE_CLOSE_TIMEOUT_S)
 
 
 class HttpAgent:

@@ -242,11 +242,19 @@ def test_piece_cache_is_bounded_and_results_do_not_depend_on_it(
 def test_the_shipped_model_read_directly_is_the_model_model2vec_loads() -> None:
     from model2vec import StaticModel
 
-    direct = embeddings._read_plain(embeddings.DEFAULT_MODEL_DIR)
-    assert direct is not None
+    encoder = embeddings._read_plain(embeddings.DEFAULT_MODEL_DIR)
+    assert encoder is not None
     loaded = StaticModel.from_pretrained(
         embeddings.DEFAULT_MODEL_DIR, quantize_to=embeddings.COMPUTE_DTYPE, force_download=False
     )
+    # What the encoder reads without making the model is what model2vec loads ...
+    assert encoder.table.dtype == loaded.embedding.dtype
+    assert np.array_equal(encoder.table, loaded.embedding)
+    assert (encoder.token_limit, encoder.unknown) == (loaded.max_length, loaded.unk_token_id)
+    assert encoder.char_limit == loaded.max_length * loaded.median_token_length
+    assert encoder.by_pieces
+    # ... and so is the model it makes when a text needs it.
+    direct = encoder.model
     assert direct.embedding.dtype == loaded.embedding.dtype
     assert np.array_equal(direct.embedding, loaded.embedding)
     assert direct.tokens == loaded.tokens
@@ -274,3 +282,34 @@ def test_factored_vectors_are_the_vectors_embed_gives() -> None:
     unit = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
     assert np.allclose(unit, dense, atol=1e-6)
     assert not rows[2].any()  # no token: a row of zeros, as embed gives
+
+
+def test_embedding_plain_texts_never_makes_the_model2vec_model() -> None:
+    encoder = embeddings._read_plain(embeddings.DEFAULT_MODEL_DIR)
+    assert encoder is not None
+    plain = encoder.mean_vectors(["def add_item(self, sku):", "route parcels by weight"])
+    assert encoder._model is None  # the tokenizer and the table were enough
+    assert np.array_equal(
+        plain,
+        embeddings._encoder(embeddings.DEFAULT_MODEL_DIR).mean_vectors(
+            ["def add_item(self, sku):", "route parcels by weight"]
+        ),
+    )
+    encoder.mean_vectors(["a [PAD] token goes through the model whole"])
+    assert encoder._model is not None
+
+
+def test_the_defaults_read_without_model2vec_are_model2vecs_own() -> None:
+    from model2vec import model
+
+    assert embeddings.MODEL2VEC_MAX_LENGTH == model.DEFAULT_MAX_LENGTH
+    assert embeddings.MODEL2VEC_NORMALIZE == model._DEFAULT_NORMALIZE
+
+
+def test_loading_the_embedder_does_not_import_model2vec() -> None:
+    code = (
+        "import sys; from coderooms import embeddings; embeddings.load_embedder(); "
+        "embeddings.embed(['route parcels by weight']); print('model2vec' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -182,3 +182,37 @@ def test_counting_without_data_raises_the_typed_error(monkeypatch: pytest.Monkey
         monkeypatch.undo()
         tokens._loaded_encoding.cache_clear()
     assert count_tokens("hello world") == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRICKY_TEXT, st.integers(min_value=0, max_value=120), st.integers(min_value=1, max_value=40))
+def test_a_count_within_a_limit_is_exact_up_to_it_and_a_true_floor_past_it(
+    text: str, limit: int, part: int
+) -> None:
+    exact = reference_count(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokens, "BOUNDED_CHUNK_CHARS", part)  # many parts even in short texts
+        counted = tokens.count_tokens_within(text, limit)
+    if exact <= limit:
+        assert counted == exact
+    else:
+        assert limit < counted <= exact
+
+
+def test_a_count_within_a_limit_stops_reading_a_long_text_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = Path(tiktoken.core.__file__).read_text(encoding="utf-8") * 20
+    read: list[int] = []
+    whole = tokens._count_chunk
+
+    def counted(chunk: str) -> int:
+        read.append(len(chunk))
+        return whole(chunk)
+
+    monkeypatch.setattr(tokens, "_count_chunk", counted)
+    bound = tokens.count_tokens_within(text, 500)
+    assert 500 < bound < reference_count(text)
+    assert sum(read) < len(text) / 20  # a few parts of the text, not all of it
+    assert tokens.COUNTER("hello world") == 2
+    assert tokens.COUNTER.within("hello world", 1) == 2

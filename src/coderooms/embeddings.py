@@ -23,14 +23,16 @@ texts that contain one of the tokenizer's added tokens (``[PAD]``), go through
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-from model2vec import StaticModel
+from tokenizers import Tokenizer
 from tokenizers.models import WordPiece
 from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
@@ -38,11 +40,15 @@ from tokenizers.pre_tokenizers import BertPreTokenizer
 from coderooms.errors import HostError
 from coderooms.focus.discussion import FactoredVectors
 
+if TYPE_CHECKING:
+    from model2vec import StaticModel  # imported when a model is made: it brings joblib
+
 __all__ = [
     "DEFAULT_MODEL_DIR",
     "EmbeddingModelUnavailable",
     "embed",
     "embed_factored",
+    "load_embedder",
     "load_model",
     "model_tag",
 ]
@@ -53,6 +59,8 @@ REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # on CPUs, so the table is widened once at load.
 COMPUTE_DTYPE = "float32"
 ENCODE_BATCH = 4096  # texts tokenised and pooled together
+MODEL2VEC_MAX_LENGTH = 512  # model2vec's token limit when a model's config names none
+MODEL2VEC_NORMALIZE = False  # and whether it normalises, when the config does not say
 PIECE_CACHE_MAX_ENTRIES = 200_000  # remembered piece tokenisations; emptied when full
 # ASCII whitespace runs, then single ASCII punctuation characters, then everything else:
 # boundaries a BERT pre-tokenizer always respects (see the module docstring).
@@ -72,6 +80,13 @@ class EmbeddingModelUnavailable(HostError):
 def load_model(name_or_path: str | Path | None = None) -> StaticModel:
     """The model2vec model named by ``name_or_path``; ``None`` is the shipped default."""
     return _encoder(_resolve(name_or_path)).model
+
+
+def load_embedder(name_or_path: str | Path | None = None) -> None:
+    """Load what :func:`embed` needs of the model now (once per process; a first
+    embedding does otherwise): a host warms it on another thread while it reads its index.
+    For the shipped layout that is the tokenizer and the table, not model2vec's model."""
+    _encoder(_resolve(name_or_path))
 
 
 def model_tag(model: str | Path | None = None) -> str:
@@ -110,31 +125,64 @@ def embed(texts: Sequence[str], model: str | Path | None = None) -> np.ndarray:
     return unit
 
 
-class _Encoder:
-    """Mean token vectors of a loaded model, with the piece cache for BERT tokenizers."""
+@dataclass(frozen=True)
+class _ModelParts:
+    """What the encoder reads of a model2vec model: its tokenizer (padding off), its
+    table widened to the compute type, whether it is plain (no token weights and no
+    token mapping), and its truncation settings."""
 
-    def __init__(self, model: StaticModel) -> None:
-        self.model = model
-        self.dim = int(model.dim)
-        self.table = np.asarray(model.embedding, dtype=np.float32)
-        tokenizer = model.tokenizer
+    tokenizer: Tokenizer
+    table: np.ndarray
+    plain: bool
+    max_length: int | None
+    median_token_length: int
+    unk_token_id: int | None
+
+    @classmethod
+    def of(cls, model: StaticModel) -> _ModelParts:
+        return cls(
+            model.tokenizer,
+            np.asarray(model.embedding, dtype=np.float32),
+            model.weights is None and model.token_mapping is None,
+            model.max_length,
+            int(model.median_token_length),
+            model.unk_token_id,
+        )
+
+
+class _Encoder:
+    """Mean token vectors of a loaded model, with the piece cache for BERT tokenizers.
+    ``make_model`` gives the model2vec model itself, made only when a text must go
+    through it (see :meth:`mean_vectors`) or :func:`load_model` asks for it."""
+
+    def __init__(self, parts: _ModelParts, make_model: Callable[[], StaticModel]) -> None:
+        self._make_model = make_model
+        self._model: StaticModel | None = None
+        self.table = parts.table
+        self.dim = int(self.table.shape[1])
+        tokenizer = self.tokenizer = parts.tokenizer
         self.by_pieces = (
             isinstance(tokenizer.normalizer, BertNormalizer)
             and isinstance(tokenizer.pre_tokenizer, BertPreTokenizer)
             and isinstance(tokenizer.model, WordPiece)
-            and model.weights is None
-            and model.token_mapping is None
+            and parts.plain
         )
         added = list(tokenizer.get_added_tokens_decoder().values())
         # Added tokens are matched in the raw text before any splitting; texts holding one
         # go through model2vec whole (and normalised added tokens rule the shortcut out).
         self.by_pieces = self.by_pieces and not any(t.normalized for t in added)
         self.added = tuple(t.content for t in added)
-        limit = model.max_length
+        limit = parts.max_length
         self.token_limit: int | None = limit
-        self.char_limit: int | None = None if limit is None else limit * model.median_token_length
-        self.unknown: int | None = model.unk_token_id
+        self.char_limit: int | None = None if limit is None else limit * parts.median_token_length
+        self.unknown: int | None = parts.unk_token_id
         self.pieces: dict[str, list[int]] = {}
+
+    @property
+    def model(self) -> StaticModel:
+        if self._model is None:
+            self._model = self._make_model()
+        return self._model
 
     def mean_vectors(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -223,7 +271,7 @@ class _Encoder:
             self.pieces.clear()
             unseen = pieces
         ordered = sorted(unseen)
-        encodings = self.model.tokenizer.encode_batch_fast(ordered, add_special_tokens=False)
+        encodings = self.tokenizer.encode_batch_fast(ordered, add_special_tokens=False)
         self.pieces.update(zip(ordered, (e.ids for e in encodings), strict=True))
 
 
@@ -285,29 +333,32 @@ def _checked_directory(model: str, path: Path) -> Path:
 @cache
 def _encoder(path: Path) -> _Encoder:
     try:
-        model = _read_plain(path) or StaticModel.from_pretrained(
-            path, quantize_to=COMPUTE_DTYPE, force_download=False
-        )
+        plain = _read_plain(path)
+        if plain is not None:
+            return plain
+        from model2vec import StaticModel
+
+        model = StaticModel.from_pretrained(path, quantize_to=COMPUTE_DTYPE, force_download=False)
+        return _Encoder(_ModelParts.of(model), lambda: model)
+    except EmbeddingModelUnavailable:
+        raise
     except Exception as exc:  # corrupt or foreign files surface as many library errors
         raise EmbeddingModelUnavailable(model=str(path), reason=str(exc) or repr(exc)) from exc
-    return _Encoder(model)
 
 
-def _read_plain(path: Path) -> StaticModel | None:
-    """The model in ``path`` when it has model2vec's own layout and no model card, read as
-    ``StaticModel.from_pretrained`` reads it, but without importing model2vec's hub support
-    (huggingface_hub and what it brings are about a second of a fresh process, for a
-    README this layout does not have). None for any other directory."""
+def _read_plain(path: Path) -> _Encoder | None:
+    """The encoder of the model in ``path`` when it has model2vec's own layout, no model
+    card and a BERT-style tokenizer (see :class:`_Encoder`), read as
+    ``StaticModel.from_pretrained`` reads it but without importing model2vec: its hub
+    support (huggingface_hub) and its own imports (joblib, tqdm) are most of a second of
+    a fresh process, and making its model copies the tokenizer twice and sorts the
+    vocabulary twice. The model is made only when a text needs it. None for any other
+    directory (model2vec's own loader reads it)."""
     if (path / "README.md").exists() or _missing_files(path):
-        return None
-    try:
-        from model2vec.model import _DEFAULT_NORMALIZE, DEFAULT_MAX_LENGTH, quantize_model
-    except ImportError:  # another model2vec: its own loader reads it
         return None
     import json
 
     import safetensors
-    from tokenizers import Tokenizer
 
     with safetensors.safe_open(str(path / "model.safetensors"), framework="numpy") as tensors:
         names = set(tensors.keys())
@@ -316,16 +367,48 @@ def _read_plain(path: Path) -> StaticModel | None:
         mapping = tensors.get_tensor("mapping") if "mapping" in names else None
     with open(path / "config.json", encoding="utf-8") as fh:
         config = json.load(fh)
-    try:
-        model = StaticModel(
-            vectors=vectors,
-            tokenizer=Tokenizer.from_file(str(path / "tokenizer.json")),
-            config=config,
-            normalize=config.get("normalize", _DEFAULT_NORMALIZE),
-            weights=weights,
-            token_mapping=mapping,
-            max_length=config.get("max_length", DEFAULT_MAX_LENGTH),
-        )
-        return quantize_model(model, quantize_to=COMPUTE_DTYPE)
-    except TypeError:  # another model2vec's signatures: its own loader reads it
+    tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+    vocabulary = tokenizer.get_vocab()
+    if not isinstance(tokenizer.model, WordPiece) or (
+        mapping is None and len(vectors) != len(vocabulary)
+    ):
         return None
+    table = vectors.astype(np.float32)  # as model2vec widens it (see COMPUTE_DTYPE)
+    max_length = config.get("max_length", MODEL2VEC_MAX_LENGTH)
+
+    def make_model() -> StaticModel:
+        from model2vec import StaticModel
+
+        try:
+            return StaticModel(
+                vectors=table,
+                tokenizer=tokenizer,
+                config=config,
+                normalize=config.get("normalize", MODEL2VEC_NORMALIZE),
+                weights=weights,
+                token_mapping=mapping,
+                max_length=max_length,
+            )
+        except TypeError:  # another model2vec's signatures: its own loader reads it
+            return StaticModel.from_pretrained(path, quantize_to=COMPUTE_DTYPE)
+
+    # Padding off, the pad token kept, as model2vec sets the tokenizer of its model: a
+    # batch of pieces must not come back padded to the longest.
+    padding = tokenizer.padding
+    if padding is not None:
+        tokenizer.enable_padding(
+            pad_id=padding["pad_id"],
+            pad_token=padding["pad_token"],
+            pad_type_id=padding["pad_type_id"],
+            length=0,
+        )
+    unknown = tokenizer.model.unk_token
+    parts = _ModelParts(
+        tokenizer,
+        table,
+        weights is None and mapping is None,
+        max_length,
+        int(np.median([len(token) for token in vocabulary])),
+        None if unknown is None else tokenizer.token_to_id(unknown),
+    )
+    return _Encoder(parts, make_model)

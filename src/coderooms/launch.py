@@ -38,9 +38,9 @@ def _terminated_while_loading(signum: int, frame: object) -> None:
 
 
 def _load() -> Callable[[], object]:
-    from coderooms.cli import main as cli
+    from coderooms.cli import main_for
 
-    return cli
+    return main_for(sys.argv[1:])
 
 
 def main() -> None:

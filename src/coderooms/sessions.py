@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from coderooms.focus.discussion import code_mentions
 from coderooms.focus.errors import (
@@ -41,7 +41,9 @@ from coderooms.focus.workingset import (
     with_pins,
     without_pins,
 )
-from coderooms.store.worksets import WorkingSets
+
+if TYPE_CHECKING:  # the store package is loaded by whoever hands one in
+    from coderooms.store.worksets import WorkingSets
 
 __all__ = ["MODES", "SESSION_MODES", "FocusMode", "checked_session", "focus_call"]
 

@@ -28,17 +28,23 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import regex  # type: ignore[import-untyped]  # a dependency of tiktoken, untyped
 import tiktoken
 
 from coderooms.errors import HostError
+
+if TYPE_CHECKING:
+    import regex  # type: ignore[import-untyped]  # a dependency of tiktoken, untyped
 
 __all__ = [
     "ENCODING_NAME",
     "TokenizerUnavailable",
     "count_tokens",
+    "COUNTER",
+    "O200kCounter",
     "count_tokens_many",
+    "count_tokens_within",
     "encoding_name",
     "load_encoding",
 ]
@@ -71,6 +77,9 @@ CHUNK_CHARS = 1 << 16  # texts longer than this are counted in chunks of about t
 WHITESPACE_PROBE_CHARS = 1 << 14
 COUNT_WORKERS = 2  # threads sharing a large batch (tiktoken releases the GIL)
 PARALLEL_MIN_CHARS = 1 << 20  # below this much text, threads cost more than they save
+# A count with a limit reads a long text in parts of about this size and stops at the
+# first part that takes it past the limit (about a thousand tokens of code a part).
+BOUNDED_CHUNK_CHARS = 1 << 12
 
 
 class TokenizerUnavailable(HostError):
@@ -104,6 +113,36 @@ def count_tokens(text: str) -> int:
     if len(text) < PARALLEL_MIN_CHARS:
         return sum(_count_chunk(chunk) for chunk in chunks)
     return sum(_count_in_threads(chunks))
+
+
+def count_tokens_within(text: str, limit: int) -> int:
+    """The exact count of ``text`` when it is at most ``limit``; otherwise a number
+    above ``limit`` and at most the exact count. Whoever only asks whether a text fits in
+    ``limit`` tokens learns it without counting the whole of a long text."""
+    if len(text) <= BOUNDED_CHUNK_CHARS:
+        return count_tokens(text)
+    total = 0
+    for chunk in _safe_chunks(text, BOUNDED_CHUNK_CHARS):
+        total += _count_chunk(chunk)
+        if total > limit:
+            break
+    return total
+
+
+class O200kCounter:
+    """The counter a focus engine takes: :func:`count_tokens` when called, and
+    :func:`count_tokens_within` as ``within`` (a packer asks only whether a text fits)."""
+
+    __slots__ = ()
+
+    def __call__(self, text: str) -> int:
+        return count_tokens(text)
+
+    def within(self, text: str, limit: int) -> int:
+        return count_tokens_within(text, limit)
+
+
+COUNTER = O200kCounter()
 
 
 def count_tokens_many(texts: Iterable[str]) -> list[int]:
@@ -203,6 +242,8 @@ def _next_safe_cut(text: str, position: int) -> int:
 
 @cache
 def _split_pattern() -> regex.Pattern[str]:
+    import regex  # imported for the rare text that needs it: a tenth of a second
+
     return regex.compile(SPLIT_PATTERN)
 
 

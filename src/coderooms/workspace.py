@@ -12,12 +12,13 @@ import contextlib
 import errno
 import gc
 import marshal
+import mmap
 import os
 import sqlite3
 import struct
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
@@ -32,6 +33,7 @@ from coderooms.focus.graph import (
     EdgeColumns,
     EdgePatch,
     FileSignals,
+    NodeTable,
 )
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
@@ -43,10 +45,10 @@ from coderooms.focus.runtime import (
     FocusResult,
     SeekResult,
 )
-from coderooms.focus.salience import KnownWork, Report
+from coderooms.focus.salience import Embedder, KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
-from coderooms.index import db, focus_state, indexer
+from coderooms.index import db, focus_state
 from coderooms.index.discover import INDEX_DIR, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
@@ -57,11 +59,12 @@ from coderooms.index.errors import (
     WorkspacePathNotUtf8,
     WorkspaceUnreadable,
 )
+from coderooms.index.handover import FirstBuild, unit_rows_in_worker
 from coderooms.index.summary import IndexSummary
 
 INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
-GRAPH_CACHE_VERSION = 4
+GRAPH_CACHE_VERSION = 6
 GRAPH_DELTA_FILE = "graph.delta"  # the files changed since the cached generation
 _CACHE_HEAD_SIZE = struct.Struct("<I")  # the length of the cache's head (key, generation)
 STAMP_FILE = "stamp.bin"  # the stamp of the last indexing run, for the next process's check
@@ -71,6 +74,8 @@ MAX_PATCHED_PATHS = 400
 """A run that changed more files than this reads the graph whole; a graph delta naming
 more than this many files is folded into a rewritten graph.cache."""
 GRAPH_PHASE = "reading the code graph"
+HANDED_GRAPH_PHASE = "building the code graph"  # from the rows a cold run kept
+HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
@@ -143,6 +148,7 @@ class Workspace:
         self._stamp: _Stamp | None = None
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
+        self._handed: FirstBuild | None = None  # a cold run's work, for the first engine
         # Told of long work (indexing, counting, embedding) by a surface that shows it.
         self.report: Report | None = None
 
@@ -184,30 +190,41 @@ class Workspace:
 
     # --- indexing ---------------------------------------------------------------------
 
-    def index(self, progress: bool = False, workers: int | None = None) -> IndexSummary:
+    def index(
+        self, progress: bool = False, workers: int | None = None, prepare_focus: bool = False
+    ) -> IndexSummary:
         """Bring the index up to date; only changed files are parsed again. Long work
         is told to :attr:`report`; with ``progress`` and no report set, each phase is a
-        line on stderr."""
+        line on stderr. With ``prepare_focus``, a cold run also makes, on its workers,
+        what the first focus engine needs (see :mod:`coderooms.index.handover`)."""
+        from coderooms.index import indexer  # the parsers: not loaded to answer from an index
+
         report = self.report
         if report is None and progress:
             report = _PhaseLines()
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
+            handing = FirstBuild(_embedder, unit_rows_in_worker) if prepare_focus else None
             try:
-                summary = indexer.run(self.root, conn, progress=report, workers=workers)
+                summary = indexer.run(
+                    self.root, conn, progress=report, workers=workers, first_build=handing
+                )
                 self._stamp = self._take_stamp(conn)
                 generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
+            if handing is not None and handing.rows is not None:
+                self._handed = handing
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
             return summary
 
-    def refresh(self) -> bool:
+    def refresh(self, prepare_focus: bool = True) -> bool:
         """Index again when the disk no longer matches what the index was built from (a
         file edited, added or removed, or index.db replaced), and say whether it did.
         Checking costs one ``stat`` per indexed file and directory; focus, seek and impact
-        do it first, so they never answer from code that has changed since."""
+        do it first, so they never answer from code that has changed since. A cold run
+        makes the first focus engine's work too unless ``prepare_focus`` is false."""
         stamp = self._stamp
         if stamp is None:  # a new process: the stamp the last run kept, if it is this index's
             stamp = self._stamp = self._kept_stamp()
@@ -216,7 +233,7 @@ class Workspace:
         with self._lock:
             if stamp is not None and stamp.database != _file_id(self.db_path):
                 self.close()  # index.db was deleted or replaced: open the one there now
-            self.index()
+            self.index(prepare_focus=prepare_focus)
         return True
 
     def _kept_stamp(self) -> _Stamp | None:
@@ -274,6 +291,8 @@ class Workspace:
 
     def summary(self) -> IndexSummary:
         """The state of the index as last written, without running the indexer."""
+        from coderooms.index import indexer
+
         with self._reading() as conn:
             return indexer.summarize(conn, self.root, bool(db.get_meta(conn, "head")), 0.0, {})
 
@@ -293,7 +312,9 @@ class Workspace:
                 return self._graph[1]
             cache = os.path.join(os.path.dirname(self.db_path), GRAPH_CACHE_FILE)
             with _without_cyclic_gc():
-                graph, rows = self._read_graph(conn, cache, generation)
+                graph, rows = self._handed_graph(conn, cache, generation) or self._read_graph(
+                    conn, cache, generation
+                )
             self._graph = (generation, graph)
             self._rows = (generation, rows)
             return graph
@@ -384,6 +405,26 @@ class Workspace:
         if kept is not None and kept.after == delta.before:
             return _DiskGraph(kept.base, generation, kept.paths | frozenset(delta.paths))
         return _DiskGraph(delta.before, generation, frozenset(delta.paths))
+
+    def _handed_graph(
+        self, conn: sqlite3.Connection, cache: str, generation: str
+    ) -> tuple[CodeGraph, GraphRows] | None:
+        """The graph of ``generation`` from the rows the cold run that made it handed
+        over (equal to those :func:`_graph_rows` reads), or None."""
+        handed = self._handed
+        if handed is None or handed.rows is None or handed.generation != generation:
+            return None
+        files, symbols, edges = handed.rows
+        handed.rows = None  # the engine takes the rest; the graph keeps its own
+        if self.report is not None:
+            self.report(HANDED_GRAPH_PHASE, 0, len(files))
+        rows: GraphRows = (sorted(files), sorted(symbols), _edge_bytes(edges), *_git_rows(conn))
+        _write_cache(cache, generation, rows)
+        self._on_disk = _DiskGraph(generation, generation, frozenset(), _file_mark(cache))
+        graph = _build_graph(rows)
+        if self.report is not None:
+            self.report(HANDED_GRAPH_PHASE, len(files), len(files))
+        return graph, rows
 
     def node(self, node_id: str) -> CodeNode:
         found = self.graph().node(node_id)
@@ -480,16 +521,24 @@ class Workspace:
             previous = self._restored(base[1], state, tag, built_path, base_key)
             if previous is not None:
                 self._built_on_disk = (base[0], _file_mark(built_path))
+        handed, self._handed = self._handed, None
+        if handed is not None and handed.generation != generation:
+            handed = None
         if engine is None:
             lived = self._engine is not None  # an engine of this process's before
             known = focus_state.load(state, tag) if previous is None else None
+            if previous is None and handed is not None:
+                if self.report is not None:
+                    self.report(HANDED_ENGINE_PHASE, 0, 1)
+                known = handed.known_work()  # this run's own work: all of the graph's code
+                self._unsaved += 1  # kept in focus.npz for the next process's edits
             if known is not None:
                 counted = self._state_path(focus_state.TOKENS_FILE)
                 known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
             engine = FocusEngine.from_reader(
                 graph,
                 self,
-                tokens.count_tokens,
+                tokens.COUNTER,
                 embeddings.embed,
                 previous=previous,
                 known=known,
@@ -504,6 +553,9 @@ class Workspace:
                 self._unsaved = 0
             if not lived or not self._kept_elsewhere(generation, built_path):
                 self._keep_built(engine, generation, built_path, built_key)
+            if handed is not None and self.report is not None:
+                self.report(HANDED_ENGINE_PHASE, 1, 1)
+        engine.prepare()  # while the models may still be loading on the other thread
         self._models.wait()  # the embedder ranks the goal: loaded once, not twice
         self._engine = (graph, engine)
         return engine
@@ -552,7 +604,7 @@ class Workspace:
             return FocusEngine.restored(
                 graph,
                 self,
-                tokens.count_tokens,
+                tokens.COUNTER,
                 built,
                 embeddings.embed,
                 known=lambda: _known_or_none(state, tag),
@@ -677,6 +729,15 @@ class _PhaseLines:
         self._phase = None if done >= total else phase
 
 
+def _embedder() -> Embedder:
+    """The embedder every engine of this process embeds with, its model loaded (or
+    :class:`~coderooms.embeddings.EmbeddingModelUnavailable`)."""
+    from coderooms import embeddings
+
+    embeddings.load_model()
+    return embeddings.embed
+
+
 def _load_models(loaded: threading.Event) -> None:
     """Load what a first focus needs besides the index: the embedding model (``loaded``
     is set then, also when it fails: the first embedding then says why), then the token
@@ -684,7 +745,7 @@ def _load_models(loaded: threading.Event) -> None:
     from coderooms import embeddings, tokens
 
     try:
-        embeddings.load_model()
+        embeddings.load_embedder()
     except Exception:  # noqa: BLE001  # told by the embedder itself, on the caller's thread
         pass
     finally:
@@ -725,7 +786,7 @@ edge), sorted by (src, kind, dst, weight, origin)."""
 GraphRows = tuple[
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
-    bytes | EdgeTable,  # the edge columns, marshalled until they are read
+    bytes | memoryview | EdgeTable,  # the edge columns, marshalled until they are read
     list[tuple[Any, ...]],
     list[tuple[Any, ...]],
     int,
@@ -756,9 +817,10 @@ def _edge_bytes(edges: list[tuple[Any, ...]]) -> bytes:
     return marshal.dumps((srcs, dsts, kinds, weights, origins))
 
 
-def _edge_table(edges: bytes | EdgeTable) -> EdgeTable:
-    """The columns of ``edges`` as kept in a graph's rows (marshalled, or already read)."""
-    if isinstance(edges, bytes):
+def _edge_table(edges: bytes | memoryview | EdgeTable) -> EdgeTable:
+    """The columns of ``edges`` as kept in a graph's rows (marshalled, maybe mapped from
+    graph.cache, or already read)."""
+    if isinstance(edges, bytes | memoryview):
         table: EdgeTable = marshal.loads(edges)
         return table
     return edges
@@ -899,12 +961,12 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _edges(edge_rows: bytes | EdgeTable) -> tuple[CodeEdge, ...]:
+def _edges(edge_rows: bytes | memoryview | EdgeTable) -> tuple[CodeEdge, ...]:
     with _without_cyclic_gc():
         return tuple(map(CodeEdge, *_edge_table(edge_rows)[:4]))
 
 
-def _edge_columns(edge_rows: bytes | EdgeTable) -> EdgeColumns:
+def _edge_columns(edge_rows: bytes | memoryview | EdgeTable) -> EdgeColumns:
     return EdgeColumns(*_edge_table(edge_rows)[:4])
 
 
@@ -915,53 +977,42 @@ def _build_graph(
     patch: EdgePatch | None = None,
     before: GraphRows | None = None,
 ) -> CodeGraph:
-    """The graph of ``rows``; the nodes of ``old`` are taken as they are for every path
+    """The graph of ``rows``, its nodes made when first read (see :class:`NodeTable`);
+    the nodes of ``old`` are taken as they are (made or still to be made) for every path
     not in ``fresh`` (their rows are the same), and its edges are said to follow from
     ``old``'s by ``patch``. With ``before``, the rows ``old`` was made of, its symbols
     are taken in runs between the paths in ``fresh`` instead of one by one."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
-    nodes: list[CodeNode] = []
-    file_meta: dict[str, tuple[str, bool, bool]] = {}
-    same = old.node if old is not None else None
-    for path, language, lines, chash, size, is_test, is_gen, is_vend in files:
-        file_meta[path] = (language, bool(is_gen), bool(is_vend))
-        kept = same(path) if same is not None and path not in fresh else None
-        if kept is not None:
-            nodes.append(kept)
-            continue
-        nodes.append(
-            CodeNode(
-                path,
-                "file",
-                path,
-                path.rsplit("/", 1)[-1],
-                path,
-                language,
-                1,
-                max(lines, 1),
-                "",
-                "",
-                chash,
-                None,
-                size,
-                bool(is_test),
-                bool(is_gen),
-                bool(is_vend),
-            )
+    file_meta = {row[0]: (row[1], bool(row[6]), bool(row[7])) for row in files}
+    ids = [row[0] for row in files]
+    ids += [row[2] for row in symbols]
+    kinds = ["file"] * len(files)
+    kinds += [row[3] for row in symbols]
+    made: list[CodeNode | None] | None = None
+    if old is not None:  # taken now: the new graph keeps no reference to the old one
+        made = _kept_nodes(old, files, symbols, fresh, before)
+
+    def make(at: int) -> CodeNode:
+        if at < len(files):
+            path, language, lines, chash, size, is_test, is_gen, is_vend = files[at]
+            name = path.rsplit("/", 1)[-1]
+            return CodeNode(
+                path, "file", path, name, path, language, 1, max(lines, 1), "", "", chash,
+                None, size, bool(is_test), bool(is_gen), bool(is_vend),
+            )  # fmt: skip
+        path, start, sid, kind, name, qualname, parent, end, sig, doc, chash, is_test, size = (
+            symbols[at - len(files)]
         )
-    spliced = (
-        _spliced_symbols(old.nodes[len(before[0]) :], before[1], symbols, fresh, file_meta)
-        if old is not None and before is not None
-        else None
-    )
-    if spliced is not None:
-        nodes += spliced
-    else:
-        _add_symbols(nodes, symbols, file_meta, same, fresh)
+        language, is_gen, is_vend = file_meta.get(path, ("", False, False))
+        return CodeNode(
+            sid, kind, path, name, qualname, language, start, end, sig, doc, chash,
+            parent if parent is not None else path, size, bool(is_test), is_gen, is_vend,
+        )  # fmt: skip
+
     if old is not None and isinstance(old.edges, DeferredEdges):
         old.edges.patch = None  # the patch chain stops at one generation back
     return CodeGraph(
-        nodes=tuple(nodes),
+        nodes=NodeTable(ids, kinds, make, made),
         edges=DeferredEdges(
             lambda: _edges(edge_rows),
             lambda: _edge_columns(edge_rows),
@@ -973,18 +1024,46 @@ def _build_graph(
     )
 
 
+def _kept_nodes(
+    old: CodeGraph,
+    files: list[tuple[Any, ...]],
+    symbols: list[tuple[Any, ...]],
+    fresh: frozenset[str],
+    before: GraphRows | None,
+) -> list[CodeNode | None]:
+    """Per row of ``files`` then ``symbols``: the node ``old`` has for its id when its
+    path is not in ``fresh``, else None (made from the new row when first read). With
+    ``before``, the rows ``old`` was made of, the symbols' are taken in runs between the
+    paths in ``fresh`` instead of looked up one by one."""
+    taken = old.nodes  # a node taken from a NodeTable is made there now: both share it
+    at = old.at
+
+    def of(node_id: str) -> CodeNode | None:
+        where = at(node_id)
+        return None if where is None else taken[where]
+
+    made = [of(row[0]) if row[0] not in fresh else None for row in files]
+    spliced = None
+    if before is not None and len(taken) == len(before[0]) + len(before[1]):
+        spliced = _spliced_symbols(taken, len(before[0]), before[1], symbols, fresh)
+    if spliced is None:
+        spliced = [of(row[2]) if row[0] not in fresh else None for row in symbols]
+    made += spliced
+    return made
+
+
 def _spliced_symbols(
     old: Sequence[CodeNode],
+    offset: int,
     before: list[tuple[Any, ...]],
     after: list[tuple[Any, ...]],
     fresh: frozenset[str],
-    file_meta: dict[str, tuple[str, bool, bool]],
-) -> list[CodeNode] | None:
-    """The symbol nodes of the rows ``after``: those of ``old`` (made of the rows
-    ``before``) in the runs between the paths in ``fresh``, new ones for those paths;
-    None when the runs do not line up (then every row is looked at)."""
+) -> list[CodeNode | None] | None:
+    """Per symbol row of ``after``: the node ``old`` holds from ``offset`` on for the
+    rows ``before``, in the runs between the paths in ``fresh``, None for those paths;
+    None when the runs do not line up (then every row is looked up)."""
     path_of = itemgetter(0)  # rows sort by path first: a path's rows are one run
-    nodes: list[CodeNode] = []
+    nodes: list[CodeNode | None] = []
     done_before = done_after = 0
     for path in sorted(fresh):
         start_before = bisect.bisect_left(before, path, key=path_of)
@@ -993,64 +1072,13 @@ def _spliced_symbols(
         end_after = bisect.bisect_right(after, path, key=path_of)
         if start_before - done_before != start_after - done_after:
             return None
-        nodes += old[done_before:start_before]
-        _add_symbols(nodes, after[start_after:end_after], file_meta, None, fresh)
+        nodes += old[offset + done_before : offset + start_before]
+        nodes += [None] * (end_after - start_after)
         done_before, done_after = end_before, end_after
     if len(before) - done_before != len(after) - done_after:
         return None
-    nodes += old[done_before:]
+    nodes += old[offset + done_before :]
     return nodes
-
-
-def _add_symbols(
-    nodes: list[CodeNode],
-    symbols: list[tuple[Any, ...]],
-    file_meta: dict[str, tuple[str, bool, bool]],
-    same: Callable[[str], CodeNode | None] | None,
-    fresh: frozenset[str],
-) -> None:
-    """Append the nodes of the symbol rows ``symbols`` to ``nodes``: the node ``same``
-    finds for a row's id when its path is not in ``fresh``, else a new one."""
-    for (
-        path,
-        start,
-        sid,
-        kind,
-        name,
-        qualname,
-        parent,
-        end,
-        sig,
-        doc,
-        chash,
-        is_test,
-        size,
-    ) in symbols:
-        kept = same(sid) if same is not None and path not in fresh else None
-        if kept is not None:
-            nodes.append(kept)
-            continue
-        language, is_gen, is_vend = file_meta.get(path, ("", False, False))
-        nodes.append(
-            CodeNode(
-                sid,
-                kind,
-                path,
-                name,
-                qualname,
-                language,
-                start,
-                end,
-                sig,
-                doc,
-                chash,
-                parent if parent is not None else path,
-                size,
-                bool(is_test),
-                is_gen,
-                is_vend,
-            )
-        )
 
 
 def _write_stamp(path: str, root: str, generation: str, stamp: _Stamp) -> None:
@@ -1096,31 +1124,44 @@ def _stamp_key() -> str:
 
 def _read_cache(path: str, generation: str) -> GraphRows | None:
     """The graph rows cached for ``generation``, or None (a cache never decides anything).
-    The head names the generation: another one's rows are not read."""
+    The head names the generation: another one's rows are not read. The edge columns,
+    most of the file, are mapped rather than read: a graph that ranks from a kept index
+    never reads them (the file is only ever replaced whole, never written in place)."""
     try:
         with open(path, "rb") as fh:
             (size,) = _CACHE_HEAD_SIZE.unpack(fh.read(_CACHE_HEAD_SIZE.size))
-            if marshal.loads(fh.read(size)) != (_cache_key(), generation):
+            head = marshal.loads(fh.read(size))
+            if not isinstance(head, tuple) or len(head) != 3:
+                return None
+            key, kept, nodes_size = head
+            if (key, kept) != (_cache_key(), generation):
                 return None
             # Read whole, then unmarshalled: marshal.load on a file reads piece by piece.
-            rows = marshal.loads(fh.read())
+            nodes = marshal.loads(fh.read(nodes_size))
+            edges_at = _CACHE_HEAD_SIZE.size + size + nodes_size
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         return None
-    if not isinstance(rows, tuple) or len(rows) != 6:
+    if not isinstance(nodes, tuple) or len(nodes) != 5 or edges_at >= len(mapped):
         return None
-    return rows  # its shape is what _write_cache wrote
+    files, symbols, signals, co_changes, head_time = nodes  # the shape _write_cache wrote
+    return files, symbols, memoryview(mapped)[edges_at:], signals, co_changes, head_time
 
 
 def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    files, symbols, edges, *git = rows
-    if not isinstance(edges, bytes):  # kept marshalled: a reader decodes them when needed
+    """Keep ``rows`` as ``generation``'s at ``path``: a head, the node and git rows
+    marshalled, then the edge columns marshalled (mapped by :func:`_read_cache`)."""
+    files, symbols, edges, signals, co_changes, head_time = rows
+    if not isinstance(edges, bytes | memoryview):  # read already: marshalled again
         edges = marshal.dumps(edges)
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            head = marshal.dumps((_cache_key(), generation))
+            nodes = marshal.dumps((files, symbols, signals, co_changes, head_time))
+            head = marshal.dumps((_cache_key(), generation, len(nodes)))
             fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
-            fh.write(marshal.dumps((files, symbols, edges, *git)))
+            fh.write(nodes)
+            fh.write(edges)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):

@@ -65,14 +65,14 @@ def test_a_first_focus_says_what_it_does_on_stderr_and_prints_only_json(
     assert first.exit_code == 0, first.output
     assert json.loads(first.stdout)["goal"] == "route a parcel by weight"
     phases = [line.split(":")[0] for line in first.stderr.splitlines()]
+    # The index run makes the engine's documents and embedding rows too, and keeps the
+    # graph's rows: nothing is read back, counted or embedded after it.
     assert phases == [
         "indexing files",
         "resolving references",
         "storing the index",
-        "reading the code graph",
-        "counting terms",
-        "counting terms",
-        "embedding code",
+        "building the code graph",
+        "building the focus index",
     ]
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0 and again.stderr == ""  # nothing long left to do

@@ -1,18 +1,69 @@
 """The ``coderooms`` command line (a surface: thin calls into the store and the core).
 
-``main`` is the click group behind the console script; each command family registers
-itself here.
+``main`` is the click group behind the console script, every command family registered
+on it. The console script itself takes :func:`main_for` its command line: a command
+whose family stands alone (``focus``, ``index``, ``skim`` …) loads only that family, so
+that a focus does not first import the rooms, recall and MCP commands.
 """
 
-from coderooms.cli import focus_cmds, index_cmds, mcp_cmds, recall_cmds, rooms_cmds, skim_cmds
-from coderooms.cli.app import accept_global_options, main
+from __future__ import annotations
 
-rooms_cmds.register(main)
-recall_cmds.register(main)
-mcp_cmds.register(main)
-index_cmds.register(main)
-focus_cmds.register(main)
-skim_cmds.register(main)
-accept_global_options(main)  # after every command is registered
+from collections.abc import Sequence
+from importlib import import_module
+from typing import Any
 
-__all__ = ["main"]
+import click
+
+__all__ = ["FAMILIES", "ALONE", "main", "main_for"]
+
+FAMILIES = ("rooms_cmds", "recall_cmds", "mcp_cmds", "index_cmds", "focus_cmds", "skim_cmds")
+"""The modules that register the commands, in the order they register them."""
+ALONE = {
+    "focus": "focus_cmds",
+    "seek": "focus_cmds",
+    "impact": "focus_cmds",
+    "bench": "focus_cmds",
+    "index": "index_cmds",
+    "graph": "index_cmds",
+    "skim": "skim_cmds",
+}
+"""Commands whose family registers them whole (``agent`` and ``person`` take commands
+from two families): the family a command line running one of them loads alone."""
+_VALUED_OPTIONS = frozenset({"--db"})  # the group's options that take a value
+
+
+def __getattr__(name: str) -> Any:
+    if name == "main":
+        group = _registered(FAMILIES)
+        globals()["main"] = group
+        return group
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def main_for(args: Sequence[str]) -> click.Group:
+    """The command group with what the command line ``args`` (without the program's
+    name) runs registered: the family of an :data:`ALONE` command, else every family
+    (help, a group's own options, a mistyped name all need every command)."""
+    family = ALONE.get(_command_name(args) or "")
+    return _registered((family,) if family else FAMILIES)
+
+
+def _registered(families: Sequence[str]) -> click.Group:
+    from coderooms.cli.app import accept_global_options, main
+
+    for family in families:
+        import_module(f"{__name__}.{family}").register(main)
+    accept_global_options(main)  # after every command is registered
+    return main
+
+
+def _command_name(args: Sequence[str]) -> str | None:
+    """The command a command line names: its first word that is neither an option of
+    the group nor an option's value."""
+    words = iter(args)
+    for word in words:
+        if word in _VALUED_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None

@@ -20,13 +20,15 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from coderooms.errors import CoderoomsError
 from coderooms.launch import EXIT_INTERRUPTED, EXIT_TERMINATED
-from coderooms.store import Store, open_store
+
+if TYPE_CHECKING:
+    from coderooms.store import Store
 
 __all__ = [
     "STOP_GRACE_S",
@@ -252,6 +254,8 @@ def store_of(ctx: click.Context, *, existing: bool = False, read_only: bool = Fa
     With ``existing`` a path with no store is refused. A command that only reads also
     passes ``read_only``: the file is opened without write access, so it answers beside
     another process's write and from a read-only file or mount."""
+    from coderooms.store import open_store  # not loaded by a command that needs no store
+
     state = ctx.find_object(CliState)
     store = open_store(
         state.db if state is not None else None,

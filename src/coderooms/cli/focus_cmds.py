@@ -42,12 +42,14 @@ def register(group: click.Group) -> None:
     group.add_command(bench)
 
 
-def indexed_workspace(repo: str) -> Workspace:
+def indexed_workspace(repo: str, prepare_focus: bool = False) -> Workspace:
     """The workspace of ``repo``, its index brought up to date, showing long work on
-    stderr (a first index, or code to count and embed)."""
+    stderr (a first index, or code to count and embed). An index the disk still matches
+    (see :meth:`Workspace.refresh`) is not run again: a check costs a ``stat`` a file.
+    ``prepare_focus`` when a focus engine follows (see :meth:`Workspace.index`)."""
     ws = Workspace.open(repo)
     ws.report = PhaseProgress()
-    ws.index()
+    ws.refresh(prepare_focus=prepare_focus)
     return ws
 
 
@@ -199,7 +201,7 @@ def focus(
 
         async def in_workspace(call: Any) -> Any:
             if not opened:
-                opened.append(_workspace(repo))
+                opened.append(_workspace(repo, prepare_focus=True))
             return call(opened[0])
 
         sets = store_of(ctx).working_sets() if session is not None else None
@@ -288,7 +290,7 @@ async def _focus_with_desk(
 def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
     """Files and symbols ranked by salience for QUERY (no code, no budget)."""
     try:
-        result = _workspace(repo).seek(query, limit=limit)
+        result = _workspace(repo, prepare_focus=True).seek(query, limit=limit)
     except CoderoomsError as err:
         fail(err)
     data = result.to_json()

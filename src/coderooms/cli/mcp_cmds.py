@@ -83,6 +83,15 @@ def _workspace_factory(repo: Path | None, echo: bool) -> Any:
     return open_workspace
 
 
+def _indexed(repo: Path) -> bool:
+    """Whether ``repo`` has an index already (a repository never indexed is indexed on
+    the first focus call, not as soon as a server starts in it)."""
+    from coderooms.index.discover import INDEX_DIR
+    from coderooms.workspace import INDEX_FILE
+
+    return (repo / INDEX_DIR / INDEX_FILE).is_file()
+
+
 def _index(workspace: Any, echo: bool) -> None:
     """Bring the workspace's index up to date; with ``echo``, progress and a summary on
     stderr, and the focus engine built before the first call."""
@@ -114,7 +123,10 @@ hops_option = click.option(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=Path("."),
     show_default=True,
-    help="Repository for focus/seek/impact (indexed on the first such call).",
+    help=(
+        "Repository for focus/seek/impact: indexed on the first such call, or, when it has"
+        " an index already, opened as the server starts."
+    ),
 )
 @hops_option
 @click.pass_context
@@ -141,6 +153,8 @@ def mcp_command(ctx: click.Context, agent_id: str | None, repo: Path, dispatch_h
     service = RoomService(
         store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops), offload=False
     )
+    if _indexed(repo):  # an index to restore: have the engine ready for the first focus
+        service.prepare_workspace()
     server = build_server(service, fixed_caller(agent_id))
     stop = anyio.run(_serve_until_stopped, serve_stdio, server)
     if stop == signal.SIGTERM:

@@ -42,11 +42,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-import snowballstemmer
 
 from coderooms.focus.lexical import BM25, DocumentCounts
 from coderooms.focus.text import is_code_name
@@ -98,12 +98,20 @@ DISCUSSION_STOPWORDS = frozenset(
 """English function words that say nothing about what a message is about."""
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STEMMER = snowballstemmer.stemmer("english")
+
+
+@cache
+def _stemmer() -> Any:
+    # Made when first needed: snowballstemmer loads the stemmers of every language it has
+    # when imported, which a focus that reads no discussion need not wait for.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=PROSE_TERM_CACHE)
 def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    return str(_stemmer().stemWord(word))
 
 
 def prose_terms(text: str) -> list[str]:

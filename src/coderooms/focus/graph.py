@@ -153,17 +153,92 @@ class FileSignals:
     last_change: int = 0  # unix seconds of the newest commit touching the file
 
 
+class NodeTable(Sequence[CodeNode]):
+    """Nodes made by ``make`` from their position when first read, then kept: a graph
+    loaded to rank from a kept index (which holds what ranking reads of every node) makes
+    only the few hundred nodes an answer names. ``ids`` and ``kinds`` are the nodes' ids
+    and kinds in order, known without making a node; ``made`` may hand over nodes made
+    already (None where not). Equal to any sequence of the same nodes."""
+
+    def __init__(
+        self,
+        ids: Sequence[str],
+        kinds: Sequence[str],
+        make: Callable[[int], CodeNode],
+        made: list[CodeNode | None] | None = None,
+    ) -> None:
+        if len(ids) != len(kinds) or (made is not None and len(made) != len(ids)):
+            raise ValueError("a node table needs one kind (and one made node) per id")
+        self.ids = ids
+        self.kinds = kinds
+        self._make = make
+        self._made: list[CodeNode | None] = made if made is not None else [None] * len(ids)
+
+    def _node(self, at: int) -> CodeNode:
+        node = self._made[at]
+        if node is None:
+            node = self._made[at] = self._make(at)
+        return node
+
+    @overload
+    def __getitem__(self, at: int) -> CodeNode: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[CodeNode]: ...
+    def __getitem__(self, at: int | slice) -> CodeNode | Sequence[CodeNode]:
+        if isinstance(at, slice):
+            return tuple(self._node(i) for i in range(*at.indices(len(self._made))))
+        if at < 0:
+            at += len(self._made)
+        if not 0 <= at < len(self._made):
+            raise IndexError("node table index out of range")
+        return self._node(at)
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __iter__(self) -> Iterator[CodeNode]:
+        return map(self._node, range(len(self._made)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"NodeTable({tuple(self)!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class CodeGraph:
-    nodes: tuple[CodeNode, ...]
+    nodes: Sequence[CodeNode]  # a tuple, or nodes made when first read (NodeTable)
     edges: Sequence[CodeEdge]  # a tuple, or edges made when first read (DeferredEdges)
     signals: tuple[FileSignals, ...] = ()
     co_changes: tuple[tuple[str, str, int], ...] = ()  # (path_a, path_b, commits together)
     head_time: int = 0  # unix seconds of HEAD (0 without git): the "now" for recency
-    _by_id: dict[str, CodeNode] = field(default_factory=dict, compare=False, repr=False)
+    _at: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._by_id.update((n.id, n) for n in self.nodes)
+        ids = self.ids()
+        self._at.update(zip(ids, range(len(ids)), strict=True))  # a repeated id: its last
 
     def node(self, node_id: str) -> CodeNode | None:
-        return self._by_id.get(node_id)
+        at = self._at.get(node_id)
+        return None if at is None else self.nodes[at]
+
+    def at(self, node_id: str) -> int | None:
+        """Where the node of ``node_id`` is in :attr:`nodes`, or None."""
+        return self._at.get(node_id)
+
+    def ids(self) -> Sequence[str]:
+        """The nodes' ids, in order (without making the nodes of a :class:`NodeTable`)."""
+        if isinstance(self.nodes, NodeTable):
+            return self.nodes.ids
+        return tuple(n.id for n in self.nodes)
+
+    def file_paths(self) -> list[str]:
+        """The paths of the file nodes, in order (a file node's id is its path)."""
+        if isinstance(self.nodes, NodeTable):
+            table = self.nodes
+            return [i for i, kind in zip(table.ids, table.kinds, strict=True) if kind == "file"]
+        return [n.path for n in self.nodes if n.kind == "file"]

@@ -12,9 +12,10 @@ the relevance floor are summed up in one ``below_floor`` entry.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,6 +23,20 @@ from coderooms.focus.graph import CodeNode
 from coderooms.focus.salience import WHY_FLOOR, Salience, SalienceIndex
 
 TokenCounter = Callable[[str], int]
+
+
+@runtime_checkable
+class CountsWithin(Protocol):
+    """A token counter that can also stop early: ``within(text, limit)`` is the exact
+    count when it is at most ``limit``, else any number above ``limit`` and at most the
+    count. The packer asks each candidate only whether it fits in the room left, so a
+    long file that cannot fit is not counted to its end."""
+
+    def __call__(self, text: str) -> int: ...
+
+    def within(self, text: str, limit: int) -> int: ...
+
+
 Render = Literal["full", "skeleton"]
 IgnoreReason = Literal[
     "over_budget",
@@ -183,9 +198,12 @@ def render(
     kind: Render,
     count_tokens: TokenCounter,
     cache: RenderCache | None = None,
+    limit: int | None = None,
 ) -> tuple[str, int]:
     """The text an item puts in the context block, and its token count (memoized: it
-    does not depend on the goal)."""
+    does not depend on the goal). With a ``limit``, a counter that can stop early (see
+    :class:`CountsWithin`) may return, for a text of more tokens than ``limit``, a number
+    above ``limit`` short of the count; such a count is not memoized."""
     key = (node.id, kind)
     if cache is not None and key in cache:
         return cache[key]
@@ -197,7 +215,13 @@ def render(
     else:
         body, suffix = skeleton(index, node), " (signatures only)"
     text = _header(node, suffix) + body + "\n"
-    value = (text, count_tokens(text))
+    if limit is not None and isinstance(count_tokens, CountsWithin):
+        tokens = count_tokens.within(text, max(limit, 0))
+        if tokens > limit:  # perhaps only a floor: decides that it does not fit, no more
+            return text, tokens
+    else:
+        tokens = count_tokens(text)
+    value = (text, tokens)
     if cache is not None:
         cache[key] = value
     return value
@@ -278,10 +302,11 @@ def pack_to_budget(
             continue
         inside = [key for key, item in loaded.items() if node.id in above(item.node)]
         absorbed = sum(loaded[key].tokens for key in inside if loaded[key].render == "full")
-        full, full_tokens = render(index, node, "full", count_tokens, cache)
-        fits = used - absorbed + full_tokens <= budget
-        if node.kind == "file" and full_tokens > FULL_FILE_MAX_SHARE * budget:
-            fits = False
+        room = budget - used + absorbed
+        if node.kind == "file":  # a whole file takes at most its share of the budget
+            room = min(room, math.floor(FULL_FILE_MAX_SHARE * budget))
+        full, full_tokens = render(index, node, "full", count_tokens, cache, room)
+        fits = full_tokens <= room
         if fits:
             for key in inside:
                 gone = loaded.pop(key)
@@ -293,15 +318,15 @@ def pack_to_budget(
         if node.id in held:  # its outline is held; the full code does not fit
             keep()
             continue
-        outline, outline_tokens = render(index, node, "skeleton", count_tokens, cache)
         allowance = max(SKELETON_MAX_SHARE * budget, SKELETON_MIN_ALLOWANCE)
         if row in salience.named:  # asked for by name: its head may take a file's share
             allowance = max(allowance, FULL_FILE_MAX_SHARE * budget)
-        if (
-            outline_tokens < full_tokens
-            and used + outline_tokens <= budget
-            and outline_tokens <= allowance
-        ):
+        outline_room = min(budget - used, math.floor(allowance))
+        outline, outline_tokens = render(index, node, "skeleton", count_tokens, cache, outline_room)
+        if full_tokens > room and outline_tokens >= full_tokens:
+            # the full code's count may be a floor only: count on as far as the outline's
+            _, full_tokens = render(index, node, "full", count_tokens, cache, outline_tokens)
+        if outline_tokens < full_tokens and outline_tokens <= outline_room:
             loaded[node.id] = Loaded(node, score, outline_tokens, "skeleton", outline, why)
             used += outline_tokens
             continue

@@ -19,6 +19,7 @@ from coderooms.focus.errors import GoalTooLong, InvalidBudget, InvalidLimit, Inv
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.impact import ImpactResult, impact
 from coderooms.focus.packing import (
+    CountsWithin,
     Ignored,
     Packing,
     RenderCache,
@@ -206,6 +207,8 @@ class CountMemo:
         self.count_tokens = count_tokens
         self.counts: dict[bytes, int] = dict(known)
         self.added = 0  # texts counted here, not known before
+        # floors of texts counted only until they passed a limit (see CountsWithin)
+        self.floors: dict[bytes, int] = {}
 
     def __call__(self, text: str) -> int:
         key = text_key(text)
@@ -213,6 +216,27 @@ class CountMemo:
         if count is None:
             count = self.counts[key] = self.count_tokens(text)
             self.added += 1
+        return count
+
+    def within(self, text: str, limit: int) -> int:
+        """The count of ``text`` when it is at most ``limit``, else a floor above it (see
+        :class:`~coderooms.focus.packing.CountsWithin`); a counter that cannot stop early
+        counts the whole text."""
+        key = text_key(text)
+        count = self.counts.get(key)
+        if count is not None:
+            return count
+        floor = self.floors.get(key, 0)
+        if floor > limit:
+            return floor
+        if not isinstance(self.count_tokens, CountsWithin):
+            return self(text)
+        count = self.count_tokens.within(text, limit)
+        if count <= limit:
+            self.counts[key] = count
+            self.added += 1
+        else:
+            self.floors[key] = count
         return count
 
 
@@ -269,6 +293,12 @@ class FocusEngine:
         twin._weights = config
         return twin
 
+    def prepare(self) -> None:
+        """Work out now what every ranking reads but the index derives on first use (how
+        rank flows along the graph), so that the first goal does not wait for it: a host
+        calls this once it has the engine, before any goal comes."""
+        self.index.spreading()
+
     def forget(self) -> None:
         """Drop the remembered ranking of the last goal (a benchmark times the next one)."""
         self._last = None
@@ -305,7 +335,7 @@ class FocusEngine:
         ``graph`` and ``embedder`` (see :meth:`SalienceIndex.restored`): it answers as
         that engine did, with nothing counted or embedded first. ``token_counts`` are
         counts kept by the host (see :class:`CountMemo`)."""
-        texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
+        texts = LazyTexts(graph.file_paths(), reader.read_text)
         index = SalienceIndex.restored(graph, texts, built, embedder, None, known)
         engine = cls.__new__(cls)
         engine._start(graph, index, count_tokens, token_counts or {})

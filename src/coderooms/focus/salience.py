@@ -16,25 +16,27 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
-from typing import Literal
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
 
+from coderooms.focus import documents as docs
+from coderooms.focus.documents import FILE_TEXT_CAP_CHARS, KEY_SIZE
 from coderooms.focus.errors import UnknownSignal
 from coderooms.focus.graph import CodeGraph, CodeNode, DeferredEdges, EdgeColumns, EdgePatch
 from coderooms.focus.lexical import CountedBM25, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
-from coderooms.focus.text import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
+RowArray = Literal["file", "symbol", "dangling"]
+_T = TypeVar("_T")
 EdgeEnds = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """Per edge of a graph, in its order: the row of its source and of its target (-1: no
 node of the index), its strength (its relation's weight times its own) and whether it
@@ -46,10 +48,6 @@ EMBEDDING_PHASE = "embedding code"
 REPORT_EVERY = 500  # documents counted between two reports
 EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on batching)
 
-FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
-SYMBOL_TEXT_CAP_CHARS = 8_000
-EMBED_TEXT_CAP_CHARS = 600
-KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
 MAX_COPY_RUNS = 256  # runs of rows copied one by one; more: a gather of every row
 MAX_KEY_SCANS = 8  # keys looked up by a scan of the previous keys; more: a table of them
 # (on sympy's 40k keys a scan takes 0.5-1.4 ms, a table of them 5-10 ms)
@@ -252,6 +250,53 @@ class LazyTexts(Mapping[str, str]):
         return len(self._paths)
 
 
+class _NodesInOrder(Sequence[CodeNode]):
+    """``nodes`` in the order ``order`` gives (row i is ``nodes[order[i]]``), each read
+    from ``nodes`` when asked for: a restored index does not make every node of a graph
+    that makes them lazily."""
+
+    def __init__(self, nodes: Sequence[CodeNode], order: list[int]) -> None:
+        self._nodes = nodes
+        self._order = order
+
+    @overload
+    def __getitem__(self, row: int) -> CodeNode: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[CodeNode]: ...
+    def __getitem__(self, row: int | slice) -> CodeNode | Sequence[CodeNode]:
+        if isinstance(row, slice):
+            return tuple(self._nodes[at] for at in self._order[row])
+        return self._nodes[self._order[row]]
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[CodeNode]:
+        return map(self._nodes.__getitem__, self._order)
+
+
+class _ChildrenOf(Mapping[str, list[CodeNode]]):
+    """Parent id to its children, from their rows (see :attr:`BuiltIndex.children`),
+    each list made when first asked for."""
+
+    def __init__(self, rows: Mapping[str, list[int]], nodes: Sequence[CodeNode]) -> None:
+        self._rows = rows
+        self._nodes = nodes
+        self._made: dict[str, list[CodeNode]] = {}
+
+    def __getitem__(self, parent: str) -> list[CodeNode]:
+        kids = self._made.get(parent)
+        if kids is None:
+            kids = self._made[parent] = [self._nodes[row] for row in self._rows[parent]]
+        return kids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 class SalienceIndex:
     """The goal-independent part of ranking, built once per code graph."""
 
@@ -276,7 +321,7 @@ class SalienceIndex:
         ``report`` hears of the counting and embedding done here (none when all is known)."""
         self.graph = graph
         self.config = config or SalienceConfig()
-        self.nodes: tuple[CodeNode, ...] = tuple(sorted(graph.nodes, key=lambda n: n.id))
+        self.nodes: Sequence[CodeNode] = tuple(sorted(graph.nodes, key=lambda n: n.id))
         self.position = {n.id: i for i, n in enumerate(self.nodes)}
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
@@ -374,7 +419,7 @@ class SalienceIndex:
         self.symbols_by_file: dict[int, list[int]] = defaultdict(list)
         for i in self.symbol_rows:
             self.symbols_by_file[int(self.file_row_of[i])].append(i)
-        self._children: dict[str, list[CodeNode]] = defaultdict(list)
+        self._children: Mapping[str, list[CodeNode]] = defaultdict(list)
         for node in self.nodes:
             if node.parent:
                 self._children[node.parent].append(node)
@@ -394,6 +439,7 @@ class SalienceIndex:
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
+        self._derived: dict[str, Any] = {}
         self.embeddings: np.ndarray | None = None
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
@@ -549,12 +595,13 @@ class SalienceIndex:
         index = cls.__new__(cls)
         index.graph = graph
         index.config = config or SalienceConfig()
-        index.nodes = tuple(sorted(graph.nodes, key=lambda n: n.id))
-        if len(index.nodes) != len(built.node_ids) or any(
-            node.id != node_id for node, node_id in zip(index.nodes, built.node_ids, strict=True)
-        ):
-            raise ValueError("the graph does not hold the nodes the index was built over")
+        # Rows are the nodes in id order; each is read from the graph when first asked
+        # for (a graph may make its nodes lazily: see NodeTable).
         index.position = {node_id: i for i, node_id in enumerate(built.node_ids)}
+        order = [graph.at(node_id) for node_id in built.node_ids]
+        if len(graph.ids()) != len(order) or len(index.position) != len(order) or None in order:
+            raise ValueError("the graph does not hold the nodes the index was built over")
+        index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))
         index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
         index.embedder = embedder
         index._report = None
@@ -579,11 +626,8 @@ class SalienceIndex:
         index.module_ends = defaultdict(list, built.module_ends)
         index.stems = defaultdict(list, built.stems)
         index.symbols_by_file = defaultdict(list, built.symbols_by_file)
-        nodes = index.nodes
-        index._children = defaultdict(list)
-        for parent, rows in built.children.items():
-            index._children[parent] = [nodes[row] for row in rows]
-        size = (len(nodes), len(nodes))
+        index._children = _ChildrenOf(built.children, index.nodes)
+        size = (len(index.nodes), len(index.nodes))
         index.transition = sp.csr_matrix(built.transition, shape=size)
         index._spreading = (sp.csr_matrix(built.transposed, shape=size), built.has_out)
         index._imported = frozenset(built.imported)
@@ -594,6 +638,7 @@ class SalienceIndex:
         index.source_rows = built.source_rows
         index._notes = {}
         index._row_arrays = {}
+        index._derived = {}
         index.embeddings = built.embeddings if embedder is not None else None
         index.embedding_keys = ()
         index.document_keys = ()
@@ -618,13 +663,25 @@ class SalienceIndex:
         """Documents tokenised and rows embedded here rather than taken from known work."""
         return self._fresh_documents + self.fresh_embeddings
 
-    def row_array(self, kind: Literal["file", "symbol"]) -> np.ndarray:
-        """:attr:`file_rows` or :attr:`symbol_rows` as an array, made once."""
+    def row_array(self, kind: RowArray) -> np.ndarray:
+        """Rows as an array, made once: ``file`` and ``symbol`` are :attr:`file_rows` and
+        :attr:`symbol_rows`, ``dangling`` the rows with no edge out."""
         array = self._row_arrays.get(kind)
         if array is None:
-            rows = self.file_rows if kind == "file" else self.symbol_rows
-            array = self._row_arrays[kind] = np.asarray(rows, dtype=np.int64)
+            array = self._row_arrays[kind] = self._rows_of_kind(kind)
         return array
+
+    def _rows_of_kind(self, kind: RowArray) -> np.ndarray:
+        if kind == "file" or kind == "symbol":
+            return np.asarray(self.file_rows if kind == "file" else self.symbol_rows, np.int64)
+        return np.flatnonzero(~self.spreading()[1])  # dangling
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """What ``compute`` works out of this index alone (no goal), kept under ``key``:
+        a signal's tables, made on its first goal rather than on every one."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return cast(_T, self._derived[key])
 
     def notes_of(self, row: int) -> list[str]:
         """The penalty notes of a row (see :meth:`penalty_notes`), worked out once."""
@@ -649,11 +706,7 @@ class SalienceIndex:
         lines = self.lines(node.path)
         if node.kind == "file":
             return "\n".join(lines)
-        start = max(node.start_line - 1, 0)
-        return "\n".join(lines[start : max(node.end_line, start)])
-
-    def _path_terms(self, path: str) -> list[str]:
-        return tokenize(path.replace("/", " ").replace(".", " "))
+        return docs.body_of(lines, node.start_line, node.end_line)
 
     def _file_key(self, path: str) -> bytes:
         """Names a file's text: by the index's hash of it when the graph has one."""
@@ -661,25 +714,21 @@ class SalienceIndex:
         if key is None:
             row = self.file_of_path.get(path)
             content_hash = self.nodes[row].content_hash if row is not None else ""
-            if content_hash:
-                key = _digest(f"file\0{path}\0{content_hash}")
-            else:
-                key = _digest(f"text\0{path}\0{self.texts.get(path, '')}")
-            self._file_keys[path] = key
+            text = "" if content_hash else self.texts.get(path, "")
+            key = self._file_keys[path] = docs.file_key(path, content_hash, text)
         return key
 
     def _symbol_key(self, node: CodeNode) -> bytes:
-        head = f"{node.qualname}\0{node.path}\0{node.start_line}\0{node.end_line}"
-        return _digest(head, self._file_key(node.path))
+        of_file = self._file_key(node.path)
+        return docs.symbol_key(node.qualname, node.path, node.start_line, node.end_line, of_file)
 
     def _file_counts(self, node: CodeNode) -> Counter[str]:
         """Term counts of a file: its path and its text."""
-        return Counter(self._path_terms(node.path) + tokenize(self.texts.get(node.path, "")))
+        return Counter(docs.file_terms(node.path, self.texts.get(node.path, "")))
 
     def _symbol_counts(self, node: CodeNode) -> Counter[str]:
         """Term counts of a symbol: its name (twice), its path and its body."""
-        body = self.body(node)[:SYMBOL_TEXT_CAP_CHARS]
-        return Counter(tokenize(node.qualname) * 2 + self._path_terms(node.path) + tokenize(body))
+        return Counter(docs.symbol_terms(node.qualname, node.path, self.body(node)))
 
     def _rows_of(self, kind: Literal["file", "symbol"]) -> list[int]:
         return self.file_rows if kind == "file" else self.symbol_rows
@@ -845,11 +894,10 @@ class SalienceIndex:
         its place in its file's text (the body itself is then not needed)."""
         if node.kind == "file":
             return _digest(self._embed_text(node))
-        head = self._embed_head(node)
-        if len(head) >= EMBED_TEXT_CAP_CHARS:
-            return _digest(head[:EMBED_TEXT_CAP_CHARS])
-        place = f"{head}\0{node.start_line}\0{node.end_line}"
-        return _digest(place, b"body" + self._file_key(node.path))
+        of_file = self._file_key(node.path)
+        return docs.symbol_embed_key(
+            self._embed_head(node), node.start_line, node.end_line, of_file
+        )
 
     def _embed_all(
         self, embedder: Embedder, known: KnownWork | None, keys: tuple[bytes, ...]
@@ -895,18 +943,15 @@ class SalienceIndex:
         return out
 
     def _embed_head(self, node: CodeNode) -> str:
-        return f"{node.path} {node.qualname}\n{node.signature}\n{node.docstring}"
+        return docs.embed_head(node.path, node.qualname, node.signature, node.docstring)
 
     def _embed_text(self, node: CodeNode) -> str:
         if node.kind == "file":
-            # A file reads as its path, its docstring and the names it defines.
-            names = " ".join(c.name for c in self.children_of(node.id))
-            text = f"{node.path}\n{node.docstring}\n{names}"
-        else:
-            text = self._embed_head(node)
-            if len(text) < EMBED_TEXT_CAP_CHARS:
-                text += "\n" + self.body(node)
-        return text[:EMBED_TEXT_CAP_CHARS]
+            names = (c.name for c in self.children_of(node.id))
+            return docs.file_embed_text(node.path, node.docstring, names)
+        head = self._embed_head(node)
+        short = len(head) < docs.EMBED_TEXT_CAP_CHARS
+        return docs.symbol_embed_text(head, self.body(node) if short else "")
 
     # --- graph -------------------------------------------------------------------------
 
@@ -1141,10 +1186,7 @@ def _copy_rows(old: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:
         out[here : here + end - start] = old[there : there + end - start]
 
 
-def _digest(text: str, tail: bytes = b"") -> bytes:
-    """A short fingerprint of a text (and ``tail``), to recognise it in the next index."""
-    data = text.encode("utf-8", "surrogatepass") + b"\0" + tail
-    return hashlib.blake2b(data, digest_size=KEY_SIZE).digest()
+_digest = docs.digest
 
 
 NO_KEY = bytes(KEY_SIZE)
@@ -1257,19 +1299,30 @@ def _prior_for_goal(index: SalienceIndex, named: list[int]) -> np.ndarray:
 
 
 def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarray:
+    """r ← restart·p + (1 − restart)·(Tᵀr + dangling·p) from r = p until it moves less
+    than the tolerance. Each step is worked in place, in the same operations on the same
+    values as that formula (so bit for bit the same result), without a new array for
+    each of its terms."""
     restart = index.config.restart
     p = seeds / seeds.sum()
     r = p.copy()
-    transition_t, has_out = index.spreading()
-    no_out = ~has_out
+    transition_t, _ = index.spreading()
+    dangling_rows = index.row_array("dangling")
+    restarted = restart * p
+    nxt = np.empty_like(p)
+    moved = np.empty_like(p)
     for _ in range(PAGERANK_ITERATIONS):
         spread = transition_t @ r
-        dangling = float(r[no_out].sum())
-        nxt = restart * p + (1.0 - restart) * (spread + dangling * p)
-        if float(np.abs(nxt - r).sum()) < PAGERANK_TOLERANCE:
-            r = nxt
+        dangling = float(r[dangling_rows].sum())
+        np.multiply(p, dangling, out=nxt)
+        nxt += spread
+        nxt *= 1.0 - restart
+        nxt += restarted
+        np.subtract(nxt, r, out=moved)
+        np.abs(moved, out=moved)
+        r, nxt = nxt, r
+        if float(moved.sum()) < PAGERANK_TOLERANCE:
             break
-        r = nxt
     return np.asarray(r)
 
 

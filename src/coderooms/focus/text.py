@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 MIN_TERM_LENGTH = 2
 MIN_CODE_NAME_LENGTH = 3
@@ -37,7 +38,8 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+WORD_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"  # what tokenize takes for a word
+_WORD = re.compile(WORD_PATTERN)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?")
 # File paths by their extension: code, and the configuration and prose files a goal
@@ -97,10 +99,8 @@ def _normalize(term: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Search terms of a text: identifier parts plus whole multi-part identifiers."""
-    terms: list[str] = []
-    for word in _WORD.findall(text):
-        terms.extend(word_terms(word))
-    return terms
+    # One pass in C: each word's terms come from the cache below, joined.
+    return list(chain.from_iterable(map(word_terms, _WORD.findall(text))))
 
 
 @lru_cache(maxsize=WORD_TERMS_CACHE_SIZE)

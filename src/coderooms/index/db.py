@@ -29,6 +29,7 @@ __all__ = [
     "decode_facts",
     "load_facts",
     "write_file",
+    "write_new_files",
     "delete_file",
     "drop_indexes",
     "get_meta",
@@ -312,23 +313,32 @@ def write_file(
     """Store one file and its symbols (``replace=False``: the file is not stored yet)."""
     if replace:
         conn.execute("DELETE FROM symbols WHERE path = ?", (facts.path,))
-    conn.execute(
+    write_new_files(conn, [(facts, mtime_ns)])
+
+
+def write_new_files(conn: sqlite3.Connection, files: list[tuple[FileFacts, int]]) -> None:
+    """Store files not stored yet (each with its mtime) and their symbols, in two
+    statements: a cold build writes its files in batches."""
+    conn.executemany(
         "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            facts.path,
-            facts.language,
-            facts.content_hash,
-            facts.size,
-            facts.lines,
-            mtime_ns,
-            int(facts.is_test),
-            int(facts.is_generated),
-            int(facts.is_vendored),
-            int(facts.parse_error),
-            int(facts.decode_replaced),
-            facts.encoded or encode_facts(facts),
-            facts.uses,
-        ),
+        [
+            (
+                facts.path,
+                facts.language,
+                facts.content_hash,
+                facts.size,
+                facts.lines,
+                mtime_ns,
+                int(facts.is_test),
+                int(facts.is_generated),
+                int(facts.is_vendored),
+                int(facts.parse_error),
+                int(facts.decode_replaced),
+                facts.encoded or encode_facts(facts),
+                facts.uses,
+            )
+            for facts, mtime_ns in files
+        ],
     )
     conn.executemany(
         "INSERT INTO symbols VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -348,6 +358,7 @@ def write_file(
                 int(s.is_test),
                 s.size_bytes,
             )
+            for facts, _ in files
             for s in facts.symbols
         ],
     )

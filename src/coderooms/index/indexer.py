@@ -19,17 +19,20 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import chain
 
+from coderooms.focus.documents import FileWork
 from coderooms.index import db
 from coderooms.index.discover import list_files
 from coderooms.index.extract import Outcome, Unchanged, prepare, process_file, skip_reason
 from coderooms.index.facts import DECORATED, RETURNED, FileFacts, Skipped
 from coderooms.index.gitlog import GitLogPass, head_commit
+from coderooms.index.handover import FirstBuild, file_work
 from coderooms.index.languages import PARSED_LANGUAGES, language_of
 from coderooms.index.resolve import UNRESOLVED_REASONS, Resolver, SymbolRow, SymbolTable
 from coderooms.index.summary import IndexSummary
 
 PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 CHUNK_FILES = 8  # files per task sent to a worker
+WRITE_BATCH_FILES = 256  # new files stored per statement
 MAX_WORKERS = 8
 GENERATION_TOKEN_BYTES = 8
 BULK_TABLES = ("symbols", "edges")  # written in bulk by a cold build
@@ -52,8 +55,20 @@ def worker_count() -> int:
     return max(1, min(cores, MAX_WORKERS))
 
 
-def _process_chunk(root: str, chunk: list[tuple[str, str | None]]) -> list[Outcome]:
-    return [process_file(root, path, old) for path, old in chunk]
+def _process_chunk(
+    root: str, chunk: list[tuple[str, str | None]], with_work: bool = False
+) -> list[tuple[Outcome, FileWork | None]]:
+    return [_processed(root, path, old, with_work) for path, old in chunk]
+
+
+def _processed(
+    root: str, path: str, old: str | None, with_work: bool
+) -> tuple[Outcome, FileWork | None]:
+    """A file's outcome and, ``with_work``, its focus documents (see :mod:`handover`)."""
+    outcome = process_file(root, path, old)
+    if with_work and isinstance(outcome, FileFacts):
+        return outcome, file_work(root, outcome)
+    return outcome, None
 
 
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
@@ -130,15 +145,20 @@ def stop_pool(pool: multiprocessing.pool.Pool) -> None:
 
 
 def process_files(
-    root: str, todo: list[tuple[str, str | None]], pool: multiprocessing.pool.Pool | None
-) -> Iterator[Outcome]:
-    """Parse files, on the pool's processes when there is one."""
+    root: str,
+    todo: list[tuple[str, str | None]],
+    pool: multiprocessing.pool.Pool | None,
+    with_work: bool = False,
+) -> Iterator[tuple[Outcome, FileWork | None]]:
+    """Parse files, on the pool's processes when there is one; ``with_work``, each
+    parsed file comes with its focus documents."""
     if pool is None:
         for path, old in todo:
-            yield process_file(root, path, old)
+            yield _processed(root, path, old, with_work)
         return
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
-    for outcomes in pool.imap_unordered(partial(_process_chunk, root), chunks):
+    task = partial(_process_chunk, root, with_work=with_work)
+    for outcomes in pool.imap_unordered(task, chunks):
         yield from outcomes
 
 
@@ -148,13 +168,16 @@ def run(
     *,
     progress: Progress | None = None,
     workers: int | None = None,
+    first_build: FirstBuild | None = None,
 ) -> IndexSummary:
-    """Bring the index of ``root`` in ``conn`` up to date."""
+    """Bring the index of ``root`` in ``conn`` up to date. A cold run (nothing indexed
+    yet) hands ``first_build`` each file's focus documents and, once committed, its rows
+    (see :mod:`coderooms.index.handover`); another run leaves it untouched."""
     # Many small, acyclic objects: the cyclic collector would only add pauses.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(root, conn, progress=progress, workers=workers)
+        return _run(root, conn, progress=progress, workers=workers, first_build=first_build)
     finally:
         if collecting:
             gc.enable()
@@ -166,6 +189,7 @@ def _run(
     *,
     progress: Progress | None = None,
     workers: int | None = None,
+    first_build: FirstBuild | None = None,
 ) -> IndexSummary:
     started = time.perf_counter()
     workers = worker_count() if workers is None else workers
@@ -188,6 +212,7 @@ def _run(
             for p, r, s, m in conn.execute("SELECT path, reason, size, mtime_ns FROM skipped")
         }
         cold = not known
+        handing = first_build if cold else None
         todo: list[tuple[str, str | None]] = []
         for path, (size, mtime) in listing.files.items():
             old = known.get(path)
@@ -204,6 +229,10 @@ def _run(
 
         # Processes are forked before any thread exists: git log (read by a thread) starts
         # right away when parsing stays in this process, else once the forking is over.
+        if progress is not None and todo:
+            progress(PARSE_PHASE, 0, len(todo))  # told now: the first file may take long
+        if handing is not None and todo:
+            handing.prepare()  # before the workers fork: they inherit what it loads
         pool = open_pool([path for path, _ in todo], workers)
         forks = pool is not None
         if forks:  # largest files first: no worker is left parsing a big one at the end
@@ -229,9 +258,8 @@ def _run(
                 deleted.append(s.path)
         done = 0
         mark = time.perf_counter()
-        if progress is not None and todo:
-            progress(PARSE_PHASE, 0, len(todo))  # told now: the first file may take long
-        for outcome in process_files(root, todo, pool):
+        unwritten: list[tuple[FileFacts, int]] = []
+        for outcome, work in process_files(root, todo, pool, handing is not None):
             done += 1
             if progress is not None:
                 progress(PARSE_PHASE, done, len(todo))
@@ -255,10 +283,21 @@ def _run(
                     old_symbols[path] = _symbol_keys(conn, path)
                 if path in known_skipped:
                     conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
-                db.write_file(conn, outcome, mtime, replace=path in known)
+                if path in known:
+                    db.write_file(conn, outcome, mtime)
+                else:  # written in batches: one statement per table per batch
+                    unwritten.append((outcome, mtime))
+                    if len(unwritten) >= WRITE_BATCH_FILES:
+                        db.write_new_files(conn, unwritten)
+                        unwritten = []
                 changed.append(outcome)
+                if handing is not None:
+                    handing.add(work)
 
-        if pool is not None:
+        db.write_new_files(conn, unwritten)
+        if pool is not None and handing is not None:
+            handing.embed_on(pool)  # the workers embed while this process resolves
+        elif pool is not None:
             pool.close()
             pool.join()
             pool = None
@@ -290,6 +329,12 @@ def _run(
         resolved = len(results)
         for statement in rebuild:
             conn.execute(statement)
+        if pool is not None:
+            if handing is not None:
+                handing.collect()
+            pool.close()
+            pool.join()
+            pool = None
         phases["resolve"] = time.perf_counter() - mark
         phases["store_cpu"] = time.thread_time() - cpu_mark
         mark = time.perf_counter()
@@ -332,6 +377,8 @@ def _run(
         if progress is not None and stored:
             progress(STORE_PHASE, stored, stored)
         keep_table(key, generation, table)
+        if handing is not None:
+            handing.finish(generation, changed, results)
         phases["git_and_commit"] = time.perf_counter() - mark
     except BaseException:
         # A stop can land after COMMIT or inside a SQLite call: roll back only what is

@@ -22,7 +22,12 @@ on the type.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from coderooms.errors import HostError
+
+if TYPE_CHECKING:
+    from coderooms.rooms.roster import Roster
 
 __all__ = [
     "ArgumentOutOfRange",
@@ -38,6 +43,7 @@ __all__ = [
     "TokenStoreUnsupported",
     "UnknownCaller",
     "UnknownTool",
+    "check_caller",
 ]
 
 
@@ -65,6 +71,15 @@ class UnknownCaller(ServeError):
 class RetiredCaller(ServeError):
     fields = ("agent_id",)
     template = "agent {agent_id!r} is retired and can no longer use the room"
+
+
+def check_caller(roster: Roster, agent_id: str) -> None:
+    """Refuse ``agent_id`` unless it is an active agent of ``roster``: the one check a
+    tool call, a token's issue and a token's use all make."""
+    if roster.member(agent_id) is None:
+        raise UnknownCaller(agent_id)
+    if roster.is_retired(agent_id):
+        raise RetiredCaller(agent_id)
 
 
 class NotADeskMember(ServeError):

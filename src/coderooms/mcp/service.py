@@ -33,9 +33,8 @@ from coderooms.mcp.errors import (
     ArgumentOutOfRange,
     NotADeskMember,
     NoWorkspace,
-    RetiredCaller,
     ThreadNotInDesk,
-    UnknownCaller,
+    check_caller,
 )
 from coderooms.mcp.framing import escape_text
 from coderooms.mcp.schemas import (
@@ -407,10 +406,7 @@ class RoomService:
 
     async def _caller(self, agent_id: str) -> _Snapshot:
         roster, desks = await self.store.snapshots()
-        if not any(member.id == agent_id for member in roster.members):
-            raise UnknownCaller(agent_id)
-        if roster.is_retired(agent_id):
-            raise RetiredCaller(agent_id)
+        check_caller(roster, agent_id)
         return _Snapshot(roster, desks)
 
     @staticmethod
@@ -765,6 +761,24 @@ class RoomService:
         )
 
     # --- focus --------------------------------------------------------------------------
+
+    def prepare_workspace(self) -> threading.Thread | None:
+        """Open the workspace and build its focus engine now, on a thread of its own, so
+        that the first focus finds them ready (room calls go on meanwhile; a focus that
+        comes first waits for this work instead of doing it again). A failure keeps
+        nothing: the first call that needs the workspace opens it again and reports why."""
+        if self._workspace_factory is None:
+            return None
+
+        def run() -> None:
+            try:
+                self._workspace_now()
+            except Exception:  # noqa: BLE001  # met again, and told, by the first focus call
+                return
+
+        thread = threading.Thread(target=run, name="coderooms-prepare", daemon=True)
+        thread.start()
+        return thread
 
     def _workspace_now(self) -> WorkspaceLike:
         with self._workspace_lock:

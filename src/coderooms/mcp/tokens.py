@@ -21,7 +21,7 @@ from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 
-from coderooms.mcp.errors import RetiredCaller, TokenStoreUnsupported, UnknownCaller
+from coderooms.mcp.errors import TokenStoreUnsupported, check_caller
 from coderooms.store.base import Store
 
 __all__ = [
@@ -195,11 +195,7 @@ class _StoreTokenBook(TokenBook):
 
 async def check_token_holder(store: Store, agent_id: str) -> None:
     """Raise unless ``agent_id`` is an active agent (tokens are issued to those only)."""
-    roster = await store.roster()
-    if not any(member.id == agent_id for member in roster.members):
-        raise UnknownCaller(agent_id)
-    if roster.is_retired(agent_id):
-        raise RetiredCaller(agent_id)
+    check_caller(await store.roster(), agent_id)
 
 
 class AgentTokenVerifier:
@@ -213,7 +209,6 @@ class AgentTokenVerifier:
         agent_id = self.book.agent_for(token)
         if agent_id is None:
             return None
-        roster = await self.store.roster()
-        if roster.is_retired(agent_id) or not any(m.id == agent_id for m in roster.members):
+        if not (await self.store.roster()).is_active(agent_id):
             return None
         return AccessToken(token=token, client_id=agent_id, scopes=[TOKEN_SCOPE], subject=agent_id)

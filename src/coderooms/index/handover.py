@@ -1,0 +1,202 @@
+"""What a cold index run hands the first focus engine of its process.
+
+A first focus on a repository never indexed used to index it, read the whole graph back
+out of ``index.db``, then read every file again to count its terms and embed its code,
+all in one process. Here the index workers, which hold each file's text as they parse it,
+make its documents and embedding texts too (:func:`file_work`), this process embeds
+those texts while the workers parse on, and the run's files, symbols and edges are kept
+in memory: the engine takes all of it as :class:`~coderooms.focus.salience.KnownWork`
+and the workspace builds the graph from the rows, equal to those it would read back.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.pool
+import operator
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from coderooms.errors import HostError
+from coderooms.focus.documents import FileWork, SymbolPlace, merged, unit_rows
+from coderooms.focus.documents import file_work as make_file_work
+from coderooms.focus.salience import EMBED_BATCH, Embedder, KnownWork
+from coderooms.index.extract import MAX_FILE_BYTES
+from coderooms.index.extract.common import content_hash
+from coderooms.index.facts import FileFacts
+
+_PLACE = operator.attrgetter(*SymbolPlace.__slots__)  # a symbol's fact as its place
+# A symbol's row as the graph reads it (see workspace._SYMBOL_ROW), between its path and
+# its test flag and size.
+_GRAPH_SYMBOL = operator.attrgetter(
+    "start_line", "id", "kind", "name", "qualname", "parent", "end_line", "signature",
+    "docstring", "content_hash",
+)  # fmt: skip
+
+
+def file_work(root: str, facts: FileFacts) -> FileWork | None:
+    """The focus documents of a file just indexed as ``facts``, read again (from the page
+    cache); None when it changed since (its hash differs) or cannot be read: the engine
+    then makes that file's documents itself."""
+    try:
+        with open(os.path.join(root, facts.path), "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if content_hash(data) != facts.content_hash:
+        return None
+    symbols = [SymbolPlace(*_PLACE(s)) for s in facts.symbols]
+    return make_file_work(facts.path, facts.content_hash, data.decode("utf-8", "replace"), symbols)
+
+
+def unit_rows_in_worker(texts: list[str]) -> np.ndarray | None:
+    """The unit rows an engine keeps for ``texts``, by the default embedder (run on an
+    index worker); None when its model cannot load (the engine then says why)."""
+    from coderooms import embeddings
+
+    # Two workers embed at once on as many cores: the tokenizer's own threads would only
+    # wait for each other (measured: a third more CPU for the same rows).
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    try:
+        return unit_rows(np.asarray(embeddings.embed(texts)))
+    except HostError:
+        return None
+
+
+class FirstBuild:
+    """Collects a cold run's work for the first engine: each file's documents as the
+    workers send them, their embedding rows (made by the workers while this process
+    resolves, see :meth:`embed_on`, else here when first asked for), then the rows of
+    the graph (see :meth:`finish`).
+
+    ``embedder`` gives the embedder the engine will embed with, and ``remote`` the same
+    embedder's rows as a task for a worker (see :func:`unit_rows_in_worker`). When the
+    model cannot load (a :class:`HostError`, or None from ``remote``), the rows are
+    left to the engine, whose embedder then says why."""
+
+    def __init__(
+        self,
+        embedder: Callable[[], Embedder] | None,
+        remote: Callable[[list[str]], np.ndarray | None] | None = None,
+    ) -> None:
+        self._load = embedder
+        self._remote = remote
+        self._embedder: Embedder | None = None
+        self._async: multiprocessing.pool.AsyncResult[list[np.ndarray | None]] | None = None
+        self.works: list[FileWork] = []
+        self.complete = True  # every parsed file's work came (none was unreadable)
+        self._row_of: dict[str, int] = {}  # embedding text -> its row
+        self._pending: list[str] = []  # texts with a row number, not embedded yet
+        self._vectors: list[np.ndarray] = []
+        self._embedding_rows: list[int] = []  # per embedding key, in works' order
+        # The files, symbols and edges of the committed run, as the index holds them.
+        self.rows: tuple[list[tuple[Any, ...]], ...] | None = None
+        self.generation = ""
+
+    def prepare(self) -> None:
+        """Load the embedder now (a worker forked afterwards has it loaded too)."""
+        if self._load is None or self._embedder is not None:
+            return
+        try:
+            self._embedder = self._load()
+        except HostError:
+            self._load = self._remote = None  # the engine embeds, and its embedder says why
+
+    def add(self, work: FileWork | None) -> None:
+        if work is None:
+            self.complete = False
+            return
+        self.works.append(work)
+        row_of = self._row_of
+        for text in work.embedding_texts:
+            row = row_of.get(text)
+            if row is None:
+                row = row_of[text] = len(row_of)
+                self._pending.append(text)
+            self._embedding_rows.append(row)
+
+    def embed_on(self, pool: multiprocessing.pool.Pool) -> None:
+        """Have ``pool``'s workers embed the texts handed in so far, in batches of
+        ``EMBED_BATCH`` (:meth:`collect` takes the rows)."""
+        if self._remote is None or not self._pending:
+            return
+        batches = [
+            self._pending[at : at + EMBED_BATCH] for at in range(0, len(self._pending), EMBED_BATCH)
+        ]
+        self._async = pool.map_async(self._remote, batches)
+
+    def collect(self) -> None:
+        """Wait for the rows :meth:`embed_on` asked for."""
+        if self._async is None:
+            return
+        parts, self._async = self._async.get(), None
+        if any(part is None for part in parts):
+            self._load = None  # the engine embeds, and its embedder says why
+            return
+        self._vectors.extend(part for part in parts if part is not None)
+        self._pending = []
+
+    def _embed_pending(self) -> None:
+        if self._load is None or not self._pending:
+            return
+        try:
+            if self._embedder is None:
+                self._embedder = self._load()
+            vectors = np.asarray(self._embedder(self._pending))
+        except HostError:
+            self._load = None  # the engine embeds, and its embedder says why
+            return
+        self._vectors.append(unit_rows(vectors))
+        self._pending = []
+
+    def finish(
+        self,
+        generation: str,
+        files: Sequence[FileFacts],
+        edges: Sequence[tuple[str, Sequence[tuple[str, str, str, float, str]], object]],
+    ) -> None:
+        """The run committed ``generation``: keep the rows of its ``files`` (with their
+        symbols) and its ``edges`` (per file, as the indexer stores them)."""
+        self.generation = generation
+        self.rows = (
+            [
+                (
+                    f.path,
+                    f.language,
+                    f.lines,
+                    f.content_hash,
+                    f.size,
+                    int(f.is_test),
+                    int(f.is_generated),
+                    int(f.is_vendored),
+                )
+                for f in files
+            ],
+            [
+                (f.path, *_GRAPH_SYMBOL(s), int(s.is_test), s.size_bytes)
+                for f in files
+                for s in f.symbols
+            ],
+            [
+                (src, kind, dst, float(weight), origin)
+                for _, rows, _ in edges
+                for src, dst, kind, weight, origin in rows
+            ],
+        )
+
+    def known_work(self) -> KnownWork:
+        """The documents of every file handed in, and their embedding rows when every
+        text could be embedded."""
+        file_documents, symbol_documents = merged(self.works)
+        self.collect()
+        self._embed_pending()
+        if self._load is None or self._pending:
+            return KnownWork(file_documents, symbol_documents)
+        keys = tuple(key for work in self.works for key in work.embedding_keys)
+        if not keys:
+            return KnownWork(file_documents, symbol_documents)
+        table = np.concatenate(self._vectors)
+        rows = table[np.asarray(self._embedding_rows, dtype=np.int64)]
+        return KnownWork(file_documents, symbol_documents, keys, rows)

@@ -1,0 +1,88 @@
+"""A packer that asks only whether a text fits packs exactly as one that counts it all."""
+
+from __future__ import annotations
+
+import json
+
+from fixture_repo import SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS, build_graph, count_words
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coderooms import tokens
+from coderooms.focus.packing import CountsWithin
+from coderooms.focus.runtime import CountMemo, FocusEngine
+
+GOALS = st.sampled_from(
+    [
+        "add_item raises KeyError for an unknown sku",
+        "discount applied twice in price_of",
+        "receipt header",
+        "cart total",
+    ]
+)
+
+
+class GrudgingCounter:
+    """Word counts, and past a limit the weakest floor the contract allows (limit + 1):
+    every decision the packer bases on a floor must come out as with the full count."""
+
+    def __init__(self) -> None:
+        self.whole = 0  # texts counted to their end
+
+    def __call__(self, text: str) -> int:
+        self.whole += 1
+        return count_words(text)
+
+    def within(self, text: str, limit: int) -> int:
+        count = count_words(text)
+        if count <= limit:
+            self.whole += 1
+            return count
+        return limit + 1
+
+
+def engine(counter: object) -> FocusEngine:
+    graph = build_graph(SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS)
+    return FocusEngine(graph, dict(SHOP), counter)  # type: ignore[arg-type]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=1, max_value=700), GOALS)
+def test_packing_with_floors_equals_packing_with_full_counts(budget: int, goal: str) -> None:
+    grudging = GrudgingCounter()
+    assert isinstance(grudging, CountsWithin)
+    exact, bounded = engine(count_words), engine(grudging)
+    for _ in range(2):  # a second focus meets the floors kept by the first
+        expected = json.dumps(exact.focus(goal, budget=budget).to_json(), sort_keys=True)
+        got = json.dumps(bounded.focus(goal, budget=budget).to_json(), sort_keys=True)
+        assert got == expected
+
+
+def test_a_small_budget_counts_few_texts_to_their_end() -> None:
+    grudging = GrudgingCounter()
+    engine(grudging).focus("add_item raises KeyError for an unknown sku", budget=12)
+    full = GrudgingCounter()
+    full.within = lambda text, limit: full(text)  # type: ignore[method-assign]
+    engine(full).focus("add_item raises KeyError for an unknown sku", budget=12)
+    assert grudging.whole < full.whole
+
+
+def test_the_memo_keeps_floors_apart_from_counts() -> None:
+    memo = CountMemo(tokens.COUNTER, {})
+    text = "counted = words + 1\n" * 2_000
+    floor = memo.within(text, 10)
+    assert 10 < floor < tokens.count_tokens(text)
+    assert memo.within(text, 5) == floor  # known to be over: not counted again
+    assert memo.counts == {} and memo.added == 0  # a floor is never kept as a count
+    assert memo.within(text, 10**6) == tokens.count_tokens(text)
+    assert memo.added == 1
+    assert memo(text) == tokens.count_tokens(text)
+
+
+def test_real_counts_pack_the_same_with_and_without_stopping_early() -> None:
+    for budget in (40, 120, 400, 2_000):
+        for goal in ("discount applied twice in price_of", "receipt header"):
+            graph = build_graph(SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS)
+            whole = FocusEngine(graph, dict(SHOP), tokens.count_tokens).focus(goal, budget=budget)
+            early = FocusEngine(graph, dict(SHOP), tokens.COUNTER).focus(goal, budget=budget)
+            assert early.to_json() == whole.to_json()

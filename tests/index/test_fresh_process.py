@@ -1,0 +1,191 @@
+"""A new process answers its first focus from what the index kept, making no more than
+that answer reads: the nodes it names, not every node of the graph; no edge at all; and
+only the command family it runs. The answer is the one a warm workspace gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coderooms import workspace
+from coderooms.focus import salience
+from coderooms.focus.graph import CodeNode, NodeTable
+from coderooms.index import indexer
+from coderooms.workspace import Workspace
+
+MODULES = 30
+FUNCTIONS = 8
+GOAL = "route_parcel sends heavy parcels the wrong way"
+
+
+def _files() -> dict[str, str]:
+    """One module the goal is about among many it is not."""
+    files = {
+        "post/__init__.py": "",
+        "post/parcels.py": (
+            '"""Parcels and where they go."""\n\n\ndef route_parcel(weight):\n'
+            "    return 'heavy' if weight > 10 else 'light'\n"
+        ),
+    }
+    for m in range(MODULES):
+        body = "".join(
+            f"def balance_{m}_{f}(ledger):\n    return sum(ledger) * {f}\n\n\n"
+            for f in range(FUNCTIONS)
+        )
+        files[f"post/ledger_{m}.py"] = f'"""Ledger {m}."""\n\n\n{body}'
+    return files
+
+
+def _indexed(make_repo: Callable[..., Path]) -> tuple[Path, str]:
+    root = make_repo(_files())
+    with Workspace.open(root) as ws:
+        ws.index(workers=1)
+        warm = json.dumps(ws.focus(GOAL, budget=600).to_json())
+    return root, warm
+
+
+def test_a_new_process_makes_only_the_nodes_its_first_answer_reads(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, warm = _indexed(make_repo)
+    made: list[str] = []
+
+    def counted(*fields: object) -> CodeNode:
+        node = CodeNode(*fields)  # type: ignore[arg-type]
+        made.append(node.id)
+        return node
+
+    monkeypatch.setattr(workspace, "CodeNode", counted)
+    with Workspace.open(root) as ws:
+        answer = json.dumps(ws.focus(GOAL, budget=600).to_json())
+        total = len(ws.graph().nodes)
+        assert isinstance(ws.graph().nodes, NodeTable)
+    assert answer == warm
+    assert total == 3 + MODULES * (1 + FUNCTIONS)
+    assert 0 < len(made) < total // 4
+    assert "post/parcels.py::route_parcel" in made  # what the goal names was made
+
+
+def test_a_new_process_ranks_from_the_kept_index_without_reading_an_edge(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, warm = _indexed(make_repo)
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("the edges were read")
+
+    monkeypatch.setattr(workspace, "_edges", refuse)
+    monkeypatch.setattr(workspace, "_edge_columns", refuse)
+    with Workspace.open(root) as ws:
+        assert json.dumps(ws.focus(GOAL, budget=600).to_json()) == warm
+
+
+def test_a_graph_read_from_the_cache_equals_the_graph_read_whole(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _ = _indexed(make_repo)
+    with Workspace.open(root) as ws:
+        cached = ws.graph()
+    monkeypatch.setattr(workspace, "_read_cache", lambda *_: None)
+    with Workspace.open(root) as ws:
+        whole = ws.graph()
+    assert cached.nodes == whole.nodes
+    assert list(cached.edges) == list(whole.edges)
+    assert (cached.signals, cached.co_changes) == (whole.signals, whole.co_changes)
+
+
+def test_a_graph_cache_of_another_layout_is_read_as_none(make_repo: Callable[..., Path]) -> None:
+    root, _ = _indexed(make_repo)
+    cache = root / ".coderooms" / workspace.GRAPH_CACHE_FILE
+    with Workspace.open(root) as ws:
+        generation = ws.generation()
+    assert workspace._read_cache(str(cache), generation) is not None
+    head = workspace.marshal.dumps(("coderooms-graph-4-py3.11", generation))
+    cache.write_bytes(workspace._CACHE_HEAD_SIZE.pack(len(head)) + head + b"\0" * 64)
+    assert workspace._read_cache(str(cache), generation) is None
+    cache.write_bytes(cache.read_bytes()[:3])
+    assert workspace._read_cache(str(cache), generation) is None
+
+
+def test_a_node_table_makes_each_node_once_and_compares_as_its_nodes() -> None:
+    nodes = [
+        CodeNode(f"m{i}.py", "file", f"m{i}.py", f"m{i}.py", f"m{i}.py", "python", 1, 2)
+        for i in range(4)
+    ]
+    calls: list[int] = []
+
+    def make(at: int) -> CodeNode:
+        calls.append(at)
+        return nodes[at]
+
+    table = NodeTable([n.id for n in nodes], ["file"] * 4, make)
+    assert table[2] is nodes[2] and table[-2] is nodes[2] and calls == [2]
+    assert table == tuple(nodes) and list(table[1:3]) == nodes[1:3]
+    assert sorted(calls) == [0, 1, 2, 3]  # comparing made the rest, each once
+    with pytest.raises(IndexError):
+        table[4]
+    with pytest.raises(ValueError):
+        NodeTable(["a"], [], make)
+
+
+def test_pagerank_in_place_is_the_formula_bit_for_bit(make_repo: Callable[..., Path]) -> None:
+    root, _ = _indexed(make_repo)
+    with Workspace.open(root) as ws:
+        index = ws.focus_engine().index
+    rng = np.random.default_rng(16)
+    seeds = np.where(rng.random(len(index.nodes)) < 0.1, rng.random(len(index.nodes)), 0.0)
+    seeds[0] = 1.0
+    restart = index.config.restart
+    transition_t, has_out = index.spreading()
+    p = seeds / seeds.sum()
+    r = p.copy()
+    for _ in range(salience.PAGERANK_ITERATIONS):
+        nxt = restart * p + (1.0 - restart) * (transition_t @ r + float(r[~has_out].sum()) * p)
+        done = float(np.abs(nxt - r).sum()) < salience.PAGERANK_TOLERANCE
+        r = nxt
+        if done:
+            break
+    assert salience._personalized_pagerank(index, seeds).tobytes() == r.tobytes()
+
+
+def test_the_focus_command_loads_its_own_family_alone(make_repo: Callable[..., Path]) -> None:
+    root, warm = _indexed(make_repo)
+    program = (
+        "import sys; from coderooms import launch; sys.argv = ['coderooms', *sys.argv[1:]]\n"
+        "try:\n    launch.main()\nfinally:\n"
+        "    loaded = sorted(m for m in sys.modules if m.startswith(('coderooms.cli.',"
+        " 'coderooms.rooms', 'coderooms.store', 'coderooms.index.indexer', 'model2vec')))\n"
+        "    print(loaded, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(warm)
+    loaded = done.stderr.strip().splitlines()[-1]
+    assert loaded == "['coderooms.cli.app', 'coderooms.cli.focus_cmds', 'coderooms.cli.progress']"
+
+
+def test_an_unchanged_index_runs_no_indexer_for_the_focus_command(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coderooms.cli.focus_cmds import indexed_workspace
+
+    root, _ = _indexed(make_repo)
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the indexer ran")
+
+    monkeypatch.setattr(indexer, "run", refuse)
+    ws = indexed_workspace(str(root))
+    assert "def route_parcel" in ws.focus(GOAL, budget=600).context()
+    ws.close()

@@ -1,0 +1,158 @@
+"""A cold index run hands the first focus engine its work (documents and embedding rows
+made while the workers parse, the graph's rows kept in memory): the engine and graph it
+gives are those made from nothing, and answer the same."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_focus_state import GOALS as SHOP_GOALS
+from test_focus_state import SHOP, _from_nothing
+
+from coderooms import embeddings, workspace
+from coderooms.embeddings import EmbeddingModelUnavailable
+from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS
+from coderooms.focus.runtime import FocusEngine
+from coderooms.index import focus_state, indexer
+from coderooms.index.facts import FileFacts
+from coderooms.index.handover import FirstBuild, file_work
+from coderooms.workspace import Workspace
+
+LONG_BODY = "".join(f"    value_{i} = compute_{i}(alpha, beta)\n" for i in range(400))
+FILES = {
+    **SHOP,
+    # Line breaks other than \n, and a body longer than a symbol document takes.
+    "shop/odd.py": "def odd_lines():\r\n    a = 1\x0c    b = 2\u2028    return a\r\n",
+    "shop/long.py": f"def long_function(alpha, beta):\n{LONG_BODY}    return alpha\n",
+    # Enough files for the index to parse them on a pool.
+    **{
+        f"pkg{i}/mod{i}.py": f"def helper_{i}(x):\n    return price_{i}(x) + {i}\n"
+        for i in range(60)
+    },
+}
+GOALS = (*SHOP_GOALS[:2], "long_function computes value_300 wrongly")
+
+
+def _answers(engine: FocusEngine) -> list[str]:
+    return [
+        json.dumps([engine.focus(g, budget=400).to_json(), engine.seek(g).to_json()]) for g in GOALS
+    ]
+
+
+def _same_index(got: FocusEngine, want: FocusEngine) -> None:
+    a, b = got.index, want.index
+    for kind in ("file_documents", "symbol_documents"):
+        mine, theirs = getattr(a, kind), getattr(b, kind)
+        assert mine.keys == theirs.keys
+        assert np.array_equal(mine.ptr, theirs.ptr)
+        assert [mine.terms[i] for i in mine.ids] == [theirs.terms[i] for i in theirs.ids]
+        assert np.array_equal(mine.counts, theirs.counts)
+    assert a.embedding_keys == b.embedding_keys
+    assert a.embeddings is not None and b.embeddings is not None
+    assert a.embeddings.dtype == b.embeddings.dtype
+    assert np.array_equal(a.embeddings, b.embeddings)  # bit for bit
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_first_focus_after_a_cold_run_is_the_engine_built_from_nothing(
+    make_repo: Callable[..., Path], workers: int
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    ws.index(workers=workers, prepare_focus=True)
+    engine = ws.focus_engine()
+    assert engine.index.fresh_work == 0  # nothing counted or embedded after the index
+    assert (root / ".coderooms" / focus_state.STATE_FILE).exists()  # for the next edit
+    from_sql = Workspace.open(root)
+    (root / ".coderooms" / workspace.GRAPH_CACHE_FILE).unlink()
+    graph = from_sql.graph()
+    assert ws.graph() == graph
+    assert tuple(ws.graph().edges) == tuple(graph.edges)
+    assert [n.id for n in ws.graph().nodes] == [n.id for n in graph.nodes]
+    want = _from_nothing(from_sql)
+    _same_index(engine, want)
+    assert _answers(engine) == _answers(want)
+
+
+def test_the_handed_graph_is_not_read_back_from_the_database(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    ws.index(workers=1, prepare_focus=True)
+
+    def refuse(_conn: object) -> None:
+        raise AssertionError("the graph was read back from index.db")
+
+    monkeypatch.setattr(workspace, "_graph_rows", refuse)
+    assert len(ws.graph().nodes) > len(FILES)
+    monkeypatch.undo()
+    other = Workspace.open(root)  # a new process reads the cache the handover wrote
+    assert other.graph() == ws.graph()
+
+
+def test_a_file_whose_work_did_not_come_is_counted_by_the_engine(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(FILES)
+    made = indexer.file_work
+
+    def lose_cart(where: str, facts: object) -> object:
+        work = made(where, facts)  # type: ignore[arg-type]
+        return None if work is not None and work.path == "shop/cart.py" else work
+
+    monkeypatch.setattr(indexer, "file_work", lose_cart)
+    ws = Workspace.open(root)
+    ws.index(workers=1, prepare_focus=True)
+    engine = ws.focus_engine()
+    assert engine.index.fresh_work > 0
+    want = _from_nothing(Workspace.open(root))
+    _same_index(engine, want)
+    assert _answers(engine) == _answers(want)
+
+
+def test_a_file_changed_since_it_was_parsed_has_no_work(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(FILES)
+    facts, _ = next(indexer.process_files(str(root), [("shop/cart.py", None)], None))
+    assert isinstance(facts, FileFacts)
+    assert file_work(str(root), facts) is not None
+    (root / "shop" / "cart.py").write_text("class Cart:\n    pass\n", encoding="utf-8")
+    assert file_work(str(root), facts) is None
+
+
+def test_only_a_cold_run_hands_work_over(make_repo: Callable[..., Path]) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    ws.index(workers=1)
+    (root / "shop" / "cart.py").write_text("class Cart:\n    pass\n", encoding="utf-8")
+    handing = FirstBuild(embeddings.embed)
+    indexer.run(str(root), ws._connection(create=False), workers=1, first_build=handing)
+    assert handing.rows is None and handing.works == []
+
+
+def test_an_embedder_that_cannot_load_leaves_the_rows_to_the_engine(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+
+    def missing() -> workspace.Embedder:
+        raise EmbeddingModelUnavailable("/nowhere", "no such directory")
+
+    handing = FirstBuild(missing)
+    indexer.run(str(root), ws._connection(create=True), workers=1, first_build=handing)
+    known = handing.known_work()
+    assert known.embeddings is None and known.embedding_keys == ()
+    assert known.file_documents.size == len(handing.works) > 0
+
+
+def test_a_long_body_is_cut_where_the_engine_cuts_it(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"shop/long.py": FILES["shop/long.py"]})
+    ws = Workspace.open(root)
+    ws.index(workers=1, prepare_focus=True)
+    assert len(LONG_BODY) > SYMBOL_TEXT_CAP_CHARS
+    _same_index(ws.focus_engine(), _from_nothing(Workspace.open(root)))
