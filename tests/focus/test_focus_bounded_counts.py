@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fixture_repo import SHOP, SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS, build_graph, count_words
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,3 +87,27 @@ def test_real_counts_pack_the_same_with_and_without_stopping_early() -> None:
             whole = FocusEngine(graph, dict(SHOP), tokens.count_tokens).focus(goal, budget=budget)
             early = FocusEngine(graph, dict(SHOP), tokens.COUNTER).focus(goal, budget=budget)
             assert early.to_json() == whole.to_json()
+
+
+def test_a_second_focus_renders_nothing_again_not_even_what_did_not_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from coderooms.focus import packing
+
+    made: list[str] = []
+    make = packing._render_text
+
+    def counted(*args: object) -> str:
+        text = make(*args)  # type: ignore[arg-type]
+        made.append(text)
+        return text
+
+    monkeypatch.setattr(packing, "_render_text", counted)
+    focused = engine(GrudgingCounter())
+    first = focused.focus("add_item raises KeyError for an unknown sku", budget=12).to_json()
+    assert made  # something was rendered, and some of it did not fit in 12 words
+    assert any(entry["why"] == "over_budget" for entry in first["ignored"])
+    made.clear()
+    focused.forget()
+    again = focused.focus("add_item raises KeyError for an unknown sku", budget=12).to_json()
+    assert again == first and made == []

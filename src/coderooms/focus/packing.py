@@ -189,7 +189,9 @@ def candidate_rows(salience: Salience) -> tuple[list[int], float]:
     return [int(r) for r in rows[order]], floor
 
 
-RenderCache = dict[tuple[str, str], tuple[str, int]]
+RenderCache = dict[tuple[str, str], tuple[str, int, bool]]
+"""Per (node id, render): its text, its token count, and whether that count is exact
+(else a floor past the limit it was counted to)."""
 
 
 def render(
@@ -203,10 +205,27 @@ def render(
     """The text an item puts in the context block, and its token count (memoized: it
     does not depend on the goal). With a ``limit``, a counter that can stop early (see
     :class:`CountsWithin`) may return, for a text of more tokens than ``limit``, a number
-    above ``limit`` short of the count; such a count is not memoized."""
+    above ``limit`` short of the count: enough to tell that it does not fit."""
     key = (node.id, kind)
-    if cache is not None and key in cache:
-        return cache[key]
+    known = cache.get(key) if cache is not None else None
+    if known is not None:
+        text, tokens, exact = known
+        if exact or (limit is not None and tokens > limit):
+            return text, tokens
+    else:
+        text = _render_text(index, node, kind)
+    exact = True
+    if limit is not None and isinstance(count_tokens, CountsWithin):
+        tokens = count_tokens.within(text, max(limit, 0))
+        exact = tokens <= limit  # past the limit it may be a floor only
+    else:
+        tokens = count_tokens(text)
+    if cache is not None:
+        cache[key] = (text, tokens, exact)
+    return text, tokens
+
+
+def _render_text(index: SalienceIndex, node: CodeNode, kind: Render) -> str:
     if kind == "full":
         body, suffix = index.body(node), ""
     elif node.kind == "file" and not index.children_of(node.id):
@@ -214,17 +233,7 @@ def render(
         body, suffix = "\n".join(head), f" (the first {len(head)} lines only)"
     else:
         body, suffix = skeleton(index, node), " (signatures only)"
-    text = _header(node, suffix) + body + "\n"
-    if limit is not None and isinstance(count_tokens, CountsWithin):
-        tokens = count_tokens.within(text, max(limit, 0))
-        if tokens > limit:  # perhaps only a floor: decides that it does not fit, no more
-            return text, tokens
-    else:
-        tokens = count_tokens(text)
-    value = (text, tokens)
-    if cache is not None:
-        cache[key] = value
-    return value
+    return _header(node, suffix) + body + "\n"
 
 
 def pack_to_budget(
