@@ -108,6 +108,14 @@ def test_a_second_focus_renders_nothing_again_not_even_what_did_not_fit(
     assert made  # something was rendered, and some of it did not fit in 12 words
     assert any(entry["why"] == "over_budget" for entry in first["ignored"])
     made.clear()
+    asked: list[int] = []
+    within = focused.counter.within
+
+    def asked_within(text: str, limit: int) -> int:
+        asked.append(limit)
+        return within(text, limit)
+
+    monkeypatch.setattr(focused.counter, "within", asked_within)
     focused.forget()
     again = focused.focus("add_item raises KeyError for an unknown sku", budget=12).to_json()
-    assert again == first and made == []
+    assert again == first and made == [] and asked == []  # nor counted, nor hashed again
