@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from coderooms.index.discover import INDEX_DIR
@@ -77,11 +78,11 @@ def load() -> str:
     return f"load average {one:.1f} / {five:.1f} on {os.cpu_count()} CPUs"
 
 
-def timed_focus(call: object, pid: int, goal: str) -> tuple[float, float]:
+def timed_focus(call: Callable[[str], object], pid: int, goal: str) -> tuple[float, float]:
     """Wall and server CPU seconds of one focus call made through ``call``."""
     cpu = process_cpu_s(pid)
     started = time.perf_counter()
-    call(goal)  # type: ignore[operator]
+    call(goal)
     return time.perf_counter() - started, process_cpu_s(pid) - cpu
 
 

@@ -49,7 +49,7 @@ from coderooms.focus.salience import Embedder, KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
 from coderooms.index import db, focus_state
-from coderooms.index.discover import INDEX_DIR, change_mark
+from coderooms.index.discover import INDEX_DIR, INDEX_FILE, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
     NotIndexed,
@@ -62,7 +62,6 @@ from coderooms.index.errors import (
 from coderooms.index.handover import FirstBuild, unit_rows_in_worker
 from coderooms.index.summary import IndexSummary
 
-INDEX_FILE = "index.db"
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 6
 GRAPH_DELTA_FILE = "graph.delta"  # the files changed since the cached generation

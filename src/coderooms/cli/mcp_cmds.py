@@ -86,8 +86,7 @@ def _workspace_factory(repo: Path | None, echo: bool) -> Any:
 def _indexed(repo: Path) -> bool:
     """Whether ``repo`` has an index already (a repository never indexed is indexed on
     the first focus call, not as soon as a server starts in it)."""
-    from coderooms.index.discover import INDEX_DIR
-    from coderooms.workspace import INDEX_FILE
+    from coderooms.index.discover import INDEX_DIR, INDEX_FILE
 
     return (repo / INDEX_DIR / INDEX_FILE).is_file()
 

@@ -209,6 +209,7 @@ class CountMemo:
         self.added = 0  # texts counted here, not known before
         # floors of texts counted only until they passed a limit (see CountsWithin)
         self.floors: dict[bytes, int] = {}
+        self._within = count_tokens.within if isinstance(count_tokens, CountsWithin) else None
 
     def __call__(self, text: str) -> int:
         key = text_key(text)
@@ -229,9 +230,9 @@ class CountMemo:
         floor = self.floors.get(key, 0)
         if floor > limit:
             return floor
-        if not isinstance(self.count_tokens, CountsWithin):
+        if self._within is None:
             return self(text)
-        count = self.count_tokens.within(text, limit)
+        count = self._within(text, limit)
         if count <= limit:
             self.counts[key] = count
             self.added += 1

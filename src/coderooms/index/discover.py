@@ -16,6 +16,7 @@ from coderooms.index.errors import WorkspaceUnreadable
 from coderooms.index.facts import Skipped
 
 INDEX_DIR = DATA_DIR
+INDEX_FILE = "index.db"  # the index database, inside INDEX_DIR
 GIT_TIMEOUT_SECONDS = 120
 WALK_MAX_DEPTH = 128
 """How many directories deep the walk of a tree without git goes; deeper ones are skipped
