@@ -198,17 +198,25 @@ def _apply(sources: dict[str, str], edit: tuple[str, str, int]) -> None:
         sources[path] += f"\n\ndef helper_{n}(value):\n    return value * {n}\n"
 
 
-@settings(max_examples=25, deadline=None)
-@given(_EDITS, st.booleans())
-def test_any_series_of_edits_answers_as_an_engine_built_from_nothing(
+def _edited_series(
     edits: list[tuple[str, str, int]], hashed: bool
-) -> None:
+) -> tuple[FocusEngine, dict[str, str]]:
+    """The engine after ``edits``, each built on the one before, and the sources then."""
     embedder = CountingEmbedder()
     sources = dict(SHOP)
     engine = _engine(sources, embedder, hashed=hashed)
     for edit in edits:
         _apply(sources, edit)
         engine = _engine(dict(sources), embedder, previous=engine, hashed=hashed)
+    return engine, sources
+
+
+@settings(max_examples=25, deadline=None)
+@given(_EDITS, st.booleans())
+def test_any_series_of_edits_answers_as_an_engine_built_from_nothing(
+    edits: list[tuple[str, str, int]], hashed: bool
+) -> None:
+    engine, sources = _edited_series(edits, hashed)
     fresh = _engine(dict(sources), CountingEmbedder(), hashed=hashed)
     assert engine.index.embeddings is not None and fresh.index.embeddings is not None
     assert np.array_equal(engine.index.embeddings, fresh.index.embeddings)
@@ -240,12 +248,7 @@ def test_an_index_patched_edit_by_edit_is_bit_for_bit_a_cold_build(
 ) -> None:
     """Each build on the previous engine takes the documents and rows of unchanged code
     by their row there; everything it keeps for the next process equals a cold build's."""
-    embedder = CountingEmbedder()
-    sources = dict(SHOP)
-    engine = _engine(sources, embedder, hashed=True)
-    for edit in edits:
-        _apply(sources, edit)
-        engine = _engine(dict(sources), embedder, previous=engine, hashed=True)
+    engine, sources = _edited_series(edits, hashed=True)
     cold = _engine(dict(sources), CountingEmbedder(), hashed=True)
     assert_same_built(engine.index.built(), cold.index.built())
     mine_work, their_work = engine.index.known_work(), cold.index.known_work()
