@@ -113,6 +113,9 @@ _STRING_START = re.compile(rb"[rRuUbBfF]{0,2}[\"']")
 # statement on its last line.
 _PLAIN_STRING_OPEN = re.compile(rb"(?:[rRbBuU]|[rR][bB]|[bB][rR])?(\"\"\"|'''|\"|')")
 _LINE_END = re.compile(rb"[ \t]*(?:[\r\n#]|\Z)")
+# A line that starts with a backslash: a continuation character out of place (invalid
+# source), after which only the tree's recovery says what the string was.
+_STRAY_CONTINUATION = re.compile(rb"[ \t]*\\")
 
 
 def _plain_string(source: bytes, at: int) -> bytes | None:
@@ -132,6 +135,9 @@ def _plain_string(source: bytes, at: int) -> bytes | None:
     if b"\\" in content or (len(quote) == 1 and b"\n" in content):
         return None
     if _LINE_END.match(source, end + len(quote)) is None:
+        return None
+    line_end = source.find(b"\n", end)
+    if line_end >= 0 and _STRAY_CONTINUATION.match(source, line_end + 1):
         return None
     return content
 
