@@ -525,12 +525,14 @@ class Workspace:
             handed = None
         if engine is None:
             lived = self._engine is not None  # an engine of this process's before
-            known = focus_state.load(state, tag) if previous is None else None
+            known = None
             if previous is None and handed is not None:
                 if self.report is not None:
                     self.report(HANDED_ENGINE_PHASE, 0, 1)
                 known = handed.known_work()  # this run's own work: all of the graph's code
                 self._unsaved += 1  # kept in focus.npz for the next process's edits
+            elif previous is None:
+                known = focus_state.load(state, tag)
             if known is not None:
                 counted = self._state_path(focus_state.TOKENS_FILE)
                 known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
@@ -1035,12 +1037,7 @@ def _kept_nodes(
     ``before``, the rows ``old`` was made of, the symbols' are taken in runs between the
     paths in ``fresh`` instead of looked up one by one."""
     taken = old.nodes  # a node taken from a NodeTable is made there now: both share it
-    at = old.at
-
-    def of(node_id: str) -> CodeNode | None:
-        where = at(node_id)
-        return None if where is None else taken[where]
-
+    of = old.node
     made = [of(row[0]) if row[0] not in fresh else None for row in files]
     spliced = None
     if before is not None and len(taken) == len(before[0]) + len(before[1]):

@@ -198,7 +198,6 @@ class _LineTerms:
     line break, the whole text is split into words at once and cut at its newlines."""
 
     def __init__(self, text: str, count: int) -> None:
-        self.count = count
         if _OTHER_BREAKS.search(text):
             self._terms: list[Sequence[str]] = [tokenize(line) for line in text.splitlines()]
             self._bounds: Sequence[int] = range(count + 1)

@@ -45,9 +45,9 @@ class DocumentCounts:
 
 @dataclass(frozen=True, slots=True)
 class BM25Parts:
-    """A built :class:`BM25` as plain data (what :meth:`BM25.parts` gives and
-    :meth:`BM25.restored` takes back): its vocabulary in order, the inverse document
-    frequencies and the weight matrix's compressed columns."""
+    """A built :class:`BM25` as plain data (what :meth:`BM25.parts` gives, to compare two
+    builds): its vocabulary in order, the inverse document frequencies and the weight
+    matrix's compressed columns."""
 
     terms: tuple[str, ...]
     columns: tuple[int, ...]
@@ -153,16 +153,6 @@ class BM25:
             shape,
             self.size,
         )
-
-    @classmethod
-    def restored(cls, parts: BM25Parts) -> BM25:
-        """The index :meth:`parts` was taken from; it scores bit for bit as that one."""
-        index = cls.__new__(cls)
-        index.vocabulary = dict(zip(parts.terms, parts.columns, strict=True))
-        index.size = parts.size
-        index.idf = parts.idf
-        index.weights = sp.csc_matrix((parts.data, parts.indices, parts.indptr), shape=parts.shape)
-        return index
 
     def document_frequency(self, term: str) -> int:
         col = self.vocabulary.get(term)

@@ -374,10 +374,10 @@ class SalienceIndex:
         )
         if lender is not None:
             self.file_documents = self._borrowed_documents(
-                "file", file_keys, self._file_counts, lender, same
+                "file", file_keys, self._file_counts, lender
             )
             self.symbol_documents = self._borrowed_documents(
-                "symbol", symbol_keys, self._symbol_counts, lender, same
+                "symbol", symbol_keys, self._symbol_counts, lender
             )
         else:
             self.file_documents = self._documents(
@@ -796,10 +796,9 @@ class SalienceIndex:
         keys: tuple[bytes, ...],
         counts_of: Callable[[CodeNode], Counter[str]],
         lender: SalienceIndex,
-        same: Mapping[int, int],
     ) -> DocumentCounts:
         """As :meth:`_documents`, from the documents of ``lender`` (an index of the graph
-        before, built in this process): a row in ``same`` takes the document of its row
+        before, built in this process): an unchanged row takes the document of its row
         there, another the document ``lender`` holds under its key, else it is counted.
         The arrays are gathered in one step instead of document by document."""
         old = lender.file_documents if kind == "file" else lender.symbol_documents

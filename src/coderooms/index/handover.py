@@ -86,7 +86,6 @@ class FirstBuild:
         self._embedder: Embedder | None = None
         self._async: multiprocessing.pool.AsyncResult[list[np.ndarray | None]] | None = None
         self.works: list[FileWork] = []
-        self.complete = True  # every parsed file's work came (none was unreadable)
         self._row_of: dict[str, int] = {}  # embedding text -> its row
         self._pending: list[str] = []  # texts with a row number, not embedded yet
         self._vectors: list[np.ndarray] = []
@@ -105,8 +104,7 @@ class FirstBuild:
             self._load = self._remote = None  # the engine embeds, and its embedder says why
 
     def add(self, work: FileWork | None) -> None:
-        if work is None:
-            self.complete = False
+        if work is None:  # unreadable now: the engine counts that file itself
             return
         self.works.append(work)
         row_of = self._row_of
