@@ -1080,16 +1080,10 @@ def _spliced_symbols(
 def _write_stamp(path: str, root: str, generation: str, stamp: _Stamp) -> None:
     """Keep ``stamp`` (taken of ``generation`` of ``root``'s index) at ``path``, in one
     step; a failure to write only costs the next process an indexer run."""
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            # The fields as they are (astuple would copy every nested tuple, deeply).
-            fields = (stamp.files, stamp.dirs, stamp.database)
-            fh.write(marshal.dumps((_stamp_key(), root, generation, *fields)))
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+    # The fields as they are (astuple would copy every nested tuple, deeply).
+    fields = (stamp.files, stamp.dirs, stamp.database)
+    with focus_state.replaced_whole(path) as fh:
+        fh.write(marshal.dumps((_stamp_key(), root, generation, *fields)))
 
 
 def _read_stamp(path: str, root: str) -> tuple[str, _Stamp] | None:
@@ -1150,18 +1144,12 @@ def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
     files, symbols, edges, signals, co_changes, head_time = rows
     if not isinstance(edges, bytes | memoryview):  # read already: marshalled again
         edges = marshal.dumps(edges)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            nodes = marshal.dumps((files, symbols, signals, co_changes, head_time))
-            head = marshal.dumps((_cache_key(), generation, len(nodes)))
-            fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
-            fh.write(nodes)
-            fh.write(edges)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+    nodes = marshal.dumps((files, symbols, signals, co_changes, head_time))
+    head = marshal.dumps((_cache_key(), generation, len(nodes)))
+    with focus_state.replaced_whole(path) as fh:
+        fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
+        fh.write(nodes)
+        fh.write(edges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1203,16 +1191,9 @@ def _read_graph_delta(path: str) -> _DiskGraph | None:
 
 def _write_graph_delta(path: str, delta: _DiskGraph) -> None:
     """Keep ``delta`` at ``path`` in one step (a failure costs a reader the whole read)."""
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(
-                marshal.dumps((_cache_key(), delta.base, delta.after, tuple(sorted(delta.paths))))
-            )
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+    kept = (_cache_key(), delta.base, delta.after, tuple(sorted(delta.paths)))
+    with focus_state.replaced_whole(path) as fh:
+        fh.write(marshal.dumps(kept))
 
 
 def _cache_key() -> str:

@@ -270,3 +270,17 @@ def test_a_long_lived_workspace_rewrites_focus_npz_only_past_its_bound(
     assert _state(root).stat().st_ino != kept
     _built(root).unlink()  # a new process then builds from focus.npz alone: nothing to do
     assert Workspace.open(root).focus_engine().index.fresh_work == 0
+
+
+def test_a_whole_write_lands_at_once_and_a_failed_one_leaves_the_old_file(tmp_path: Path) -> None:
+    from coderooms.index.focus_state import replaced_whole
+
+    path = tmp_path / "kept.bin"
+    with replaced_whole(str(path)) as fh:
+        fh.write(b"first")
+    assert path.read_bytes() == b"first"
+    with replaced_whole(str(path)) as fh:
+        fh.write(b"half of the sec")
+        raise OSError("disk full")  # not raised out: a lost write of a cache
+    assert path.read_bytes() == b"first"
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.bin"]  # no temporary file left

@@ -26,8 +26,9 @@ import struct
 import sys
 import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -137,11 +138,21 @@ def save(path: str, work: KnownWork, tag: str) -> None:
 
 
 def _write(path: str, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` to ``path`` in one step (a temporary file renamed into place)."""
+    """Write ``arrays`` to ``path`` in one step (see :func:`replaced_whole`)."""
+    with replaced_whole(path) as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def replaced_whole(path: str) -> Iterator[BinaryIO]:
+    """A file to write the new content of ``path`` to, renamed over ``path`` when the
+    block ends: a reader finds the old file or the new one, never a part. A write that
+    fails (OSError) leaves the old file and is not raised: what is kept beside the index
+    is a cache, and a lost write only costs the next reader work."""
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)  # type: ignore[arg-type]
+            yield fh
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -208,19 +219,13 @@ def save_built(path: str, built: BuiltIndex, key: str) -> None:
         offset += _aligned(array.nbytes)
     head = marshal.dumps((key, fields, places))
     start = _aligned(_HEAD_START + len(head))
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(_BUILT_MAGIC + _HEAD_SIZE.pack(len(head)))
-            fh.write(head)
-            for array, (_, _, at) in zip(arrays, places, strict=True):
-                fh.seek(start + at)
-                fh.write(np.ascontiguousarray(array).tobytes())
-            fh.truncate(start + offset)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+    with replaced_whole(path) as fh:
+        fh.write(_BUILT_MAGIC + _HEAD_SIZE.pack(len(head)))
+        fh.write(head)
+        for array, (_, _, at) in zip(arrays, places, strict=True):
+            fh.seek(start + at)
+            fh.write(np.ascontiguousarray(array).tobytes())
+        fh.truncate(start + offset)
 
 
 def load_built(path: str, key: str) -> BuiltIndex | None:
