@@ -59,6 +59,28 @@ lib.errors.SessionError: boom
     assert ENGINE.rank_functions(goal)[0] == "lib/errors.py::fail_session"
 
 
+def test_a_warning_line_points_at_the_code_around_its_line() -> None:
+    goal = """Noisy output on every run
+
+/venv/lib/python3.10/site-packages/lib/runner.py:9: DeprecationWarning: going away
+"""
+    assert ENGINE.rank_functions(goal)[0] == "lib/runner.py::collect"
+    sal = ENGINE.salience(goal)
+    rows = {n.id: i for i, n in enumerate(ENGINE.index.nodes)}
+    assert "traceback frame in `collect`" in sal.why[rows["lib/runner.py::collect"]]
+
+
+def test_a_frame_whose_line_has_moved_does_not_pick_a_function_by_name_alone() -> None:
+    goal = """Crash on start
+
+  File "/venv/site-packages/lib/errors.py", line 2, in fail_session
+"""
+    sal = ENGINE.salience(goal)
+    rows = {n.id: i for i, n in enumerate(ENGINE.index.nodes)}
+    assert not any("traceback" in w for w in sal.why.get(rows["lib/errors.py::fail_session"], []))
+    assert any("traceback frame errors.py:2" in w for w in sal.why[rows["lib/errors.py"]])
+
+
 def test_a_message_in_the_goal_finds_the_code_that_raises_it() -> None:
     goal = 'Starting fails with "the session could not start because" and nothing else'
     assert ENGINE.rank_functions(goal)[0] == "lib/errors.py::fail_session"

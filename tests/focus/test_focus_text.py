@@ -37,6 +37,35 @@ def test_goal_cues_read_a_traceback() -> None:
     assert "shop.errors.QuantityError" in cues.dotted
 
 
+PYTEST_TRACEBACK = """The hook crashes:
+
+/venv/lib/python3.8/site-packages/shop/runner.py:341: in from_call
+    result = func()
+shop/cart.py:12: in add_item
+    self.check(quantity)
+E   ValueError: bad quantity
+shop/checks.py:3: ValueError
+/venv/lib/python3.8/site-packages/shop/legacy.py:470: FutureWarning: `np.long` is going away
+shop/cart.py:1:0: C0114: Missing module docstring (missing-module-docstring)
+"""
+
+
+def test_goal_cues_read_pytest_frames_and_warning_lines_but_not_lint_messages() -> None:
+    frames = goal_cues(PYTEST_TRACEBACK).frames
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.function) for f in frames] == [
+        ("runner.py", 341, "from_call"),
+        ("cart.py", 12, "add_item"),
+        ("checks.py", 3, ""),  # the raising frame names its exception, not its function
+        ("legacy.py", 470, ""),
+    ]
+    assert [f.depth for f in frames] == [3, 2, 1, 0]
+
+
+def test_goal_cues_order_frames_of_both_forms_as_written() -> None:
+    text = 'File "a/one.py", line 3, in first\nb/two.py:9: in second\nFile "c/three.py", line 5, in third'
+    assert [f.function for f in goal_cues(text).frames] == ["first", "second", "third"]
+
+
 def test_goal_cues_find_names_written_as_code() -> None:
     cues = goal_cues("`Session.send` ignores proxies; see requests/adapters.py and get_env()")
     assert "Session.send" in cues.dotted

@@ -51,6 +51,13 @@ _PATH = re.compile(
     r"cfg|toml|ini|yaml|yml|json|rst|md|txt|in|sh|html|css))\b"
 )
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([\w<>.]+)')
+# The frames pytest prints (``src/_pytest/runner.py:341: in from_call``, the raising one
+# ending in its exception) and the warnings module's lines (``…/raw_building.py:470:
+# FutureWarning: …``): a Python path, a line, then ``in name`` or a class of exception.
+_LOCATION_FRAME = re.compile(
+    r"((?:[A-Za-z]:)?[\w.\\/~+-]*\.py):(\d+): "
+    r"(?:in ([\w<>.]+)|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"
+)
 _EXCEPTION_LINE = re.compile(
     r"^\s*((?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning|Exit|Interrupt))"
     r"(?::\s*(.*))?$",
@@ -134,7 +141,7 @@ def is_code_name(name: str) -> bool:
 class Frame:
     path: str
     line: int
-    function: str
+    function: str  # empty when the frame's line does not name it (a warning's)
     depth: int  # 0 for the innermost frame (the one that raised)
 
 
@@ -191,7 +198,12 @@ def goal_cues(goal: str) -> GoalCues:
             if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in STOPWORDS:
                 names.append(word)
     paths = [m.group(1) for m in _PATH.finditer(text)]
-    raw_frames = [(m.group(1), int(m.group(2)), m.group(3)) for m in _FRAME.finditer(text)]
+    located = [(m.start(), m.group(1), int(m.group(2)), m.group(3)) for m in _FRAME.finditer(text)]
+    located += [
+        (m.start(), m.group(1), int(m.group(2)), m.group(3) or "")
+        for m in _LOCATION_FRAME.finditer(text)
+    ]
+    raw_frames = [(p, ln, fn) for _, p, ln, fn in sorted(located)]
     frames = [
         Frame(path=p, line=ln, function=fn, depth=len(raw_frames) - 1 - i)
         for i, (p, ln, fn) in enumerate(raw_frames)

@@ -9,16 +9,35 @@ from coderooms.focus.signals.paths import path_matches
 
 if TYPE_CHECKING:
     from coderooms.focus.salience import SalienceIndex
+    from coderooms.focus.text import Frame
+
+
+def _frame_symbols(index: SalienceIndex, file_row: int, frame: Frame) -> list[Seed]:
+    """The code of ``file_row`` a frame stands in: the functions it names whose lines
+    hold its line, or, for a frame that names none (a warning's line), the innermost
+    symbol there. A named function that does not hold the line is passed over: the
+    traceback came from another version of the file, and a name alone (``__new__``)
+    is too weak a tie."""
+    holding = [
+        row
+        for row in index.symbols_by_file.get(file_row, [])
+        if index.nodes[row].start_line <= frame.line <= index.nodes[row].end_line
+    ]
+    if frame.function:
+        return [
+            (row, f"traceback frame in `{frame.function}`")
+            for row in holding
+            if index.nodes[row].name == frame.function
+        ]
+    holding.sort(key=lambda row: (index.nodes[row].end_line - index.nodes[row].start_line, row))
+    return [(row, f"traceback frame in `{index.nodes[row].name}`") for row in holding[:1]]
 
 
 def rank(index: SalienceIndex, query: Query) -> list[Seed]:
     found: list[Seed] = []
     for frame in sorted(query.cues.frames, key=lambda f: f.depth):
         for row in path_matches(index, frame.path):
-            for sym in index.symbols_by_file.get(row, []):
-                node = index.nodes[sym]
-                if node.name == frame.function and node.start_line <= frame.line <= node.end_line:
-                    found.append((sym, f"traceback frame in `{frame.function}`"))
+            found.extend(_frame_symbols(index, row, frame))
             found.append((row, f"traceback frame {frame.path.rsplit('/', 1)[-1]}:{frame.line}"))
     return found
 
