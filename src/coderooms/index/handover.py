@@ -3,8 +3,8 @@
 A first focus on a repository never indexed used to index it, read the whole graph back
 out of ``index.db``, then read every file again to count its terms and embed its code,
 all in one process. Here the index workers, which hold each file's text as they parse it,
-make its documents and embedding texts too (:func:`file_work`), this process embeds
-those texts while the workers parse on, and the run's files, symbols and edges are kept
+make its documents and embedding texts too (:func:`file_work`), of the very bytes they
+parsed; the workers embed those texts while this process resolves, and the run's files, symbols and edges are kept
 in memory: the engine takes all of it as :class:`~coderooms.focus.salience.KnownWork`
 and the workspace builds the graph from the rows, equal to those it would read back.
 """
@@ -23,8 +23,6 @@ from coderooms.errors import HostError
 from coderooms.focus.documents import FileWork, SymbolPlace, merged, unit_rows
 from coderooms.focus.documents import file_work as make_file_work
 from coderooms.focus.salience import EMBED_BATCH, Embedder, KnownWork
-from coderooms.index.extract import MAX_FILE_BYTES
-from coderooms.index.extract.common import content_hash
 from coderooms.index.facts import FileFacts
 
 _PLACE = operator.attrgetter(*SymbolPlace.__slots__)  # a symbol's fact as its place
@@ -36,17 +34,9 @@ _GRAPH_SYMBOL = operator.attrgetter(
 )  # fmt: skip
 
 
-def file_work(root: str, facts: FileFacts) -> FileWork | None:
-    """The focus documents of a file just indexed as ``facts``, read again (from the page
-    cache); None when it changed since (its hash differs) or cannot be read: the engine
-    then makes that file's documents itself."""
-    try:
-        with open(os.path.join(root, facts.path), "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return None
-    if content_hash(data) != facts.content_hash:
-        return None
+def file_work(facts: FileFacts, data: bytes) -> FileWork:
+    """The focus documents of a file just indexed as ``facts`` from its bytes ``data``
+    (see :func:`~coderooms.index.extract.read_and_process`)."""
     symbols = [SymbolPlace(*_PLACE(s)) for s in facts.symbols]
     return make_file_work(facts.path, facts.content_hash, data.decode("utf-8", "replace"), symbols)
 
