@@ -156,6 +156,26 @@ def test_the_work_is_made_of_the_bytes_parsed_not_of_the_file_now(
     assert len(work.document_keys) > 2  # the symbols parsed, not the one class written since
 
 
+@pytest.mark.parametrize("prepare_focus", [True, False])
+def test_a_cold_run_for_a_first_focus_warms_the_models_while_it_parses(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, prepare_focus: bool
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    warmed_at: list[int] = []
+    parsed: list[str] = []
+    made = indexer.file_work
+
+    def parse(facts: FileFacts, data: bytes) -> object:
+        parsed.append(facts.path)
+        return made(facts, data)
+
+    monkeypatch.setattr(indexer, "file_work", parse)
+    monkeypatch.setattr(ws, "_warm", lambda: warmed_at.append(len(parsed)))
+    ws.index(workers=1, prepare_focus=prepare_focus)
+    assert warmed_at == ([0] if prepare_focus else [])  # before the first file, once
+
+
 def test_only_a_cold_run_hands_work_over(make_repo: Callable[..., Path]) -> None:
     root = make_repo(FILES)
     ws = Workspace.open(root)

@@ -62,17 +62,20 @@ class FirstBuild:
     the graph (see :meth:`finish`).
 
     ``embedder`` gives the embedder the engine will embed with, and ``remote`` the same
-    embedder's rows as a task for a worker (see :func:`unit_rows_in_worker`). When the
-    model cannot load (a :class:`HostError`, or None from ``remote``), the rows are
-    left to the engine, whose embedder then says why."""
+    embedder's rows as a task for a worker (see :func:`unit_rows_in_worker`); ``warm``
+    is called when parsing starts (see :meth:`parsing`). When the model cannot load (a
+    :class:`HostError`, or None from ``remote``), the rows are left to the engine, whose
+    embedder then says why."""
 
     def __init__(
         self,
         embedder: Callable[[], Embedder] | None,
         remote: Callable[[list[str]], np.ndarray | None] | None = None,
+        warm: Callable[[], None] | None = None,
     ) -> None:
         self._load = embedder
         self._remote = remote
+        self._warm = warm
         self._embedder: Embedder | None = None
         self._async: multiprocessing.pool.AsyncResult[list[np.ndarray | None]] | None = None
         self.works: list[FileWork] = []
@@ -92,6 +95,14 @@ class FirstBuild:
             self._embedder = self._load()
         except HostError:
             self._load = self._remote = None  # the engine embeds, and its embedder says why
+
+    def parsing(self) -> None:
+        """The run parses now, its workers (if any) forked: ``warm`` starts loading what
+        else the first engine needs on a thread of its own, while this process mostly
+        waits for the workers (instead of after the index, on the engine's way)."""
+        warm, self._warm = self._warm, None
+        if warm is not None:
+            warm()
 
     def add(self, work: FileWork | None) -> None:
         if work is None:  # unreadable now: the engine counts that file itself

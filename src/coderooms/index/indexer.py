@@ -244,6 +244,8 @@ def _run(
         if handing is not None and todo:
             handing.prepare()  # before the workers fork: they inherit what it loads
         pool = open_pool([path for path, _ in todo], workers)
+        if handing is not None and todo:
+            handing.parsing()  # no process is forked after this
         forks = pool is not None
         if forks:  # largest files first: no worker is left parsing a big one at the end
             todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)
