@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from coderooms.errors import HostError
-from coderooms.focus.documents import FileWork, SymbolPlace, merged, unit_rows
+from coderooms.focus.documents import DocumentMerger, FileWork, SymbolPlace, unit_rows
 from coderooms.focus.documents import file_work as make_file_work
 from coderooms.focus.salience import EMBED_BATCH, Embedder, KnownWork
 from coderooms.index.facts import FileFacts
@@ -79,6 +79,7 @@ class FirstBuild:
         self._embedder: Embedder | None = None
         self._async: multiprocessing.pool.AsyncResult[list[np.ndarray | None]] | None = None
         self.works: list[FileWork] = []
+        self._documents = DocumentMerger()  # joined as the works come, while workers parse
         self._row_of: dict[str, int] = {}  # embedding text -> its row
         self._pending: list[str] = []  # texts with a row number, not embedded yet
         self._vectors: list[np.ndarray] = []
@@ -108,6 +109,7 @@ class FirstBuild:
         if work is None:  # unreadable now: the engine counts that file itself
             return
         self.works.append(work)
+        self._documents.add(work)
         row_of = self._row_of
         for text in work.embedding_texts:
             row = row_of.get(text)
@@ -188,7 +190,7 @@ class FirstBuild:
     def known_work(self) -> KnownWork:
         """The documents of every file handed in, and their embedding rows when every
         text could be embedded."""
-        file_documents, symbol_documents = merged(self.works)
+        file_documents, symbol_documents = self._documents.result()
         self.collect()
         self._embed_pending()
         if self._load is None or self._pending:
