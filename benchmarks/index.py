@@ -1,7 +1,7 @@
 """Benchmark the code index on a real repository.
 
     .venv/bin/python benchmarks/index.py [--subject pytest|sympy] [--repo PATH] [--runs N]
-        [--scale K]
+        [--scale K] [--baseline REV]
 
 Default subject: pytest-dev/pytest at a fixed commit, cloned from the local mirror
 ``../.mirror/pytest-dev+pytest/repo`` beside the project (or under
@@ -11,12 +11,19 @@ Measures, in one run: tree-sitter parse alone (the baseline),
 serial extraction, a cold index on every core, a no-change re-run, a one-file change,
 the same two on a tree scaled to >= 2,000 files, and peak memory. Prints medians and
 ratios against the baseline.
+
+With ``--baseline REV`` only the cold index runs, paired: a new process indexes the
+subject from nothing, importing this tree's ``src`` or this repository's ``src`` at REV,
+the two taking turns (A B B A ...) so both see the same machine. Each process times
+its index run alone (wall, and CPU with the workers it waited for); the medians, the
+files per second and the ratios against REV are printed with the load average.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import resource
 import shutil
@@ -51,6 +58,89 @@ TARGET_COLD_FILES_PER_S = 600  # every file indexed, on 2 cores (issue 16)
 TARGET_EXTRACT_RATIO = 2.0
 TARGET_NO_CHANGE_S = 1.0
 TARGET_ONE_FILE_S = 0.3
+
+
+# One cold index in a new process (argv: its src, the subject): wall and CPU of the run.
+COLD_SIDE = """
+import json, os, resource, shutil, sys, time
+import coderooms
+from coderooms.workspace import Workspace
+source, root = sys.argv[1], sys.argv[2]
+assert coderooms.__file__.startswith(source), coderooms.__file__
+shutil.rmtree(os.path.join(root, ".coderooms"), ignore_errors=True)
+def cpu():
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+ws = Workspace.open(root)
+before, start = cpu(), time.perf_counter()
+summary = ws.index()
+wall = time.perf_counter() - start
+print(json.dumps({"wall": wall, "cpu": cpu() - before, "files": summary.files}))
+"""
+
+
+def cold_in_process(source: Path, root: Path) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_SIDE, str(source), str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"cold index failed ({out.returncode}): {out.stderr[-2000:]}")
+    got: dict[str, float] = json.loads(out.stdout.splitlines()[-1])
+    return got
+
+
+def paired_cold(root: Path, label: str, revision: str, runs: int, scratch: Path) -> None:
+    """The cold index of ``root`` by this tree and by ``revision``, in turns (see the
+    module's docstring)."""
+    from first_focus import SOURCE, baseline_source
+
+    load_start = os.getloadavg()[0]
+    sides = [("this tree", SOURCE), (f"baseline {revision}", baseline_source(scratch, revision))]
+    got: dict[str, list[dict[str, float]]] = {name: [] for name, _ in sides}
+    ratios: list[tuple[float, float]] = []
+    for turn in range(runs):
+        pair: dict[str, dict[str, float]] = {}
+        for name, source in sides if turn % 2 == 0 else sides[::-1]:
+            pair[name] = cold_in_process(source, root)
+            got[name].append(pair[name])
+        mine, theirs = pair[sides[0][0]], pair[sides[1][0]]
+        ratios.append((mine["wall"] / theirs["wall"], mine["cpu"] / theirs["cpu"]))
+        print(
+            f"  pair {turn + 1}/{runs}: wall {mine['wall']:.2f} s / {theirs['wall']:.2f} s, "
+            f"CPU {mine['cpu']:.2f} s / {theirs['cpu']:.2f} s, load {os.getloadavg()[0]:.1f}",
+            file=sys.stderr,
+        )
+    rows = [
+        ("subject", label),
+        (
+            "cores / load average start, end",
+            f"{len(os.sched_getaffinity(0))} / {load_start:.2f}, {os.getloadavg()[0]:.2f}",
+        ),
+    ]
+    for name, runs_of in got.items():
+        wall = statistics.median(r["wall"] for r in runs_of)
+        cpu = statistics.median(r["cpu"] for r in runs_of)
+        files = runs_of[0]["files"]
+        rows.append(
+            (
+                f"{name}: cold index, median of {len(runs_of)}",
+                f"wall {wall:.3f} s, CPU {cpu:.3f} s; {files / wall:.0f} files/s wall "
+                f"(target >= {TARGET_COLD_FILES_PER_S}), {2 * files / cpu:.0f} per CPU-second x2",
+            )
+        )
+    rows.append(
+        (
+            "this tree / baseline, median of the pairs",
+            f"wall {statistics.median(w for w, _ in ratios):.2f}x, "
+            f"CPU {statistics.median(c for _, c in ratios):.2f}x",
+        )
+    )
+    print_rows(rows)
 
 
 def median_time(fn: Callable[[], object], runs: int) -> float:
@@ -197,12 +287,16 @@ def main() -> None:
     ap.add_argument(
         "--scale", type=int, default=DEFAULT_SCALE_FILES, help="files in the scaled tree"
     )
+    ap.add_argument("--baseline", help="only the cold index, paired with this revision's src")
     args = ap.parse_args()
     load_start = os.getloadavg()[0]
 
     with tempfile.TemporaryDirectory(prefix="coderooms-bench-") as tmp:
         scratch = Path(tmp)
         root, label = subject(scratch, args.repo, args.subject)
+        if args.baseline:
+            paired_cold(root, label, args.baseline, args.runs, scratch)
+            return
         files = parseable(root)
 
         # Baseline and extraction in CPU seconds, interleaved: robust to other load.

@@ -204,7 +204,9 @@ class Workspace:
         with self._lock:
             _require_root(self.root)  # it may have gone since the workspace was opened
             conn = self._connection(create=True)
-            handing = FirstBuild(_embedder, unit_rows_in_worker) if prepare_focus else None
+            handing = (
+                FirstBuild(_embedder, unit_rows_in_worker, self._warm) if prepare_focus else None
+            )
             try:
                 summary = indexer.run(
                     self.root, conn, progress=report, workers=workers, first_build=handing
@@ -735,7 +737,7 @@ def _embedder() -> Embedder:
     :class:`~coderooms.embeddings.EmbeddingModelUnavailable`)."""
     from coderooms import embeddings
 
-    embeddings.load_model()
+    embeddings.load_embedder()  # what embed reads, not model2vec's whole model
     return embeddings.embed
 
 

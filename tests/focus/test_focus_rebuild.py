@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from coderooms import embeddings
 from coderooms.focus.lexical import BM25, CountedBM25, DocumentCounts
 from coderooms.focus.runtime import FocusEngine
-from coderooms.focus.salience import MAX_KEY_SCANS, _key_finder
+from coderooms.focus.salience import EMBEDDING_PHASE, MAX_KEY_SCANS, _key_finder
 
 GOALS = (
     "Calling `Cart.add_item` with quantity 0 raises ValueError",
@@ -272,6 +272,29 @@ def test_an_edit_counts_and_embeds_only_the_edited_file() -> None:
     assert after.index._fresh_documents == len(documents)
     assert after.index.fresh_embeddings == len(embedder.texts) <= len(in_cart)
     assert all(text.startswith("shop/cart.py") for text in embedder.texts)
+
+
+def test_an_edit_tells_the_report_of_what_it_embeds() -> None:
+    embedder = CountingEmbedder()
+    before = _engine(dict(SHOP), embedder, hashed=True)
+    sources = dict(SHOP)
+    sources["shop/cart.py"] += "\n\ndef empty_cart(cart):\n    cart.items.clear()\n"
+    told: list[tuple[str, int, int]] = []
+    graph = _engine(sources, embedder, hashed=True).graph
+    after = FocusEngine(
+        graph,
+        sources,
+        count_words,
+        embedder,
+        previous=before,
+        report=lambda phase, done, total: told.append((phase, done, total)),
+    )
+    fresh = after.index.fresh_embeddings
+    assert fresh > 0
+    assert [t for t in told if t[0] == EMBEDDING_PHASE] == [
+        (EMBEDDING_PHASE, 0, fresh),
+        (EMBEDDING_PHASE, fresh, fresh),
+    ]
 
 
 def _terms(documents: Any, row: int) -> dict[str, int]:

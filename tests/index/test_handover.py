@@ -15,11 +15,13 @@ from test_focus_state import SHOP, _from_nothing
 
 from coderooms import embeddings, workspace
 from coderooms.embeddings import EmbeddingModelUnavailable
-from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS
+from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS, SymbolPlace, file_key
+from coderooms.focus.documents import file_work as make_file_work
 from coderooms.focus.runtime import FocusEngine
 from coderooms.index import focus_state, indexer
+from coderooms.index.extract import read_and_process
 from coderooms.index.facts import FileFacts
-from coderooms.index.handover import FirstBuild, file_work
+from coderooms.index.handover import _PLACE, FirstBuild, file_work
 from coderooms.workspace import Workspace
 
 LONG_BODY = "".join(f"    value_{i} = compute_{i}(alpha, beta)\n" for i in range(400))
@@ -101,8 +103,8 @@ def test_a_file_whose_work_did_not_come_is_counted_by_the_engine(
     root = make_repo(FILES)
     made = indexer.file_work
 
-    def lose_cart(where: str, facts: object) -> object:
-        work = made(where, facts)  # type: ignore[arg-type]
+    def lose_cart(facts: object, data: bytes) -> object:
+        work = made(facts, data)  # type: ignore[arg-type]
         return None if work is not None and work.path == "shop/cart.py" else work
 
     monkeypatch.setattr(indexer, "file_work", lose_cart)
@@ -115,13 +117,63 @@ def test_a_file_whose_work_did_not_come_is_counted_by_the_engine(
     assert _answers(engine) == _answers(want)
 
 
-def test_a_file_changed_since_it_was_parsed_has_no_work(make_repo: Callable[..., Path]) -> None:
+def test_a_file_is_read_once_for_its_facts_and_its_work(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_repo(FILES)
-    facts, _ = next(indexer.process_files(str(root), [("shop/cart.py", None)], None))
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(file: object, *args: object, **kwargs: object) -> object:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    [(facts, work)] = indexer.process_files(str(root), [("shop/cart.py", None)], None, True)
+    monkeypatch.undo()
+    assert opened == [str(root / "shop" / "cart.py")]
+    assert isinstance(facts, FileFacts) and work is not None
+    text = (root / "shop" / "cart.py").read_text(encoding="utf-8")
+    symbols = [SymbolPlace(*_PLACE(s)) for s in facts.symbols]
+    want = make_file_work(facts.path, facts.content_hash, text, symbols)
+    for field in ("document_keys", "terms", "embedding_keys", "embedding_texts"):
+        assert getattr(work, field) == getattr(want, field)
+    for field in ("lengths", "ids", "counts"):
+        assert np.array_equal(getattr(work, field), getattr(want, field))
+
+
+def test_the_work_is_made_of_the_bytes_parsed_not_of_the_file_now(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(FILES)
+    cart = root / "shop" / "cart.py"
+    facts, data = read_and_process(str(root), "shop/cart.py")
+    cart.write_text("class Cart:\n    pass\n", encoding="utf-8")
     assert isinstance(facts, FileFacts)
-    assert file_work(str(root), facts) is not None
-    (root / "shop" / "cart.py").write_text("class Cart:\n    pass\n", encoding="utf-8")
-    assert file_work(str(root), facts) is None
+    work = file_work(facts, data)
+    assert work.path == "shop/cart.py"
+    assert work.document_keys[0] == file_key(facts.path, facts.content_hash, "")
+    assert len(work.document_keys) > 2  # the symbols parsed, not the one class written since
+
+
+@pytest.mark.parametrize("prepare_focus", [True, False])
+def test_a_cold_run_for_a_first_focus_warms_the_models_while_it_parses(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, prepare_focus: bool
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    warmed_at: list[int] = []
+    parsed: list[str] = []
+    made = indexer.file_work
+
+    def parse(facts: FileFacts, data: bytes) -> object:
+        parsed.append(facts.path)
+        return made(facts, data)
+
+    monkeypatch.setattr(indexer, "file_work", parse)
+    monkeypatch.setattr(ws, "_warm", lambda: warmed_at.append(len(parsed)))
+    ws.index(workers=1, prepare_focus=prepare_focus)
+    assert warmed_at == ([0] if prepare_focus else [])  # before the first file, once
 
 
 def test_only_a_cold_run_hands_work_over(make_repo: Callable[..., Path]) -> None:

@@ -231,6 +231,24 @@ def test_imported_candidate_is_more_plausible(make_repo: Callable[..., Path]) ->
     }
 
 
+def test_a_call_by_name_weighs_the_candidates_of_its_own_language_family(
+    make_repo: Callable[..., Path],
+) -> None:
+    # The JavaScript caller resolves first (paths in order): what its name found there
+    # is not what the Python caller's finds.
+    root = make_repo(
+        {
+            "a/py_side.py": "def render():\n    pass\n",
+            "b/js_side.js": "function render() {}\n",
+            "c/use.js": "function show() { render(); }\n",
+            "c/use.py": "def show():\n    render()\n",
+        }
+    )
+    _, graph = index(root)
+    assert calls_from(graph, "c/use.js::show", "name_match") == {"b/js_side.js::render"}
+    assert calls_from(graph, "c/use.py::show", "name_match") == {"a/py_side.py::render"}
+
+
 def test_an_imported_candidate_drops_those_neither_imported_nor_beside(
     make_repo: Callable[..., Path],
 ) -> None:

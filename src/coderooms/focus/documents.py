@@ -5,8 +5,9 @@ every file and of every function and class, and embeds a short text of every nod
 keys naming each document and embedding text, the texts themselves and the term counts
 are defined here, once: the index uses them, and a host that parses files anyway (the
 code indexer's workers) makes the same documents file by file with :func:`file_work`,
-so a first focus takes them instead of reading every file again. :func:`merged` joins
-many files' work into the arrays :class:`~coderooms.focus.salience.KnownWork` holds.
+so a first focus takes them instead of reading every file again. A
+:class:`DocumentMerger` joins many files' work into the arrays
+:class:`~coderooms.focus.salience.KnownWork` holds.
 """
 
 from __future__ import annotations
@@ -252,48 +253,56 @@ def _head_of(lines: Sequence[str], first: int, last: int, room: int) -> str:
     return "\n".join(taken)
 
 
-def merged(works: Sequence[FileWork]) -> tuple[DocumentCounts, DocumentCounts]:
-    """The file documents and the symbol documents of ``works`` (in their order) as the
-    arrays an index keeps, over one vocabulary."""
-    vocabulary: dict[str, int] = {}
-    file_keys: list[bytes] = []
-    symbol_keys: list[bytes] = []
-    parts: dict[bool, tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = {
-        True: ([], [], []),
-        False: ([], [], []),
-    }
-    for work in works:
+class DocumentMerger:
+    """Joins many files' work, one file at a time as it comes, into the file documents
+    and the symbol documents (in the order added) as the arrays an index keeps, over one
+    vocabulary."""
+
+    def __init__(self) -> None:
+        self._vocabulary: dict[str, int] = {}
+        self._keys: dict[bool, list[bytes]] = {True: [], False: []}
+        self._parts: dict[bool, tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = {
+            True: ([], [], []),
+            False: ([], [], []),
+        }
+
+    def add(self, work: FileWork) -> None:
+        vocabulary = self._vocabulary
         known = vocabulary.setdefault
         remap = np.fromiter(
             (known(term, len(vocabulary)) for term in work.terms), np.int64, len(work.terms)
         )
         split = int(work.lengths[0]) if len(work.lengths) else 0
-        file_keys.append(work.document_keys[0])
-        symbol_keys.extend(work.document_keys[1:])
+        self._keys[True].append(work.document_keys[0])
+        self._keys[False].extend(work.document_keys[1:])
         for is_file, lengths, ids, counts in (
             (True, work.lengths[:1], work.ids[:split], work.counts[:split]),
             (False, work.lengths[1:], work.ids[split:], work.counts[split:]),
         ):
-            sizes, all_ids, all_counts = parts[is_file]
+            sizes, all_ids, all_counts = self._parts[is_file]
             sizes.append(lengths)
             all_ids.append(remap[ids])
             all_counts.append(counts)
-    terms = tuple(vocabulary)
-    out = []
-    for is_file, keys in ((True, file_keys), (False, symbol_keys)):
-        sizes, all_ids, all_counts = parts[is_file]
-        ptr = np.zeros(len(keys) + 1, dtype=np.int64)
-        if sizes:
-            np.cumsum(np.concatenate(sizes), out=ptr[1:])
-        out.append(
-            DocumentCounts(
-                tuple(keys),
-                terms,
-                ptr,
-                np.concatenate(all_ids).astype(np.int64) if all_ids else np.zeros(0, np.int64),
-                np.concatenate(all_counts).astype(np.int64)
-                if all_counts
-                else np.zeros(0, np.int64),
+
+    def result(self) -> tuple[DocumentCounts, DocumentCounts]:
+        """The file documents and the symbol documents of the work added so far."""
+        terms = tuple(self._vocabulary)
+        out = []
+        for is_file in (True, False):
+            keys = self._keys[is_file]
+            sizes, all_ids, all_counts = self._parts[is_file]
+            ptr = np.zeros(len(keys) + 1, dtype=np.int64)
+            if sizes:
+                np.cumsum(np.concatenate(sizes), out=ptr[1:])
+            out.append(
+                DocumentCounts(
+                    tuple(keys),
+                    terms,
+                    ptr,
+                    np.concatenate(all_ids).astype(np.int64) if all_ids else np.zeros(0, np.int64),
+                    np.concatenate(all_counts).astype(np.int64)
+                    if all_counts
+                    else np.zeros(0, np.int64),
+                )
             )
-        )
-    return out[0], out[1]
+        return out[0], out[1]

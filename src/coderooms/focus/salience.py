@@ -880,19 +880,26 @@ class SalienceIndex:
             kept = np.empty((len(keys), old.shape[1]), dtype=old.dtype)
             _copy_rows(old, source, kept)
             return kept
-        vectors = np.concatenate(
-            [
-                np.asarray(embedder(fresh[start : start + EMBED_BATCH]))
-                for start in range(0, len(fresh), EMBED_BATCH)
-            ]
-        )
-        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        unit = self._embedded(embedder, fresh)
         out = np.empty((len(keys), old.shape[1]), dtype=np.result_type(unit, old))
         _copy_rows(old, source, out)
         text_row = {text: j for j, text in enumerate(fresh)}
         for key, rows in missing.items():
             out[rows] = unit[text_row[texts[key]]]
         return out
+
+    def _embedded(self, embedder: Embedder, texts: list[str]) -> np.ndarray:
+        """Unit rows of ``texts`` (at least one), embedded ``EMBED_BATCH`` at a time, each
+        batch told to the report."""
+        report = self._report
+        if report is not None:
+            report(EMBEDDING_PHASE, 0, len(texts))
+        batches = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            batches.append(np.asarray(embedder(texts[start : start + EMBED_BATCH])))
+            if report is not None:
+                report(EMBEDDING_PHASE, min(start + EMBED_BATCH, len(texts)), len(texts))
+        return docs.unit_rows(np.concatenate(batches))
 
     def _embed_key(self, node: CodeNode) -> bytes:
         """Names a node's embedding text; for a symbol whose text takes in its body, by
@@ -921,17 +928,7 @@ class SalienceIndex:
         self.fresh_embeddings = len(fresh)
         parts: list[np.ndarray] = []
         if fresh:
-            if self._report is not None:
-                self._report(EMBEDDING_PHASE, 0, len(fresh))
-            batches = []
-            for start in range(0, len(fresh), EMBED_BATCH):
-                batches.append(np.asarray(embedder(fresh[start : start + EMBED_BATCH])))
-                if self._report is not None:
-                    done = min(start + EMBED_BATCH, len(fresh))
-                    self._report(EMBEDDING_PHASE, done, len(fresh))
-            vectors = np.concatenate(batches)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            parts.append(vectors / np.maximum(norms, 1e-12))
+            parts.append(self._embedded(embedder, fresh))
         if at and known is not None and known.embeddings is not None:
             parts.append(np.asarray(known.embeddings))
         dtype = np.result_type(*parts)

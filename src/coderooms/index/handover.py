@@ -3,8 +3,8 @@
 A first focus on a repository never indexed used to index it, read the whole graph back
 out of ``index.db``, then read every file again to count its terms and embed its code,
 all in one process. Here the index workers, which hold each file's text as they parse it,
-make its documents and embedding texts too (:func:`file_work`), this process embeds
-those texts while the workers parse on, and the run's files, symbols and edges are kept
+make its documents and embedding texts too (:func:`file_work`), of the very bytes they
+parsed; the workers embed those texts while this process resolves, and the run's files, symbols and edges are kept
 in memory: the engine takes all of it as :class:`~coderooms.focus.salience.KnownWork`
 and the workspace builds the graph from the rows, equal to those it would read back.
 """
@@ -20,11 +20,9 @@ from typing import Any
 import numpy as np
 
 from coderooms.errors import HostError
-from coderooms.focus.documents import FileWork, SymbolPlace, merged, unit_rows
+from coderooms.focus.documents import DocumentMerger, FileWork, SymbolPlace, unit_rows
 from coderooms.focus.documents import file_work as make_file_work
 from coderooms.focus.salience import EMBED_BATCH, Embedder, KnownWork
-from coderooms.index.extract import MAX_FILE_BYTES
-from coderooms.index.extract.common import content_hash
 from coderooms.index.facts import FileFacts
 
 _PLACE = operator.attrgetter(*SymbolPlace.__slots__)  # a symbol's fact as its place
@@ -36,17 +34,9 @@ _GRAPH_SYMBOL = operator.attrgetter(
 )  # fmt: skip
 
 
-def file_work(root: str, facts: FileFacts) -> FileWork | None:
-    """The focus documents of a file just indexed as ``facts``, read again (from the page
-    cache); None when it changed since (its hash differs) or cannot be read: the engine
-    then makes that file's documents itself."""
-    try:
-        with open(os.path.join(root, facts.path), "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return None
-    if content_hash(data) != facts.content_hash:
-        return None
+def file_work(facts: FileFacts, data: bytes) -> FileWork:
+    """The focus documents of a file just indexed as ``facts`` from its bytes ``data``
+    (see :func:`~coderooms.index.extract.read_and_process`)."""
     symbols = [SymbolPlace(*_PLACE(s)) for s in facts.symbols]
     return make_file_work(facts.path, facts.content_hash, data.decode("utf-8", "replace"), symbols)
 
@@ -72,20 +62,24 @@ class FirstBuild:
     the graph (see :meth:`finish`).
 
     ``embedder`` gives the embedder the engine will embed with, and ``remote`` the same
-    embedder's rows as a task for a worker (see :func:`unit_rows_in_worker`). When the
-    model cannot load (a :class:`HostError`, or None from ``remote``), the rows are
-    left to the engine, whose embedder then says why."""
+    embedder's rows as a task for a worker (see :func:`unit_rows_in_worker`); ``warm``
+    is called when parsing starts (see :meth:`parsing`). When the model cannot load (a
+    :class:`HostError`, or None from ``remote``), the rows are left to the engine, whose
+    embedder then says why."""
 
     def __init__(
         self,
         embedder: Callable[[], Embedder] | None,
         remote: Callable[[list[str]], np.ndarray | None] | None = None,
+        warm: Callable[[], None] | None = None,
     ) -> None:
         self._load = embedder
         self._remote = remote
+        self._warm = warm
         self._embedder: Embedder | None = None
         self._async: multiprocessing.pool.AsyncResult[list[np.ndarray | None]] | None = None
         self.works: list[FileWork] = []
+        self._documents = DocumentMerger()  # joined as the works come, while workers parse
         self._row_of: dict[str, int] = {}  # embedding text -> its row
         self._pending: list[str] = []  # texts with a row number, not embedded yet
         self._vectors: list[np.ndarray] = []
@@ -103,10 +97,19 @@ class FirstBuild:
         except HostError:
             self._load = self._remote = None  # the engine embeds, and its embedder says why
 
+    def parsing(self) -> None:
+        """The run parses now, its workers (if any) forked: ``warm`` starts loading what
+        else the first engine needs on a thread of its own, while this process mostly
+        waits for the workers (instead of after the index, on the engine's way)."""
+        warm, self._warm = self._warm, None
+        if warm is not None:
+            warm()
+
     def add(self, work: FileWork | None) -> None:
         if work is None:  # unreadable now: the engine counts that file itself
             return
         self.works.append(work)
+        self._documents.add(work)
         row_of = self._row_of
         for text in work.embedding_texts:
             row = row_of.get(text)
@@ -187,7 +190,7 @@ class FirstBuild:
     def known_work(self) -> KnownWork:
         """The documents of every file handed in, and their embedding rows when every
         text could be embedded."""
-        file_documents, symbol_documents = merged(self.works)
+        file_documents, symbol_documents = self._documents.result()
         self.collect()
         self._embed_pending()
         if self._load is None or self._pending:

@@ -22,7 +22,14 @@ from itertools import chain
 from coderooms.focus.documents import FileWork
 from coderooms.index import db
 from coderooms.index.discover import list_files
-from coderooms.index.extract import Outcome, Unchanged, prepare, process_file, skip_reason
+from coderooms.index.extract import (
+    Outcome,
+    Unchanged,
+    prepare,
+    process_file,
+    read_and_process,
+    skip_reason,
+)
 from coderooms.index.facts import DECORATED, RETURNED, FileFacts, Skipped
 from coderooms.index.gitlog import GitLogPass, head_commit
 from coderooms.index.handover import FirstBuild, file_work
@@ -64,10 +71,13 @@ def _process_chunk(
 def _processed(
     root: str, path: str, old: str | None, with_work: bool
 ) -> tuple[Outcome, FileWork | None]:
-    """A file's outcome and, ``with_work``, its focus documents (see :mod:`handover`)."""
-    outcome = process_file(root, path, old)
-    if with_work and isinstance(outcome, FileFacts):
-        return outcome, file_work(root, outcome)
+    """A file's outcome and, ``with_work``, its focus documents (see :mod:`handover`),
+    made of the bytes it was parsed from."""
+    if not with_work:
+        return process_file(root, path, old), None
+    outcome, data = read_and_process(root, path, old)
+    if isinstance(outcome, FileFacts):
+        return outcome, file_work(outcome, data)
     return outcome, None
 
 
@@ -234,6 +244,8 @@ def _run(
         if handing is not None and todo:
             handing.prepare()  # before the workers fork: they inherit what it loads
         pool = open_pool([path for path, _ in todo], workers)
+        if handing is not None and todo:
+            handing.parsing()  # no process is forked after this
         forks = pool is not None
         if forks:  # largest files first: no worker is left parsing a big one at the end
             todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)

@@ -291,6 +291,8 @@ class Resolver:
         self._classes: dict[str, str | None] = {}
         self._file_scope: dict[tuple[str, str], Target | None] = {}  # steps 2-3, per file
         self._of_kinds: dict[tuple[str, frozenset[str]], list[str]] = {}
+        # (name, kinds, language family) -> the candidates a call by name weighs.
+        self._by_name_of: dict[tuple[str, frozenset[str], str | None], list[str] | None] = {}
         self._types: dict[str, dict[tuple[str, str], list[str]]] = {}  # path -> evidence
         self._module_values: dict[tuple[str, str], Target | None] = {}
         self._attributes: dict[tuple[str, str], Target | None] = {}
@@ -1194,6 +1196,29 @@ class Resolver:
             cur = self._member(cur, part, 0)
         return cur
 
+    def _named_candidates(
+        self, name: str, kinds: frozenset[str], language: str
+    ) -> list[str] | None:
+        """The symbols called ``name`` of one of ``kinds`` that a call from a file in
+        ``language`` may mean (see :meth:`_candidates`); None when more than
+        :data:`MAX_NAME_CANDIDATES` are. Asked for again and again by calls of common
+        names: worked out once per name and language family."""
+        key = (name, kinds, LANGUAGE_FAMILIES.get(language, language))
+        if key in self._by_name_of:
+            return self._by_name_of[key]
+        t = self.t
+        sym = t.sym
+        found = [
+            i
+            for i in self._named(name, kinds)
+            if _same_family(t.files.get(sym[i].path), language)
+            and not _in_function(sym, sym[i])
+            and not self.is_property(i)
+        ]
+        kept = None if len(found) > MAX_NAME_CANDIDATES else found
+        self._by_name_of[key] = kept
+        return kept
+
     def _candidates(
         self, facts: FileFacts, name: str, kinds: frozenset[str], members: bool = False
     ) -> tuple[tuple[str, float], ...]:
@@ -1205,14 +1230,8 @@ class Resolver:
         beside are dropped."""
         t = self.t
         sym = t.sym
-        found = [
-            i
-            for i in self._named(name, kinds)
-            if _same_family(t.files.get(sym[i].path), facts.language)
-            and not _in_function(sym, sym[i])
-            and not self.is_property(i)
-        ]
-        if len(found) > MAX_NAME_CANDIDATES:
+        found = self._named_candidates(name, kinds, facts.language)
+        if found is None:
             return ()  # a common name: functions carrying it count, though none is meant
         if members:
             found = [i for i in found if _in_class(sym, sym[i])]

@@ -125,26 +125,33 @@ def nesting_work(data: bytes) -> int:
 
 def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
     """Read ``root/path`` and learn what it defines; never raises for a bad file."""
+    return read_and_process(root, path, old_hash)[0]
+
+
+def read_and_process(root: str, path: str, old_hash: str | None = None) -> tuple[Outcome, bytes]:
+    """As :func:`process_file`, with the bytes it read (empty when it read none): what
+    else a caller makes of the file is then made of the bytes its facts were, and the
+    file is read and hashed once."""
     language = language_of(path)
     if language is None:
-        return Skipped(path, "unsupported")
+        return Skipped(path, "unsupported"), b""
     full = os.path.join(root, path)
     try:
         with open(full, "rb") as fh:
             stat = os.fstat(fh.fileno())
             if stat.st_size > MAX_FILE_BYTES:
-                return Skipped(path, "oversized", stat.st_size)
+                return Skipped(path, "oversized", stat.st_size), b""
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError:
-        return Skipped(path, "unreadable")
+        return Skipped(path, "unreadable"), b""
     size = len(data)
     if size > MAX_FILE_BYTES:
-        return Skipped(path, "oversized", size)
+        return Skipped(path, "oversized", size), data
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return Skipped(path, "binary", size)
+        return Skipped(path, "binary", size), data
     digest = content_hash(data)
     if old_hash is not None and digest == old_hash:
-        return Unchanged(path, digest, change_mark(stat), size)
+        return Unchanged(path, digest, change_mark(stat), size), data
     facts = FileFacts(
         path=path, language=language, content_hash=digest, size=size, lines=_line_count(data)
     )
@@ -165,19 +172,19 @@ def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
     elif name.endswith(GENERATED_SUFFIXES) or _GENERATED_MARKER.search(head):
         facts.is_generated = True
     if language not in PARSED_LANGUAGES:
-        return facts
+        return facts, data
     facts.is_test = is_test_path(language, path)
     if facts.is_vendored or facts.is_generated:
-        return facts
+        return facts, data
     if nesting_work(data) > NESTING_WORK_CAP:
-        return Skipped(path, "too_deeply_nested", size)
+        return Skipped(path, "too_deeply_nested", size), data
     if language == "python":
         python.extract(facts, data)
     else:
         curly.extract(facts, data)
     facts.encoded = encode_facts(facts)
     facts.uses = "\n".join(sorted(names_used(facts)))
-    return facts
+    return facts, data
 
 
 def prepare(languages: Iterable[str | None]) -> None:
