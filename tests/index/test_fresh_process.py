@@ -160,7 +160,8 @@ def test_the_focus_command_loads_its_own_family_alone(make_repo: Callable[..., P
         "import sys; from coderooms import launch; sys.argv = ['coderooms', *sys.argv[1:]]\n"
         "try:\n    launch.main()\nfinally:\n"
         "    loaded = sorted(m for m in sys.modules if m.startswith(('coderooms.cli.',"
-        " 'coderooms.rooms', 'coderooms.store', 'coderooms.index.indexer', 'model2vec')))\n"
+        " 'coderooms.rooms', 'coderooms.store', 'coderooms.index.indexer', 'model2vec',"
+        " 'coderooms.index.handover', 'coderooms.index.extract', 'pathspec', 'multiprocessing')))\n"
         "    print(loaded, file=sys.stderr)"
     )
     done = subprocess.run(
