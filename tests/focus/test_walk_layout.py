@@ -50,3 +50,20 @@ def test_a_laid_out_walk_reads_the_rank_vector_in_another_order() -> None:
     module would test the identity)."""
     transposed, dangling = _transposed(7, 400, 0.01)
     assert not np.array_equal(salience.WalkLayout.of(transposed, dangling).order, np.arange(400))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 3000), ulps=st.integers(-4, 4))
+def test_a_laid_out_step_stops_as_the_sum_in_the_graphs_order_says_even_at_the_tolerance(
+    seed: int, n: int, ulps: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    moved = rng.random(n) ** 4
+    moved *= salience.PAGERANK_TOLERANCE * (1.0 + ulps * 2.0**-53) / moved.sum()
+    order = rng.permutation(n)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.arange(n)
+    laid = moved[order]
+    expected = float(moved.sum()) < salience.PAGERANK_TOLERANCE
+    assert salience._has_settled(laid, inverse) == expected
+    assert salience._has_settled(moved, None) == expected
