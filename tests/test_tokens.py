@@ -270,3 +270,10 @@ def test_a_text_far_past_the_limit_is_told_without_the_tokenizer(
     bound = tokens.count_tokens_within(text, 500)
     monkeypatch.undo()
     assert 500 < bound <= reference_count(text)
+
+
+def test_in_the_pinned_ranks_file_a_tokens_rank_is_its_line_number() -> None:
+    with gzip.open(tokens._bpe_path(), "rb") as handle:
+        lines = handle.read().splitlines()
+    assert [int(line.split()[1]) for line in lines] == list(range(len(lines)))
+    assert len(tokens._load_ranks(tokens._bpe_path())) == len(lines)
