@@ -83,9 +83,12 @@ finally:
     sys.stderr.write(f"\\npeak-kib {peak_kib()}\\n")
 """
 # Warm focus in one process: the first focus builds or restores the engine, then each
-# focus is timed (its goal not the one before it, so no ranking is reused).
+# focus is timed (its goal not the one before it, so no ranking is reused). numpy gets one
+# BLAS thread, as in a server the console script starts (see launch.BLAS_THREAD_VARIABLES).
 WARM = """
 import json, sys, time
+from coderooms import launch
+launch._one_blas_thread()
 from coderooms.workspace import Workspace
 goals = json.loads(sys.argv[2])
 ws = Workspace.open(sys.argv[1])
