@@ -4,7 +4,8 @@ each paired against a baseline revision in the same run.
     .venv/bin/python benchmarks/fresh_focus.py [--subject sympy|pytest] [--repo PATH]
         [--runs N] [--warm N] [--baseline REV]
 
-Each side (this tree; with ``--baseline``, this repository's ``src`` at REV) gets its own
+Each side (this tree; with ``--baseline``, this repository's ``src`` at REV), its modules
+compiled to bytecode first as an installed copy's are, gets its own
 copy of the subject, indexed by its own code as ``coderooms index`` does, so that no kept
 file one side writes is read by the other. Then, the sides taking turns (A B, B A, ...):
 
@@ -32,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from first_focus import SOURCE, baseline_source
+from first_focus import SOURCE, baseline_source, compiled
 
 from index import MIRRORED, print_rows, subject
 
@@ -82,9 +83,12 @@ finally:
     sys.stderr.write(f"\\npeak-kib {peak_kib()}\\n")
 """
 # Warm focus in one process: the first focus builds or restores the engine, then each
-# focus is timed (its goal not the one before it, so no ranking is reused).
+# focus is timed (its goal not the one before it, so no ranking is reused). numpy gets one
+# BLAS thread, as in a server the console script starts (see launch.BLAS_THREAD_VARIABLES).
 WARM = """
 import json, sys, time
+from coderooms import launch
+launch._one_blas_thread()
 from coderooms.workspace import Workspace
 goals = json.loads(sys.argv[2])
 ws = Workspace.open(sys.argv[1])
@@ -161,9 +165,10 @@ def main() -> None:
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="coderooms-fresh-") as tmp:
         scratch = Path(tmp)
-        sides = [("this tree", SOURCE)]
+        sides = [("this tree", compiled(SOURCE))]
         if args.baseline:
-            sides.append((f"baseline {args.baseline}", baseline_source(scratch, args.baseline)))
+            base = compiled(baseline_source(scratch, args.baseline))
+            sides.append((f"baseline {args.baseline}", base))
         repos: dict[str, Path] = {}
         label = ""
         for n, (name, source) in enumerate(sides):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,8 +212,68 @@ def test_a_count_within_a_limit_stops_reading_a_long_text_early(
         return whole(chunk)
 
     monkeypatch.setattr(tokens, "_count_chunk", counted)
+    monkeypatch.setattr(tokens, "RUN_FLOOR_CHARS_PER_TOKEN", 0)  # the parts, not the runs
     bound = tokens.count_tokens_within(text, 500)
     assert 500 < bound < reference_count(text)
     assert sum(read) < len(text) / 20  # a few parts of the text, not all of it
     assert tokens.COUNTER("hello world") == 2
     assert tokens.COUNTER.within("hello world", 1) == 2
+
+
+FLOOR_ALPHABET = st.sampled_from(
+    list("\n\n\r  \t////;;*(){}.,'aZb0é\u0301中\u00a0\u2028\u3000\x0b\x0c\x85\x1c\x1f")
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=FLOOR_ALPHABET, max_size=300), st.integers(min_value=0, max_value=300))
+def test_the_run_floor_of_a_text_or_of_its_start_is_at_most_its_count(text: str, cut: int) -> None:
+    exact = reference_count(text)
+    assert tokens.run_floor(text) <= exact
+    assert tokens.run_floor(text[:cut]) <= exact
+
+
+def test_the_run_floor_leaves_out_slash_runs_after_a_line_break() -> None:
+    text = ";\n//\n//"
+    assert reference_count(text) == 1 < len(text.split())  # one piece, one token
+    assert tokens.run_floor(text) == 1
+
+
+def test_a_text_with_a_control_that_split_cuts_at_has_no_run_floor() -> None:
+    text = "(\x1c)" * 40
+    assert len(tokens._split_pattern().findall(text)) == 1 < len(text.split())  # one piece
+    assert tokens.run_floor(text) == 0
+
+
+def test_str_split_cuts_at_the_patterns_whitespace_and_four_controls_more() -> None:
+    import regex  # type: ignore[import-untyped]  # tiktoken's pattern engine, untyped
+
+    pattern_space = regex.compile(r"\s")
+    cut_only_by_split = [
+        chr(c)
+        for c in range(sys.maxunicode + 1)
+        if chr(c).isspace() != bool(pattern_space.match(chr(c)))
+    ]
+    assert tuple(cut_only_by_split) == tokens.SPLIT_ONLY_CONTROLS
+    assert all(c.isspace() for c in tokens.SPLIT_ONLY_CONTROLS)
+
+
+def test_a_text_far_past_the_limit_is_told_without_the_tokenizer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = Path(tiktoken.core.__file__).read_text(encoding="utf-8") * 20
+
+    def refuse(chunk: str) -> int:
+        raise AssertionError("the tokenizer ran")
+
+    monkeypatch.setattr(tokens, "_count_chunk", refuse)
+    bound = tokens.count_tokens_within(text, 500)
+    monkeypatch.undo()
+    assert 500 < bound <= reference_count(text)
+
+
+def test_in_the_pinned_ranks_file_a_tokens_rank_is_its_line_number() -> None:
+    with gzip.open(tokens._bpe_path(), "rb") as handle:
+        lines = handle.read().splitlines()
+    assert [int(line.split()[1]) for line in lines] == list(range(len(lines)))
+    assert len(tokens._load_ranks(tokens._bpe_path())) == len(lines)

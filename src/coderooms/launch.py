@@ -8,6 +8,7 @@ This module imports nothing heavy.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -38,8 +39,10 @@ def _terminated_while_loading(signum: int, frame: object) -> None:
 
 
 def _load() -> Callable[[], object]:
-    from coderooms.cli import main_for
+    from coderooms.cli import ONE_SHOT, command_name, main_for
 
+    if command_name(sys.argv[1:]) in ONE_SHOT:
+        gc.disable()  # before the command's own imports: see ONE_SHOT
     return main_for(sys.argv[1:])
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from coderooms.datadir import make_dirs
 from coderooms.focus.graph import (
@@ -59,8 +59,10 @@ from coderooms.index.errors import (
     WorkspacePathNotUtf8,
     WorkspaceUnreadable,
 )
-from coderooms.index.handover import FirstBuild, unit_rows_in_worker
 from coderooms.index.summary import IndexSummary
+
+if TYPE_CHECKING:  # the cold run's handover: loaded only to index (with the indexer)
+    from coderooms.index.handover import FirstBuild
 
 GRAPH_CACHE_FILE = "graph.cache"  # the graph as marshalled rows, keyed on the index generation
 GRAPH_CACHE_VERSION = 6
@@ -197,6 +199,7 @@ class Workspace:
         line on stderr. With ``prepare_focus``, a cold run also makes, on its workers,
         what the first focus engine needs (see :mod:`coderooms.index.handover`)."""
         from coderooms.index import indexer  # the parsers: not loaded to answer from an index
+        from coderooms.index.handover import FirstBuild, unit_rows_in_worker
 
         report = self.report
         if report is None and progress:

@@ -267,3 +267,19 @@ def test_the_command_line_runs_numpy_on_one_blas_thread_unless_told_otherwise() 
         text=True,
     )
     assert chosen.stdout.split() == ["2", "1"]
+
+
+@pytest.mark.parametrize(
+    ("args", "collecting"),
+    [(("focus", "goal"), False), (("seek", "q"), False), (("impact", "x"), False)]
+    + [(("index",), True), (("post", "--as", "a", "hi"), True), (("--db", "focus", "up"), True)],
+    ids=lambda a: " ".join(a) if isinstance(a, tuple) else str(a),
+)
+def test_a_one_shot_command_loads_and_runs_without_the_cyclic_collector(
+    args: tuple[str, ...], collecting: bool
+) -> None:
+    probe = "import gc; from coderooms import launch; launch._load(); print(gc.isenabled())"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == [str(collecting)]

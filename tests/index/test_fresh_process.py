@@ -22,6 +22,7 @@ from coderooms.workspace import Workspace
 MODULES = 30
 FUNCTIONS = 8
 GOAL = "route_parcel sends heavy parcels the wrong way"
+LAYOUT_GOALS = ("route the heavy parcel", "balance the ledger sum", "parcels and where they go")
 
 
 def _files() -> dict[str, str]:
@@ -160,7 +161,8 @@ def test_the_focus_command_loads_its_own_family_alone(make_repo: Callable[..., P
         "import sys; from coderooms import launch; sys.argv = ['coderooms', *sys.argv[1:]]\n"
         "try:\n    launch.main()\nfinally:\n"
         "    loaded = sorted(m for m in sys.modules if m.startswith(('coderooms.cli.',"
-        " 'coderooms.rooms', 'coderooms.store', 'coderooms.index.indexer', 'model2vec')))\n"
+        " 'coderooms.rooms', 'coderooms.store', 'coderooms.index.indexer', 'model2vec',"
+        " 'coderooms.index.handover', 'coderooms.index.extract', 'pathspec', 'multiprocessing')))\n"
         "    print(loaded, file=sys.stderr)"
     )
     done = subprocess.run(
@@ -189,3 +191,20 @@ def test_an_unchanged_index_runs_no_indexer_for_the_focus_command(
     ws = indexed_workspace(str(root))
     assert "def route_parcel" in ws.focus(GOAL, budget=600).context()
     ws.close()
+
+
+def test_an_index_lays_its_walk_out_from_its_second_walk_and_answers_the_same(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(_files())
+    with Workspace.open(root) as ws:
+        ws.index(workers=1)
+        plain = [json.dumps(ws.focus(goal, budget=600).to_json()) for goal in LAYOUT_GOALS]
+    monkeypatch.setattr(salience, "LAYOUT_MIN_ROWS", 0)
+    with Workspace.open(root) as ws:
+        index = ws.focus_engine().index
+        answers = [json.dumps(ws.focus(LAYOUT_GOALS[0], budget=600).to_json())]
+        assert index._layout is None  # one walk: in the graph's own order
+        answers += [json.dumps(ws.focus(goal, budget=600).to_json()) for goal in LAYOUT_GOALS[1:]]
+        assert index._layout is not None
+    assert answers == plain

@@ -13,6 +13,7 @@ the relevance floor are summed up in one ``below_floor`` entry.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
@@ -265,12 +266,26 @@ def pack_to_budget(
     ignored: list[Ignored] = []
     used = 0
     lineage: dict[str, list[str]] = {}  # ancestors by node id: each loaded item is asked again
+    # Per node id, the loaded items inside it, in the order they were loaded (as ``loaded``
+    # holds them): what a candidate would absorb, without asking every loaded item.
+    beneath: dict[str, dict[str, None]] = defaultdict(dict)
 
     def above(node: CodeNode) -> list[str]:
         found = lineage.get(node.id)
         if found is None:
             found = lineage[node.id] = ancestors(index, node)
         return found
+
+    def load(item: Loaded) -> None:
+        loaded[item.node.id] = item
+        for ancestor in above(item.node):
+            beneath[ancestor][item.node.id] = None
+
+    def unload(key: str) -> Loaded:
+        gone = loaded.pop(key)
+        for ancestor in above(gone.node):
+            del beneath[ancestor][key]
+        return gone
 
     for position, row in enumerate(rows):
         node = index.nodes[row]
@@ -309,7 +324,7 @@ def pack_to_budget(
         if node.is_test and score < TEST_LOAD_RATIO * top:
             ignored.append(Ignored(node.id, "penalized_test", score))
             continue
-        inside = [key for key, item in loaded.items() if node.id in above(item.node)]
+        inside = list(beneath.get(node.id, ()))
         absorbed = sum(loaded[key].tokens for key in inside if loaded[key].render == "full")
         room = budget - used + absorbed
         if node.kind == "file":  # a whole file takes at most its share of the budget
@@ -318,10 +333,10 @@ def pack_to_budget(
         fits = full_tokens <= room
         if fits:
             for key in inside:
-                gone = loaded.pop(key)
+                gone = unload(key)
                 used -= gone.tokens
                 ignored.append(Ignored(key, "duplicate_of", gone.salience, node.id))
-            loaded[node.id] = Loaded(node, score, full_tokens, "full", full, why)
+            load(Loaded(node, score, full_tokens, "full", full, why))
             used += full_tokens
             continue
         if node.id in held:  # its outline is held; the full code does not fit
@@ -336,7 +351,7 @@ def pack_to_budget(
             # the full code's count may be a floor only: count on as far as the outline's
             _, full_tokens = render(index, node, "full", count_tokens, cache, outline_tokens)
         if outline_tokens < full_tokens and outline_tokens <= outline_room:
-            loaded[node.id] = Loaded(node, score, outline_tokens, "skeleton", outline, why)
+            load(Loaded(node, score, outline_tokens, "skeleton", outline, why))
             used += outline_tokens
             continue
         ignored.append(Ignored(node.id, "over_budget", score))

@@ -62,6 +62,12 @@ PAGERANK_TOLERANCE = 1e-5
 # the 128 development instances every figure is the same at 1e-9, 1e-6, 1e-5, 1e-4 and
 # 1e-3, and sympy's focus answers are byte-identical at 1e-5 (at 1e-4 the order of their
 # ignored tails moves).
+LAYOUT_AFTER_WALKS = 1
+"""Walks an index takes in the graph's own row order before it lays the walk out for
+locality (see :class:`WalkLayout`): a process that answers once, as the command line
+does, never pays for the layout (40 ms on sympy); a server gains on every later walk."""
+LAYOUT_MIN_ROWS = 5_000  # a smaller graph's rank vector is near in any order
+SUM_ORDER_MARGIN = 4.0  # times n·eps of a sum: 4x how far two orders' sums can be apart
 EDGE_PREFIX = "edge:"  # names an edge kind in an ablation
 STANDALONE_SCRIPTS = "standalone_scripts"  # names the standalone-script prior in an ablation
 ROOM_SEED_WEIGHT = 1.0
@@ -446,6 +452,8 @@ class SalienceIndex:
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
         self._derived: dict[str, Any] = {}
+        self._walks = 0
+        self._layout: WalkLayout | None = None
         self.embeddings: np.ndarray | None = None
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
@@ -645,6 +653,8 @@ class SalienceIndex:
         index._notes = {}
         index._row_arrays = {}
         index._derived = {}
+        index._walks = 0
+        index._layout = None
         index.embeddings = built.embeddings if embedder is not None else None
         index.embedding_keys = ()
         index.document_keys = ()
@@ -681,6 +691,16 @@ class SalienceIndex:
         if kind == "file" or kind == "symbol":
             return np.asarray(self.file_rows if kind == "file" else self.symbol_rows, np.int64)
         return np.flatnonzero(~self.spreading()[1])  # dangling
+
+    def walk_layout(self) -> WalkLayout | None:
+        """The walk laid out for locality, once this index has walked
+        :data:`LAYOUT_AFTER_WALKS` times in its own order (None until then); counts a walk."""
+        big = len(self.nodes) >= LAYOUT_MIN_ROWS
+        if self._layout is None and big and self._walks >= LAYOUT_AFTER_WALKS:
+            transposed, _ = self.spreading()
+            self._layout = WalkLayout.of(transposed, self.row_array("dangling"))
+        self._walks += 1
+        return self._layout
 
     def derived(self, key: str, compute: Callable[[], _T]) -> _T:
         """What ``compute`` works out of this index alone (no goal), kept under ``key``:
@@ -1304,12 +1324,28 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
     """r ← restart·p + (1 − restart)·(Tᵀr + dangling·p) from r = p until it moves less
     than the tolerance. Each step is worked in place, in the same operations on the same
     values as that formula (so bit for bit the same result), without a new array for
-    each of its terms."""
-    restart = index.config.restart
+    each of its terms; from the index's second walk on, over its rows laid out for
+    locality (see :class:`WalkLayout`), again bit for bit the same."""
     p = seeds / seeds.sum()
-    r = p.copy()
+    layout = index.walk_layout()
+    if layout is not None:
+        return layout.walk(p, index.config.restart)
     transition_t, _ = index.spreading()
-    dangling_rows = index.row_array("dangling")
+    return _walk(transition_t, index.row_array("dangling"), p, index.config.restart)
+
+
+def _walk(
+    transition_t: sp.csr_matrix,
+    dangling_rows: np.ndarray,
+    p: np.ndarray,
+    restart: float,
+    inverse: np.ndarray | None = None,
+) -> np.ndarray:
+    """The walk of :func:`_personalized_pagerank` from the restart distribution ``p``.
+    With ``inverse`` (see :class:`WalkLayout`), the rows are in another order, and each
+    step stops or goes on as the sum of its movement in the original order says: that
+    sum is taken only when the sum in this order is too near the tolerance to tell."""
+    r = p.copy()
     restarted = restart * p
     nxt = np.empty_like(p)
     moved = np.empty_like(p)
@@ -1323,9 +1359,76 @@ def _personalized_pagerank(index: SalienceIndex, seeds: np.ndarray) -> np.ndarra
         np.subtract(nxt, r, out=moved)
         np.abs(moved, out=moved)
         r, nxt = nxt, r
-        if float(moved.sum()) < PAGERANK_TOLERANCE:
+        if _has_settled(moved, inverse):
             break
     return np.asarray(r)
+
+
+def _has_settled(moved: np.ndarray, inverse: np.ndarray | None) -> bool:
+    """Whether the movement ``moved`` (non-negative), summed in the graph's row order
+    (``moved`` is laid out by ``inverse`` when given), is below the tolerance. The sums
+    of n non-negative numbers in two orders are at most n·eps of the sum apart: farther
+    than :data:`SUM_ORDER_MARGIN` times that from the tolerance, either decides the same."""
+    total = float(moved.sum())
+    if inverse is None:
+        return total < PAGERANK_TOLERANCE
+    margin = SUM_ORDER_MARGIN * len(moved) * float(np.finfo(np.float64).eps) * total
+    if abs(total - PAGERANK_TOLERANCE) > margin:
+        return total < PAGERANK_TOLERANCE
+    return float(moved[inverse].sum()) < PAGERANK_TOLERANCE  # too near: as the graph sums
+
+
+@dataclass(frozen=True, slots=True)
+class WalkLayout:
+    """The walk's matrix with its rows and columns renumbered so that linked nodes sit
+    near each other (reverse Cuthill-McKee over the links): each product then reads the
+    rank vector from nearby memory, about 1.6x faster on sympy. Every row keeps its
+    entries in their order and every step works on the same values, so the walk's
+    result is the same, bit for bit: ``order[i]`` is the graph row laid at ``i``,
+    ``inverse`` the other way round."""
+
+    order: np.ndarray
+    inverse: np.ndarray
+    transposed: sp.csr_matrix
+    dangling: np.ndarray  # the dangling rows' places, in the graph's order of them
+
+    @classmethod
+    def of(cls, transposed: sp.csr_matrix, dangling_rows: np.ndarray) -> WalkLayout:
+        from scipy.sparse.csgraph import reverse_cuthill_mckee  # a server's, not a CLI's
+
+        n = transposed.shape[0]
+        links = sp.csr_matrix(
+            (
+                np.ones(len(transposed.indices), dtype=np.int32),
+                transposed.indices,
+                transposed.indptr,
+            ),
+            shape=transposed.shape,
+        )
+        order = np.asarray(reverse_cuthill_mckee((links + links.T).tocsr(), True), np.int64)
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[order] = np.arange(n, dtype=np.int64)
+        lengths = np.diff(transposed.indptr)[order]
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        gather = np.repeat(transposed.indptr[:-1][order] - ptr[:-1], lengths) + np.arange(
+            int(ptr[-1]), dtype=np.int64
+        )
+        index_type = transposed.indices.dtype
+        laid = sp.csr_matrix(
+            (
+                transposed.data[gather],
+                inverse[transposed.indices[gather]].astype(index_type),
+                ptr.astype(index_type),
+            ),
+            shape=transposed.shape,
+        )
+        return cls(order, inverse, laid, inverse[dangling_rows])
+
+    def walk(self, p: np.ndarray, restart: float) -> np.ndarray:
+        """The walk from ``p`` (in the graph's row order), in the graph's row order."""
+        laid = _walk(self.transposed, self.dangling, p[self.order], restart, self.inverse)
+        return np.asarray(laid[self.inverse])
 
 
 def _file_strength(index: SalienceIndex, scores: np.ndarray) -> np.ndarray:

@@ -8,12 +8,14 @@ import re
 import stat
 import subprocess
 from dataclasses import dataclass, field
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from coderooms.datadir import DATA_DIR
 from coderooms.index.errors import WorkspaceUnreadable
 from coderooms.index.facts import Skipped
+
+if TYPE_CHECKING:
+    import pathspec
 
 INDEX_DIR = DATA_DIR
 INDEX_FILE = "index.db"  # the index database, inside INDEX_DIR
@@ -170,6 +172,8 @@ def _walk(root: str, listing: Listing) -> list[str]:
     tree was a RecursionError), and goes at most :data:`WALK_MAX_DEPTH` directories
     down: a directory below that is skipped as ``too_deep``, counted like every other
     skip."""
+    import pathspec  # only a walk reads .gitignore files: not loaded to answer a focus
+
     found: list[str] = []
     real_root = os.path.realpath(root)
     specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (directory prefix, its .gitignore)
