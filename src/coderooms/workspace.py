@@ -18,11 +18,11 @@ import sqlite3
 import struct
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from coderooms.datadir import make_dirs
 from coderooms.focus.graph import (
@@ -78,6 +78,8 @@ HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
+
+_Run = TypeVar("_Run")  # what an indexer run answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +200,17 @@ class Workspace:
         what the first focus engine needs (see :mod:`coderooms.index.handover`)."""
         from coderooms.index import indexer  # the parsers: not loaded to answer from an index
 
+        return self._update(indexer.run, progress, workers, prepare_focus)
+
+    def _update(
+        self,
+        run: Callable[..., _Run],
+        progress: bool = False,
+        workers: int | None = None,
+        prepare_focus: bool = False,
+    ) -> _Run:
+        """One indexer run by ``run`` (:func:`indexer.run` or :func:`indexer.update`),
+        with the stamp of what it indexed kept (see :meth:`index`)."""
         report = self.report
         if report is None and progress:
             report = _PhaseLines()
@@ -206,9 +219,7 @@ class Workspace:
             conn = self._connection(create=True)
             handing = FirstBuild(_embedder, unit_rows_in_worker) if prepare_focus else None
             try:
-                summary = indexer.run(
-                    self.root, conn, progress=report, workers=workers, first_build=handing
-                )
+                done = run(self.root, conn, progress=report, workers=workers, first_build=handing)
                 self._stamp = self._take_stamp(conn)
                 generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
@@ -216,7 +227,7 @@ class Workspace:
             if handing is not None and handing.rows is not None:
                 self._handed = handing
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
-            return summary
+            return done
 
     def refresh(self, prepare_focus: bool = True) -> bool:
         """Index again when the disk no longer matches what the index was built from (a
@@ -232,7 +243,9 @@ class Workspace:
         with self._lock:
             if stamp is not None and stamp.database != _file_id(self.db_path):
                 self.close()  # index.db was deleted or replaced: open the one there now
-            self.index(prepare_focus=prepare_focus)
+            from coderooms.index import indexer
+
+            self._update(indexer.update, prepare_focus=prepare_focus)  # no one to summarize to
         return True
 
     def _kept_stamp(self) -> _Stamp | None:

@@ -170,9 +170,36 @@ def run(
     workers: int | None = None,
     first_build: FirstBuild | None = None,
 ) -> IndexSummary:
-    """Bring the index of ``root`` in ``conn`` up to date. A cold run (nothing indexed
-    yet) hands ``first_build`` each file's focus documents and, once committed, its rows
-    (see :mod:`coderooms.index.handover`); another run leaves it untouched."""
+    """Bring the index of ``root`` in ``conn`` up to date, and summarize it. A cold run
+    (nothing indexed yet) hands ``first_build`` each file's focus documents and, once
+    committed, its rows (see :mod:`coderooms.index.handover`); another run leaves it
+    untouched."""
+    started = time.perf_counter()
+    done = update(root, conn, progress=progress, workers=workers, first_build=first_build)
+    summary = summarize(conn, root, done.git, time.perf_counter() - started, done.stats)
+    return dataclasses.replace(summary, phases={k: round(v, 4) for k, v in done.phases.items()})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunDone:
+    """What one run did: the counts of :attr:`IndexSummary.changed`, whether the root
+    is a git work tree, and the seconds of each phase."""
+
+    stats: dict[str, int]
+    git: bool
+    phases: dict[str, float]
+
+
+def update(
+    root: str,
+    conn: sqlite3.Connection,
+    *,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    first_build: FirstBuild | None = None,
+) -> RunDone:
+    """:func:`run` without the summary: what a check before focus runs, which has no one
+    to show the summary to (counting the whole index costs more than a one-file edit)."""
     # Many small, acyclic objects: the cyclic collector would only add pauses.
     collecting = gc.isenabled()
     gc.disable()
@@ -190,7 +217,7 @@ def _run(
     progress: Progress | None = None,
     workers: int | None = None,
     first_build: FirstBuild | None = None,
-) -> IndexSummary:
+) -> RunDone:
     started = time.perf_counter()
     workers = worker_count() if workers is None else workers
     listing = list_files(root)
@@ -398,8 +425,7 @@ def _run(
         "deleted": len(deleted),
         "re_resolved": resolved,
     }
-    summary = summarize(conn, root, listing.git, time.perf_counter() - started, stats)
-    return dataclasses.replace(summary, phases={k: round(v, 4) for k, v in phases.items()})
+    return RunDone(stats, listing.git, phases)
 
 
 SymbolKey = tuple[str, str, str]
