@@ -48,6 +48,7 @@ from coderooms.focus.runtime import (
 from coderooms.focus.salience import Embedder, KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
+from coderooms.heap import heap_frozen
 from coderooms.index import db, focus_state
 from coderooms.index.discover import INDEX_DIR, INDEX_FILE, change_mark
 from coderooms.index.errors import (
@@ -961,7 +962,7 @@ def _without_cyclic_gc() -> Iterator[None]:
     """Building the graph or a focus engine makes hundreds of thousands of small acyclic
     objects: the cyclic collector would walk the whole heap again and again (a third of
     an engine's build on sympy) and free nothing. A host that froze its heap to keep
-    what it holds for good out of every collection (``up``: see freeze_startup_heap)
+    what it holds for good out of every collection (``up``: see :mod:`coderooms.heap`)
     has what was built here frozen too: the graph and engine of an edit are as
     long-lived, and a later collection would walk them all (0.1-0.3 s on sympy)."""
     collecting = gc.isenabled()
@@ -970,7 +971,7 @@ def _without_cyclic_gc() -> Iterator[None]:
         yield
     finally:
         if collecting:
-            if gc.get_freeze_count():
+            if heap_frozen():
                 gc.freeze()
             gc.enable()
 
