@@ -332,3 +332,9 @@ def test_a_key_is_found_only_where_a_key_starts(lookups: int) -> None:
     position = _key_finder((first, second, first), lookups)
     assert position(first) == 0 and position(second) == 1
     assert position(straddling) is None and position(bytes(16)) is None
+
+
+def test_keys_not_all_of_one_size_are_still_found_where_they_first_sit() -> None:
+    short, key = b"\x01" * 4, bytes([3] * 16)
+    position = _key_finder((key, short, key), 1)
+    assert position(short) == 1 and position(key) == 0 and position(b"\x02" * 4) is None
