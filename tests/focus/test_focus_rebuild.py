@@ -19,7 +19,7 @@ from fixture_repo import (
     build_graph,
     count_words,
 )
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from coderooms import embeddings
@@ -214,6 +214,9 @@ def _edited_series(
 
 @settings(max_examples=25, deadline=None)
 @given(_EDITS, st.booleans())
+@example(  # a name defined twice in a file: two nodes of one id, one carried over
+    [("add_function", "shop/cart.py", 0)] * 2 + [("rewrite_body", "shop/catalog.py", 0)], True
+)
 def test_any_series_of_edits_answers_as_an_engine_built_from_nothing(
     edits: list[tuple[str, str, int]], hashed: bool
 ) -> None:

@@ -372,13 +372,12 @@ class SalienceIndex:
                 known = previous.known_work()
                 if previous.embedder is not embedder:
                     known = known.without_embeddings()
-        file_keys = tuple(
-            old_documents[same[i]] if i in same else self._file_key(self.nodes[i].path)
-            for i in self.file_rows
+        nodes = self.nodes
+        file_keys = self._carried_keys(
+            old_documents, self.file_rows, lambda i: self._file_key(nodes[i].path)
         )
-        symbol_keys = tuple(
-            old_documents[same[i]] if i in same else self._symbol_key(self.nodes[i])
-            for i in self.symbol_rows
+        symbol_keys = self._carried_keys(
+            old_documents, self.symbol_rows, lambda i: self._symbol_key(nodes[i])
         )
         if lender is not None:
             self.file_documents = self._borrowed_documents(
@@ -424,10 +423,7 @@ class SalienceIndex:
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
             if len(old_embeddings) == len(previous.nodes if previous else ()):
-                keys = tuple(
-                    old_embeddings[same[i]] if i in same else self._embed_key(node)
-                    for i, node in enumerate(self.nodes)
-                )
+                keys = self._carried_keys(old_embeddings, None, lambda i: self._embed_key(nodes[i]))
             else:
                 keys = tuple(self._embed_key(node) for node in self.nodes)
             if lender is not None and lender.embedder is embedder and lender.embeddings is not None:
@@ -436,6 +432,21 @@ class SalienceIndex:
                 )
             else:
                 self.embeddings = self._embed_all(embedder, known, keys)
+
+    def _carried_keys(
+        self, old: tuple[bytes, ...], rows: list[int] | None, make: Callable[[int], bytes]
+    ) -> tuple[bytes, ...]:
+        """Per row of ``rows`` (of every row when None): for a row carried over from the
+        index built on (see :meth:`_unchanged_rows`) the key of its row there, from
+        ``old`` (that index's keys, per row); for another, ``make(row)``."""
+        there = self._there if rows is None else self._there[np.asarray(rows, dtype=np.int64)]
+        keys = np.empty(len(there), dtype=object)
+        carried = there >= 0
+        if carried.any():
+            keys[carried] = np.asarray(old, dtype=object)[there[carried]]
+        for at in np.flatnonzero(~carried).tolist():
+            keys[at] = make(at if rows is None else rows[at])
+        return tuple(keys.tolist())
 
     def _build_tables(self, previous: SalienceIndex | None) -> None:
         """The name, path and children tables: for an index built on ``previous`` (an
@@ -1271,12 +1282,15 @@ class _RowEdit:
     fresh: list[int]
 
     @classmethod
-    def between(cls, previous: SalienceIndex, index: SalienceIndex) -> _RowEdit:
-        """``index``'s rows against ``previous``'s, from the rows ``index`` carried over."""
+    def between(cls, previous: SalienceIndex, index: SalienceIndex) -> _RowEdit | None:
+        """``index``'s rows against ``previous``'s, from the rows ``index`` carried over;
+        None when two rows carried one row (a repeated id can)."""
         there = index._there
         renumber = np.full(len(previous.nodes), -1, dtype=np.int64)
         carried = np.flatnonzero(there >= 0)
         renumber[there[carried]] = carried
+        if int(np.count_nonzero(renumber >= 0)) != len(carried):
+            return None
         gone = np.flatnonzero(renumber < 0).tolist()
         fresh = np.flatnonzero(there < 0).tolist()
         return cls(previous.nodes, index.nodes, renumber, gone, fresh)
@@ -1327,12 +1341,12 @@ class _RowEdit:
         before = previous._children
         if not isinstance(before, dict):
             return None
-        gone_ids: dict[str, set[str]] = defaultdict(set)
+        went: dict[str, list[CodeNode]] = defaultdict(list)  # by value: ids may repeat
         for row in self.gone:
             node = self.before[row]
             key = previous.child_key(node)
             if key is not None:
-                gone_ids[key].add(node.id)
+                went[key].append(node)
         fresh: dict[str, list[CodeNode]] = defaultdict(list)
         for row in self.fresh:
             node = self.after[row]
@@ -1340,9 +1354,12 @@ class _RowEdit:
             if key is not None:
                 fresh[key].append(node)
         children: dict[str, list[CodeNode]] = defaultdict(list, before)
-        for key in set(gone_ids).union(fresh):
-            went = gone_ids.get(key, set())
-            kids = [kid for kid in before.get(key, ()) if kid.id not in went]
+        for key in set(went).union(fresh):
+            kids = list(before.get(key, ()))
+            for node in went.get(key, ()):
+                if node not in kids:
+                    return None  # not the table it was built from: built whole
+                kids.remove(node)
             kids += fresh.get(key, ())
             if kids:
                 kids.sort(key=_source_order)
