@@ -18,11 +18,11 @@ import sqlite3
 import struct
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from coderooms.datadir import make_dirs
 from coderooms.focus.graph import (
@@ -48,6 +48,7 @@ from coderooms.focus.runtime import (
 from coderooms.focus.salience import Embedder, KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
+from coderooms.heap import heap_frozen
 from coderooms.index import db, focus_state
 from coderooms.index.discover import INDEX_DIR, INDEX_FILE, change_mark
 from coderooms.index.errors import (
@@ -80,6 +81,8 @@ HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
+
+_Run = TypeVar("_Run")  # what an indexer run answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +202,18 @@ class Workspace:
         line on stderr. With ``prepare_focus``, a cold run also makes, on its workers,
         what the first focus engine needs (see :mod:`coderooms.index.handover`)."""
         from coderooms.index import indexer  # the parsers: not loaded to answer from an index
+
+        return self._update(indexer.run, progress, workers, prepare_focus)
+
+    def _update(
+        self,
+        run: Callable[..., _Run],
+        progress: bool = False,
+        workers: int | None = None,
+        prepare_focus: bool = False,
+    ) -> _Run:
+        """One indexer run by ``run`` (:func:`indexer.run` or :func:`indexer.update`),
+        with the stamp of what it indexed kept (see :meth:`index`)."""
         from coderooms.index.handover import FirstBuild, unit_rows_in_worker
 
         report = self.report
@@ -211,9 +226,7 @@ class Workspace:
                 FirstBuild(_embedder, unit_rows_in_worker, self._warm) if prepare_focus else None
             )
             try:
-                summary = indexer.run(
-                    self.root, conn, progress=report, workers=workers, first_build=handing
-                )
+                done = run(self.root, conn, progress=report, workers=workers, first_build=handing)
                 self._stamp = self._take_stamp(conn)
                 generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
@@ -221,7 +234,7 @@ class Workspace:
             if handing is not None and handing.rows is not None:
                 self._handed = handing
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
-            return summary
+            return done
 
     def refresh(self, prepare_focus: bool = True) -> bool:
         """Index again when the disk no longer matches what the index was built from (a
@@ -237,7 +250,9 @@ class Workspace:
         with self._lock:
             if stamp is not None and stamp.database != _file_id(self.db_path):
                 self.close()  # index.db was deleted or replaced: open the one there now
-            self.index(prepare_focus=prepare_focus)
+            from coderooms.index import indexer
+
+            self._update(indexer.update, prepare_focus=prepare_focus)  # no one to summarize to
         return True
 
     def _kept_stamp(self) -> _Stamp | None:
@@ -953,7 +968,7 @@ def _without_cyclic_gc() -> Iterator[None]:
     """Building the graph or a focus engine makes hundreds of thousands of small acyclic
     objects: the cyclic collector would walk the whole heap again and again (a third of
     an engine's build on sympy) and free nothing. A host that froze its heap to keep
-    what it holds for good out of every collection (``up``: see freeze_startup_heap)
+    what it holds for good out of every collection (``up``: see :mod:`coderooms.heap`)
     has what was built here frozen too: the graph and engine of an edit are as
     long-lived, and a later collection would walk them all (0.1-0.3 s on sympy)."""
     collecting = gc.isenabled()
@@ -962,7 +977,7 @@ def _without_cyclic_gc() -> Iterator[None]:
         yield
     finally:
         if collecting:
-            if gc.get_freeze_count():
+            if heap_frozen():
                 gc.freeze()
             gc.enable()
 

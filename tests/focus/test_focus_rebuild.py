@@ -19,13 +19,19 @@ from fixture_repo import (
     build_graph,
     count_words,
 )
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from coderooms import embeddings
+from coderooms.focus import salience
 from coderooms.focus.lexical import BM25, CountedBM25, DocumentCounts
 from coderooms.focus.runtime import FocusEngine
-from coderooms.focus.salience import EMBEDDING_PHASE, MAX_KEY_SCANS, _key_finder
+from coderooms.focus.salience import (
+    EMBEDDING_PHASE,
+    MAX_KEY_SCANS,
+    _key_finder,
+    _RenumberedRows,
+)
 
 GOALS = (
     "Calling `Cart.add_item` with quantity 0 raises ValueError",
@@ -213,6 +219,9 @@ def _edited_series(
 
 @settings(max_examples=25, deadline=None)
 @given(_EDITS, st.booleans())
+@example(  # a name defined twice in a file: two nodes of one id, one carried over
+    [("add_function", "shop/cart.py", 0)] * 2 + [("rewrite_body", "shop/catalog.py", 0)], True
+)
 def test_any_series_of_edits_answers_as_an_engine_built_from_nothing(
     edits: list[tuple[str, str, int]], hashed: bool
 ) -> None:
@@ -250,6 +259,7 @@ def test_an_index_patched_edit_by_edit_is_bit_for_bit_a_cold_build(
     by their row there; everything it keeps for the next process equals a cold build's."""
     engine, sources = _edited_series(edits, hashed=True)
     cold = _engine(dict(sources), CountingEmbedder(), hashed=True)
+    _assert_same_lookups(engine, cold)  # before built(), which reads the tables whole
     assert_same_built(engine.index.built(), cold.index.built())
     mine_work, their_work = engine.index.known_work(), cold.index.known_work()
     for name in ("file_documents", "symbol_documents"):
@@ -258,6 +268,49 @@ def test_an_index_patched_edit_by_edit_is_bit_for_bit_a_cold_build(
         for row in range(mine_docs.size):
             assert _terms(mine_docs, row) == _terms(their_docs, row)
     assert _answers(engine) == _answers(cold)
+
+
+ROW_TABLES = ("definitions", "qualnames", "path_tails", "module_ends")
+
+
+def _assert_same_lookups(mine: FocusEngine, theirs: FocusEngine) -> None:
+    """Every key of the row tables (and the keys of the shop before any edit, some gone
+    since) looks up the same rows in both, read key by key as ranking reads them."""
+    before = _engine(dict(SHOP), CountingEmbedder())
+    for name in ROW_TABLES:
+        table, cold = getattr(mine.index, name), getattr(theirs.index, name)
+        keys = sorted({*cold, *getattr(before.index, name), "no_such_key"})
+        assert [table.get(k) for k in keys] == [cold.get(k) for k in keys], name
+        assert [k in table for k in keys] == [k in cold for k in keys], name
+
+
+def test_an_edit_renumbers_the_row_tables_and_reads_them_as_a_cold_build() -> None:
+    embedder = CountingEmbedder()
+    engine = _engine(dict(SHOP), embedder, hashed=True)
+    sources = dict(SHOP)
+    for n in range(3):  # each built on the one before: renumbered from renumbered tables
+        _apply(sources, ("add_function", "shop/cart.py", n))
+        engine = _engine(dict(sources), embedder, previous=engine, hashed=True)
+    cold = _engine(dict(sources), CountingEmbedder(), hashed=True)
+    assert all(isinstance(getattr(engine.index, name), _RenumberedRows) for name in ROW_TABLES)
+    _assert_same_lookups(engine, cold)
+    for name in ROW_TABLES:
+        assert dict(getattr(engine.index, name)) == dict(getattr(cold.index, name)), name
+    assert _answers(engine) == _answers(cold)
+
+
+def test_past_the_bound_of_keys_held_apart_the_row_tables_are_built_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = CountingEmbedder()
+    before = _engine(dict(SHOP), embedder, hashed=True)
+    monkeypatch.setattr(salience, "MAX_RENUMBERED_KEYS", 0)
+    sources = dict(SHOP)
+    _apply(sources, ("add_function", "shop/cart.py", 1))
+    after = _engine(dict(sources), embedder, previous=before, hashed=True)
+    cold = _engine(dict(sources), CountingEmbedder(), hashed=True)
+    assert not any(isinstance(getattr(after.index, name), _RenumberedRows) for name in ROW_TABLES)
+    _assert_same_lookups(after, cold)
 
 
 def test_an_edit_counts_and_embeds_only_the_edited_file() -> None:
@@ -310,3 +363,9 @@ def test_a_key_is_found_only_where_a_key_starts(lookups: int) -> None:
     position = _key_finder((first, second, first), lookups)
     assert position(first) == 0 and position(second) == 1
     assert position(straddling) is None and position(bytes(16)) is None
+
+
+def test_keys_not_all_of_one_size_are_still_found_where_they_first_sit() -> None:
+    short, key = b"\x01" * 4, bytes([3] * 16)
+    position = _key_finder((key, short, key), 1)
+    assert position(short) == 1 and position(key) == 0 and position(b"\x02" * 4) is None

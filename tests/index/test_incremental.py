@@ -479,3 +479,29 @@ def test_decorating_a_fixture_resolves_its_users_again(
     assert ("references", "tests/test_it.py::test_run", "plug.py::pytester") in edges
     assert ("calls", "tests/test_it.py::test_run", "plug.py::Pytester.run") in edges
     assert dump(root) == cold_dump(root, tmp_path)
+
+
+def test_runs_that_reuse_what_the_run_before_read_back_match_cold(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Each run resolves against facts and uses the run before read back, but for the
+    files changed since: a name a file starts using, then a file defining it, then an
+    edit of a file read back before, each end as a cold run does."""
+    from coderooms.index import indexer
+
+    run(repo)
+    write_files(repo, {"app/helpers.py": "def fmt(x):\n    return repr(x)\n"})
+    run(repo)  # the first incremental run: it keeps what it read back
+    write_files(repo, {"app/views.py": "def show():\n    return fresh_name()\n"})
+    run(repo)
+    write_files(repo, {"app/extra.py": "def fresh_name():\n    return store(1)\n"})
+    run(repo)
+    assert ("name_match", "app/views.py::show", "app/extra.py::fresh_name") in edge_set(
+        Workspace.open(repo).graph()
+    )
+    ((_, reads),) = indexer._READS.values()
+    assert reads.uses is not None and "fresh_name" in reads.uses["app/views.py"]
+    assert reads.facts  # read back for this run, kept for the next
+    write_files(repo, {"app/models.py": "def store(obj):\n    return [obj]\n"})
+    run(repo)
+    assert dump(repo) == cold_dump(repo, tmp_path)

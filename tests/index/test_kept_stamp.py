@@ -28,6 +28,7 @@ def _no_indexer(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the indexer ran")
 
     monkeypatch.setattr(indexer, "run", refuse)
+    monkeypatch.setattr(indexer, "update", refuse)  # what refresh runs
 
 
 def test_a_new_process_over_an_unchanged_index_runs_no_indexer(

@@ -134,6 +134,24 @@ def test_summary_json_form(make_repo: Callable[..., Path]) -> None:
     }
 
 
+def test_a_refresh_indexes_the_edit_without_summarizing_the_index(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coderooms.index import indexer
+
+    root = make_repo({"a.py": "def a():\n    pass\n"})
+    ws = Workspace.open(root)
+    assert ws.index(workers=1).files == 1  # an index run says what the index holds
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("summarized")
+
+    monkeypatch.setattr(indexer, "summarize", refuse)
+    (root / "b.py").write_text("def b():\n    pass\n")
+    assert ws.refresh() is True
+    assert {n.id for n in ws.graph().nodes} == {"a.py", "a.py::a", "b.py", "b.py::b"}
+
+
 def test_repository_git_refuses_is_a_typed_error(
     make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,6 @@ client configuration to paste.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import signal
 import socket
@@ -24,6 +23,7 @@ import click
 
 from coderooms.cli.app import Terminated, arm_stop_watchdog, run, store_of
 from coderooms.cli.progress import PhaseProgress
+from coderooms.heap import freeze_kept_heap
 from coderooms.mcp.errors import NoAgentIdentity, PortInUse
 from coderooms.rooms.dispatch import HOP_LIMIT, MentionDispatchPolicy
 from coderooms.store import RetiredAuthor, Store, UnknownAuthor
@@ -344,8 +344,7 @@ def freeze_startup_heap() -> None:
     with the startup heap frozen it walks only what serving has made since.
     Cyclic garbage among the frozen objects is not reclaimed; objects freed by their
     reference count still are, so the cost is what startup keeps anyway."""
-    gc.collect()
-    gc.freeze()
+    freeze_kept_heap()
 
 
 def without_idle_tracing(server: Any) -> None:

@@ -20,6 +20,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import repeat
 from typing import Any, Literal, TypeVar, cast, overload
 
@@ -49,8 +50,8 @@ REPORT_EVERY = 500  # documents counted between two reports
 EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on batching)
 
 MAX_COPY_RUNS = 256  # runs of rows copied one by one; more: a gather of every row
-MAX_KEY_SCANS = 8  # keys looked up by a scan of the previous keys; more: a table of them
-# (on sympy's 40k keys a scan takes 0.5-1.4 ms, a table of them 5-10 ms)
+MAX_KEY_SCANS = 512  # keys looked up by a scan of the previous keys; more: a table of them
+# (on sympy's 40k keys a scan takes about 20 us, a table of them 10-17 ms)
 SOURCE_PRIOR_FLOOR = 0.9
 WHY_FLOOR = 0.02  # reasons are written for nodes scoring at least this share of the best
 FILE_CHILD_SHARE = 1.0  # how much of a file's best symbol score counts toward the file
@@ -312,6 +313,13 @@ class _ChildrenOf(Mapping[str, list[CodeNode]]):
 class SalienceIndex:
     """The goal-independent part of ranking, built once per code graph."""
 
+    # Rows per key (see _build_tables): a symbol's name and qualified name, a file's
+    # path endings and module endings.
+    definitions: Mapping[str, list[int]]
+    qualnames: Mapping[str, list[int]]
+    path_tails: Mapping[str, list[int]]
+    module_ends: Mapping[str, list[int]]
+
     def __init__(
         self,
         graph: CodeGraph,
@@ -376,13 +384,12 @@ class SalienceIndex:
                 known = previous.known_work()
                 if previous.embedder is not embedder:
                     known = known.without_embeddings()
-        file_keys = tuple(
-            old_documents[same[i]] if i in same else self._file_key(self.nodes[i].path)
-            for i in self.file_rows
+        nodes = self.nodes
+        file_keys = self._carried_keys(
+            old_documents, self.file_rows, lambda i: self._file_key(nodes[i].path)
         )
-        symbol_keys = tuple(
-            old_documents[same[i]] if i in same else self._symbol_key(self.nodes[i])
-            for i in self.symbol_rows
+        symbol_keys = self._carried_keys(
+            old_documents, self.symbol_rows, lambda i: self._symbol_key(nodes[i])
         )
         if lender is not None:
             self.file_documents = self._borrowed_documents(
@@ -409,36 +416,7 @@ class SalienceIndex:
         self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
         self.file_bm25 = CountedBM25(self.file_documents, self._term_ids.get("file"))
         self.symbol_bm25 = CountedBM25(self.symbol_documents, self._term_ids.get("symbol"))
-        self.definitions: dict[str, list[int]] = defaultdict(list)
-        self.qualnames: dict[str, list[int]] = defaultdict(list)
-        for i in self.symbol_rows:
-            node = self.nodes[i]
-            self.definitions[node.name].append(i)
-            self.qualnames[node.qualname].append(i)
-        self.path_tails: dict[str, list[int]] = defaultdict(list)
-        for i in self.file_rows:
-            parts = self.nodes[i].path.split("/")
-            for keep in range(1, min(len(parts), MAX_TAIL_PARTS) + 1):
-                self.path_tails["/".join(parts[-keep:])].append(i)
-        self.module_ends: dict[str, list[int]] = defaultdict(list)
-        self.stems: dict[str, list[int]] = defaultdict(list)
-        for i in self.file_rows:
-            path = self.nodes[i].path
-            for suffix in _module_suffixes(path):
-                self.module_ends[suffix].append(i)
-            stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-            self.stems[stem].append(i)
-        self.symbols_by_file: dict[int, list[int]] = defaultdict(list)
-        for i in self.symbol_rows:
-            self.symbols_by_file[int(self.file_row_of[i])].append(i)
-        self._children: Mapping[str, list[CodeNode]] = defaultdict(list)
-        for node in self.nodes:
-            if node.parent:
-                self._children[node.parent].append(node)
-            elif node.kind != "file" and node.path in self.file_of_path:
-                self._children[node.path].append(node)
-        for kids in self._children.values():
-            kids.sort(key=lambda c: (c.start_line, c.id))
+        self._build_tables(previous if same else None)
         self._ends: EdgeEnds | None = self._edge_ends(previous)
         self.transition = self._transition()
         self._spreading: tuple[sp.csr_matrix, np.ndarray] | None = None
@@ -459,10 +437,7 @@ class SalienceIndex:
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
             if len(old_embeddings) == len(previous.nodes if previous else ()):
-                keys = tuple(
-                    old_embeddings[same[i]] if i in same else self._embed_key(node)
-                    for i, node in enumerate(self.nodes)
-                )
+                keys = self._carried_keys(old_embeddings, None, lambda i: self._embed_key(nodes[i]))
             else:
                 keys = tuple(self._embed_key(node) for node in self.nodes)
             if lender is not None and lender.embedder is embedder and lender.embeddings is not None:
@@ -471,6 +446,78 @@ class SalienceIndex:
                 )
             else:
                 self.embeddings = self._embed_all(embedder, known, keys)
+
+    def _carried_keys(
+        self, old: tuple[bytes, ...], rows: list[int] | None, make: Callable[[int], bytes]
+    ) -> tuple[bytes, ...]:
+        """Per row of ``rows`` (of every row when None): for a row carried over from the
+        index built on (see :meth:`_unchanged_rows`) the key of its row there, from
+        ``old`` (that index's keys, per row); for another, ``make(row)``."""
+        there = self._there if rows is None else self._there[np.asarray(rows, dtype=np.int64)]
+        keys = np.empty(len(there), dtype=object)
+        carried = there >= 0
+        if carried.any():
+            keys[carried] = np.asarray(old, dtype=object)[there[carried]]
+        for at in np.flatnonzero(~carried).tolist():
+            keys[at] = make(at if rows is None else rows[at])
+        return tuple(keys.tolist())
+
+    def _build_tables(self, previous: SalienceIndex | None) -> None:
+        """The name, path and children tables: for an index built on ``previous`` (an
+        index of the graph before, some of whose rows are carried over: see
+        :meth:`_unchanged_rows`), ``previous``'s renumbered but for the keys of the nodes
+        that changed; else built whole. An edit then costs about what it touched, not a
+        pass over every symbol of the repository."""
+        nodes = self.nodes
+        edit = _RowEdit.between(previous, self) if previous is not None else None
+        tables: list[Mapping[str, list[int]] | None] = [None] * len(_TABLE_KEYS)
+        if previous is not None and edit is not None:
+            before = (
+                previous.definitions,
+                previous.qualnames,
+                previous.path_tails,
+                previous.module_ends,
+            )
+            for k, table in enumerate(before):
+                # Made of the rows alone: a table holding its index would be a cycle.
+                whole = partial(_whole_table, k, nodes, self.symbol_rows, self.file_rows)
+                tables[k] = edit.renumbered(table, _TABLE_KINDS[k], _TABLE_KEYS[k], whole)
+        if None in tables:
+            built = _whole_tables(nodes, self.symbol_rows, self.file_rows)
+            tables = [built[k] if table is None else table for k, table in enumerate(tables)]
+        self.definitions, self.qualnames, self.path_tails, self.module_ends = (
+            cast(Mapping[str, list[int]], table) for table in tables
+        )
+        self.stems: dict[str, list[int]] = defaultdict(list)  # read whole by its signal
+        for i in self.file_rows:
+            stem = nodes[i].path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+            self.stems[stem].append(i)
+        self.symbols_by_file: dict[int, list[int]] = defaultdict(list)
+        file_row_of = self.file_row_of.tolist()
+        for i in self.symbol_rows:
+            self.symbols_by_file[file_row_of[i]].append(i)
+        children = None
+        if previous is not None and edit is not None:
+            children = edit.children(previous, self)
+        self._children: Mapping[str, list[CodeNode]] = (
+            children if children is not None else self._whole_children()
+        )
+
+    def _whole_children(self) -> dict[str, list[CodeNode]]:
+        children: dict[str, list[CodeNode]] = defaultdict(list)
+        for node in self.nodes:
+            key = self.child_key(node)
+            if key is not None:
+                children[key].append(node)
+        for kids in children.values():
+            kids.sort(key=_source_order)
+        return children
+
+    def child_key(self, node: CodeNode) -> str | None:
+        """The id whose child ``node`` is here (see :meth:`children_of`), or None."""
+        if node.parent:
+            return node.parent
+        return node.path if node.kind != "file" and node.path in self.file_of_path else None
 
     def _unchanged_rows(self, previous: SalienceIndex) -> dict[int, int]:
         """Row here to row in ``previous``, for each node equal to the one of its id there
@@ -1189,6 +1236,209 @@ class SalienceIndex:
         return notes
 
 
+def _whole_tables(
+    nodes: Sequence[CodeNode], symbol_rows: list[int], file_rows: list[int]
+) -> tuple[dict[str, list[int]], ...]:
+    """The tables of :data:`_TABLE_KEYS`, built from every row (in one pass per kind of
+    row: this runs for every index not built on another)."""
+    definitions: dict[str, list[int]] = defaultdict(list)
+    qualnames: dict[str, list[int]] = defaultdict(list)
+    for i in symbol_rows:
+        node = nodes[i]
+        definitions[node.name].append(i)
+        qualnames[node.qualname].append(i)
+    path_tails: dict[str, list[int]] = defaultdict(list)
+    module_ends: dict[str, list[int]] = defaultdict(list)
+    for i in file_rows:
+        node = nodes[i]
+        for tail in _path_tails(node):
+            path_tails[tail].append(i)
+        for suffix in _module_suffixes(node.path):
+            module_ends[suffix].append(i)
+    return definitions, qualnames, path_tails, module_ends
+
+
+def _whole_table(
+    which: int, nodes: Sequence[CodeNode], symbol_rows: list[int], file_rows: list[int]
+) -> dict[str, list[int]]:
+    return _whole_tables(nodes, symbol_rows, file_rows)[which]
+
+
+def _source_order(node: CodeNode) -> tuple[int, str]:
+    return node.start_line, node.id
+
+
+def _path_tails(node: CodeNode) -> list[str]:
+    """The endings of a file's path a goal may name it by (``b.py``, ``a/b.py``, …)."""
+    parts = node.path.split("/")
+    return ["/".join(parts[-keep:]) for keep in range(1, min(len(parts), MAX_TAIL_PARTS) + 1)]
+
+
+_FILE_KINDS = frozenset({"file"})
+_SYMBOL_KINDS = frozenset({"class", "function", "method"})
+# The row tables an index built on another renumbers (see SalienceIndex._build_tables):
+# definitions, qualnames, path_tails and module_ends; the rows each is of, and the keys
+# each row is listed under.
+_TABLE_KINDS = (_SYMBOL_KINDS, _SYMBOL_KINDS, _FILE_KINDS, _FILE_KINDS)
+_TABLE_KEYS: tuple[Callable[[CodeNode], Iterable[str]], ...] = (
+    lambda node: (node.name,),
+    lambda node: (node.qualname,),
+    _path_tails,
+    lambda node: _module_suffixes(node.path),
+)
+MAX_RENUMBERED_KEYS = 4_096
+"""Keys a renumbered table holds apart from the table it renumbers (their rows changed
+in the edits since that table was built whole); past this it is built whole again."""
+
+
+@dataclass(frozen=True, slots=True)
+class _RowEdit:
+    """How the rows of an index relate to those of the index it was built on:
+    ``renumber`` takes a row there to its row here (-1: its node changed or went),
+    ``gone`` lists the rows there and ``fresh`` the rows here whose node is not carried
+    over (see :meth:`SalienceIndex._unchanged_rows`)."""
+
+    before: Sequence[CodeNode]
+    after: Sequence[CodeNode]
+    renumber: np.ndarray
+    gone: list[int]
+    fresh: list[int]
+
+    @classmethod
+    def between(cls, previous: SalienceIndex, index: SalienceIndex) -> _RowEdit | None:
+        """``index``'s rows against ``previous``'s, from the rows ``index`` carried over;
+        None when two rows carried one row (a repeated id can)."""
+        there = index._there
+        renumber = np.full(len(previous.nodes), -1, dtype=np.int64)
+        carried = np.flatnonzero(there >= 0)
+        renumber[there[carried]] = carried
+        if int(np.count_nonzero(renumber >= 0)) != len(carried):
+            return None
+        gone = np.flatnonzero(renumber < 0).tolist()
+        fresh = np.flatnonzero(there < 0).tolist()
+        return cls(previous.nodes, index.nodes, renumber, gone, fresh)
+
+    def renumbered(
+        self,
+        table: Mapping[str, list[int]],
+        kinds: frozenset[str],
+        keys_of: Callable[[CodeNode], Iterable[str]],
+        whole: Callable[[], dict[str, list[int]]],
+    ) -> Mapping[str, list[int]] | None:
+        """``table`` (rows there, of the nodes of ``kinds``, each listed under the keys
+        ``keys_of`` gives) as it reads here: equal to ``whole()``, which builds it from
+        every row; None when too many keys have changed since it was built whole."""
+        base, to_now, apart = table, self.renumber, {}
+        if isinstance(table, _RenumberedRows):
+            base, apart = table.base, table.apart
+            to_now = np.where(table.to_now >= 0, self.renumber[table.to_now], -1)
+        fresh: dict[str, list[int]] = defaultdict(list)
+        for row in self.fresh:
+            node = self.after[row]
+            if node.kind in kinds:
+                for key in keys_of(node):
+                    fresh[key].append(row)
+        changed = set(apart).union(fresh)
+        for row in self.gone:
+            node = self.before[row]
+            if node.kind in kinds:
+                changed.update(keys_of(node))
+        if len(changed) > MAX_RENUMBERED_KEYS:
+            return None
+        # A key no changed node is listed under keeps its rows, renumbered: each of them
+        # was carried over.
+        held: dict[str, list[int]] = {}
+        for key in changed:
+            rows = [row for row in self.renumber[table.get(key, [])].tolist() if row >= 0]
+            rows += fresh.get(key, ())
+            rows.sort()
+            held[key] = rows
+        return _RenumberedRows(base, to_now, held, whole)
+
+    def children(
+        self, previous: SalienceIndex, index: SalienceIndex
+    ) -> dict[str, list[CodeNode]] | None:
+        """``index``'s children table (see :meth:`SalienceIndex.children_of`) from
+        ``previous``'s: the lists of the ids a changed node is the child of made again,
+        the others taken; None when ``previous`` does not hold its table as lists."""
+        before = previous._children
+        if not isinstance(before, dict):
+            return None
+        went: dict[str, list[CodeNode]] = defaultdict(list)  # by value: ids may repeat
+        for row in self.gone:
+            node = self.before[row]
+            key = previous.child_key(node)
+            if key is not None:
+                went[key].append(node)
+        fresh: dict[str, list[CodeNode]] = defaultdict(list)
+        for row in self.fresh:
+            node = self.after[row]
+            key = index.child_key(node)
+            if key is not None:
+                fresh[key].append(node)
+        children: dict[str, list[CodeNode]] = defaultdict(list, before)
+        for key in set(went).union(fresh):
+            kids = list(before.get(key, ()))
+            for node in went.get(key, ()):
+                if node not in kids:
+                    return None  # not the table it was built from: built whole
+                kids.remove(node)
+            kids += fresh.get(key, ())
+            if kids:
+                kids.sort(key=_source_order)
+                children[key] = kids
+            else:
+                children.pop(key, None)
+        return children
+
+
+class _RenumberedRows(Mapping[str, list[int]]):
+    """A row table (rows per key, ascending) of an index built on another, as
+    :meth:`_RowEdit.renumbered` makes it: the table ``base`` of an earlier index read
+    through ``to_now`` (a row there to its row here), but for the keys held ``apart``
+    with their rows here (an empty list: the key is gone). Renumbering every key would
+    cost what building the table does; a lookup renumbers one key's rows. Iterated, it
+    is built whole (``whole``), once."""
+
+    def __init__(
+        self,
+        base: Mapping[str, list[int]],
+        to_now: np.ndarray,
+        apart: dict[str, list[int]],
+        whole: Callable[[], dict[str, list[int]]],
+    ) -> None:
+        self.base = base
+        self.to_now = to_now
+        self.apart = apart
+        self._make_whole: Callable[[], dict[str, list[int]]] | None = whole
+        self._whole: dict[str, list[int]] | None = None
+
+    def __getitem__(self, key: str) -> list[int]:
+        # get, not [key]: the tables are defaultdicts, which would take the key.
+        if self._whole is not None:
+            rows = self._whole.get(key)
+        else:
+            rows = self.apart.get(key)
+            if rows is None:
+                old = self.base.get(key)
+                rows = None if old is None else cast(list[int], self.to_now[old].tolist())
+        if not rows:
+            raise KeyError(key)
+        return rows
+
+    def _built_whole(self) -> dict[str, list[int]]:
+        if self._whole is None:
+            assert self._make_whole is not None
+            self._whole, self._make_whole = self._make_whole(), None
+        return self._whole
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built_whole())
+
+    def __len__(self) -> int:
+        return len(self._built_whole())
+
+
 def _copy_rows(old: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:
     """``out[i] = old[source[i]]`` for each ``i`` whose ``source[i]`` is not negative,
     copied in runs of rows that follow each other in both: an edit leaves a few long
@@ -1219,20 +1469,27 @@ def _split_keys(joined: bytes) -> tuple[bytes, ...]:
 
 
 def _key_finder(keys: tuple[bytes, ...], lookups: int) -> Callable[[bytes], int | None]:
-    """Where a key first sits in ``keys``, or None, for ``lookups`` keys to come: a scan
-    of the keys joined for each of a few (an edit), a table of them all for many."""
+    """Where a key first sits in ``keys``, or None, for ``lookups`` keys to come: for a
+    few (an edit's), a compare of each against the first eight bytes of every key at
+    once, then of the whole key where those match; for many, a table of them all."""
     if lookups > MAX_KEY_SCANS:
         first: dict[bytes, int] = {}
         for at, key in enumerate(keys):
             first.setdefault(key, at)
         return first.get
     joined = b"".join(keys)
+    if len(joined) != KEY_SIZE * len(keys):  # not all of one size: looked up one by one
+        return lambda key: keys.index(key) if key in keys else None
+    heads = np.frombuffer(joined, dtype=np.uint64)[:: KEY_SIZE // 8]  # one word per key
 
     def scan(key: bytes) -> int | None:
-        at = joined.find(key)
-        while at >= 0 and at % KEY_SIZE:  # a match must start on a key's boundary
-            at = joined.find(key, at + 1)
-        return at // KEY_SIZE if at >= 0 else None
+        if len(key) != KEY_SIZE:
+            return None
+        (head,) = np.frombuffer(key[:8], dtype=np.uint64)
+        for at in np.flatnonzero(heads == head).tolist():
+            if keys[at] == key:
+                return int(at)
+        return None
 
     return scan
 

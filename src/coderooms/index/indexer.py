@@ -180,9 +180,36 @@ def run(
     workers: int | None = None,
     first_build: FirstBuild | None = None,
 ) -> IndexSummary:
-    """Bring the index of ``root`` in ``conn`` up to date. A cold run (nothing indexed
-    yet) hands ``first_build`` each file's focus documents and, once committed, its rows
-    (see :mod:`coderooms.index.handover`); another run leaves it untouched."""
+    """Bring the index of ``root`` in ``conn`` up to date, and summarize it. A cold run
+    (nothing indexed yet) hands ``first_build`` each file's focus documents and, once
+    committed, its rows (see :mod:`coderooms.index.handover`); another run leaves it
+    untouched."""
+    started = time.perf_counter()
+    done = update(root, conn, progress=progress, workers=workers, first_build=first_build)
+    summary = summarize(conn, root, done.git, time.perf_counter() - started, done.stats)
+    return dataclasses.replace(summary, phases={k: round(v, 4) for k, v in done.phases.items()})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunDone:
+    """What one run did: the counts of :attr:`IndexSummary.changed`, whether the root
+    is a git work tree, and the seconds of each phase."""
+
+    stats: dict[str, int]
+    git: bool
+    phases: dict[str, float]
+
+
+def update(
+    root: str,
+    conn: sqlite3.Connection,
+    *,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    first_build: FirstBuild | None = None,
+) -> RunDone:
+    """:func:`run` without the summary: what a check before focus runs, which has no one
+    to show the summary to (counting the whole index costs more than a one-file edit)."""
     # Many small, acyclic objects: the cyclic collector would only add pauses.
     collecting = gc.isenabled()
     gc.disable()
@@ -200,7 +227,7 @@ def _run(
     progress: Progress | None = None,
     workers: int | None = None,
     first_build: FirstBuild | None = None,
-) -> IndexSummary:
+) -> RunDone:
     started = time.perf_counter()
     workers = worker_count() if workers is None else workers
     listing = list_files(root)
@@ -319,7 +346,7 @@ def _run(
         cpu_mark = time.thread_time()
         key = os.path.realpath(root)
         generation = db.get_meta(conn, "generation", "")
-        affected, table, resolver = _prepare_resolution(
+        affected, table, resolver, reads = _prepare_resolution(
             conn, key, generation, cold, changed, deleted, old_symbols
         )
         if want_git and git_proc is None:
@@ -389,6 +416,7 @@ def _run(
         if progress is not None and stored:
             progress(STORE_PHASE, stored, stored)
         keep_table(key, generation, table)
+        _keep_reads(key, generation, reads, changed)
         if handing is not None:
             handing.finish(generation, changed, results)
         phases["git_and_commit"] = time.perf_counter() - mark
@@ -410,8 +438,7 @@ def _run(
         "deleted": len(deleted),
         "re_resolved": resolved,
     }
-    summary = summarize(conn, root, listing.git, time.perf_counter() - started, stats)
-    return dataclasses.replace(summary, phases={k: round(v, 4) for k, v in phases.items()})
+    return RunDone(stats, listing.git, phases)
 
 
 SymbolKey = tuple[str, str, str]
@@ -507,17 +534,21 @@ def _prepare_resolution(
     changed: list[FileFacts],
     deleted: list[str],
     old_symbols: dict[str, set[SymbolKey]],
-) -> tuple[list[str], SymbolTable | None, Resolver | None]:
+) -> tuple[list[str], SymbolTable | None, Resolver | None, _Reads | None]:
     """The files whose edges the changes can affect through the names they use (sorted),
     the symbol table of the new state and a resolver over it (both None when nothing
-    changed). Files that reach a change only through an import are found after
+    changed), and, for an incremental run, what it read back that the next run may
+    reuse. Files that reach a change only through an import are found after
     resolution, by :func:`_follow_exports`."""
     files = {p: lang for p, lang in conn.execute("SELECT path, language FROM files ORDER BY path")}
+    reads: _Reads | None = None
     if cold:
         affected = {p for p, lang in files.items() if lang in PARSED_LANGUAGES}
     else:
         if not changed and not deleted:
-            return [], None, None
+            return [], None, None, None
+        reads = _kept_reads(key, generation, changed, deleted)
+        uses = reads.uses_of(conn)
         delta: set[str] = set()
         affected = {f.path for f in changed if f.language in PARSED_LANGUAGES}
         for f in changed:
@@ -532,9 +563,7 @@ def _prepare_resolution(
             delta.update(_file_names(path))
             delta.update(key[1] for key in old_symbols.get(path, ()))
         if delta:
-            for path, uses in conn.execute("SELECT path, uses FROM files WHERE uses != ''"):
-                if not delta.isdisjoint(uses.split("\n")):
-                    affected.add(path)
+            affected.update(path for path, names in uses.items() if not delta.isdisjoint(names))
         affected = {p for p in affected if p in files and files[p] in PARSED_LANGUAGES}
     table = _symbol_table(conn, key, generation, files, cold, changed, deleted)
     if cold:
@@ -542,10 +571,81 @@ def _prepare_resolution(
         in_memory = {f.path: f for f in changed}
         resolver = Resolver(table, in_memory.get)
     else:
-        resolver = Resolver(table, partial(db.load_facts, conn))
+        assert reads is not None
+        resolver = Resolver(table, partial(reads.facts_of, conn))
     for f in changed:
         resolver.prime(f)
-    return sorted(affected), table, resolver
+    return sorted(affected), table, resolver, reads
+
+
+MAX_KEPT_FACTS = 512
+"""Files whose facts, read back from index.db to resolve changed files against, a
+process keeps for its next incremental run (the files an agent edits resolve against
+much the same files run after run)."""
+
+
+@dataclasses.dataclass(slots=True)
+class _Reads:
+    """What an incremental run read back from index.db that the next run of the same
+    index may reuse, but for the files changed since: files' facts by path (None: no
+    such file) and the names each file uses (None: not read yet)."""
+
+    facts: dict[str, FileFacts | None]
+    uses: dict[str, frozenset[str]] | None
+
+    def facts_of(self, conn: sqlite3.Connection, path: str) -> FileFacts | None:
+        if path not in self.facts:
+            self.facts[path] = db.load_facts(conn, path)
+        return self.facts[path]
+
+    def uses_of(self, conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
+        """The names each file uses, for files that use any (as index.db holds them)."""
+        if self.uses is None:
+            rows = conn.execute("SELECT path, uses FROM files WHERE uses != ''")
+            self.uses = {path: frozenset(uses.split("\n")) for path, uses in rows}
+        return self.uses
+
+
+# Per index root: the generation its reads were of, and the reads (one root at a time).
+_READS: dict[str, tuple[str, _Reads]] = {}
+
+
+def _kept_reads(key: str, generation: str, changed: list[FileFacts], deleted: list[str]) -> _Reads:
+    """The reads kept for ``generation`` of the index at ``key``, without those of the
+    files changed or deleted since (the uses of changed files are taken from their new
+    facts: stored already); nothing when another generation's were kept."""
+    with _TABLES_LOCK:
+        kept = _READS.pop(key, None)
+    if kept is None or kept[0] != generation:
+        return _Reads({}, None)
+    reads = kept[1]
+    for path in deleted:
+        reads.facts.pop(path, None)
+        if reads.uses is not None:
+            reads.uses.pop(path, None)
+    for f in changed:
+        reads.facts.pop(f.path, None)
+        if reads.uses is not None:
+            if f.uses:
+                reads.uses[f.path] = frozenset(f.uses.split("\n"))
+            else:
+                reads.uses.pop(f.path, None)
+    return reads
+
+
+def _keep_reads(key: str, generation: str, reads: _Reads | None, changed: list[FileFacts]) -> None:
+    """Keep ``reads`` as of ``generation``: the facts read back, not those of the
+    ``changed`` files (a later run reads them back as stored); past
+    :data:`MAX_KEPT_FACTS` files the longest kept go."""
+    if reads is None:
+        return
+    for f in changed:
+        reads.facts.pop(f.path, None)
+    while len(reads.facts) > MAX_KEPT_FACTS:
+        del reads.facts[next(iter(reads.facts))]
+    with _TABLES_LOCK:
+        _READS.clear()
+        _READS[key] = (generation, reads)
 
 
 ResolvedFile = tuple[str, list[tuple[str, str, str, float, str]], tuple[int, ...]]
