@@ -318,7 +318,7 @@ class FocusEngine:
     ) -> FocusEngine:
         """An engine reading the files of ``graph`` through ``reader`` when it needs
         them (code reused from ``previous`` or ``known`` is not read again)."""
-        texts = LazyTexts([n.path for n in graph.nodes if n.kind == "file"], reader.read_text)
+        texts = LazyTexts(graph.file_paths(), reader.read_text)
         return cls(graph, texts, count_tokens, embedder, config, previous, known, report)
 
     @classmethod
