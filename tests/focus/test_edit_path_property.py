@@ -109,3 +109,38 @@ def test_after_any_edits_the_engine_is_bit_for_bit_a_cold_build(
             elsewhere.close()
             cold.close()
         ws.close()
+
+
+def test_an_edit_inside_functions_keeps_the_row_tables_and_equals_a_cold_build(
+    tmp_path: Path,
+) -> None:
+    """An edit that leaves every id and kind in place (a body changed, a comment added)
+    gives the next index the previous one's row tables; one that adds a function does
+    not; both hold what a cold build holds."""
+    root = tmp_path / "repo"
+    _write(root, "pkg/one.py", "def alpha():\n    return beta()\n\n\ndef beta():\n    return 1\n")
+    _write(root, "pkg/two.py", "from pkg.one import alpha\n\n\ndef gamma():\n    return alpha()\n")
+    ws = Workspace.open(root)
+    ws.index(workers=1)
+    before = ws.focus_engine()
+    steps = (
+        ("def alpha():\n    return beta() + 1  # body only\n\n\ndef beta():\n    return 2\n", True),
+        ("def alpha():\n    return beta()\n\n\ndef beta():\n    return 1\n\n\ndef delta():\n"
+         "    return alpha()\n", False),
+    )  # fmt: skip
+    for text, kept in steps:
+        _write(root, "pkg/one.py", text)
+        ws.index(workers=1)
+        engine = ws.focus_engine()
+        assert engine is not before
+        shared = (engine.index.position, engine.index.file_rows, engine.index.file_row_of)
+        old = (before.index.position, before.index.file_rows, before.index.file_row_of)
+        assert all(a is b for a, b in zip(shared, old, strict=True)) is kept
+        cold, fresh = _cold(root, tmp_path / "cold")
+        assert_same_built(engine.index.built(), fresh.index.built())
+        assert engine.index.position == fresh.index.position
+        assert list(engine.index.file_row_of) == list(fresh.index.file_row_of)
+        assert _answers(engine) == _answers(fresh)
+        cold.close()
+        before = engine
+    ws.close()

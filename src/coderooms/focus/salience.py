@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +31,14 @@ import scipy.sparse as sp
 from coderooms.focus import documents as docs
 from coderooms.focus.documents import FILE_TEXT_CAP_CHARS, KEY_SIZE
 from coderooms.focus.errors import UnknownSignal
-from coderooms.focus.graph import CodeGraph, CodeNode, DeferredEdges, EdgeColumns, EdgePatch
+from coderooms.focus.graph import (
+    CodeGraph,
+    CodeNode,
+    DeferredEdges,
+    EdgeColumns,
+    EdgePatch,
+    NodeTable,
+)
 from coderooms.focus.lexical import CountedBM25, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
@@ -263,6 +271,20 @@ class LazyTexts(Mapping[str, str]):
         return len(self._paths)
 
 
+def _same_layout(graph: CodeGraph, before: CodeGraph) -> bool:
+    """Whether ``graph`` holds the ids of ``before``, of the same kinds, in the same order,
+    known without making a node (both lazy node tables): an index over it then has the
+    rows of an index over ``before``. (A symbol's id holds its file's path.)"""
+    nodes, old = graph.nodes, before.nodes
+    if not isinstance(nodes, NodeTable) or not isinstance(old, NodeTable):
+        return False
+    return _same_items(nodes.ids, old.ids) and _same_items(nodes.kinds, old.kinds)
+
+
+def _same_items(a: Sequence[str], b: Sequence[str]) -> bool:
+    return a is b or (len(a) == len(b) and all(map(operator.eq, a, b)))
+
+
 class _NodesInOrder(Sequence[CodeNode]):
     """``nodes`` in the order ``order`` gives (row i is ``nodes[order[i]]``), each read
     from ``nodes`` when asked for: a restored index does not make every node of a graph
@@ -342,20 +364,33 @@ class SalienceIndex:
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: Sequence[CodeNode] = tuple(sorted(graph.nodes, key=lambda n: n.id))
-        self.position = {n.id: i for i, n in enumerate(self.nodes)}
+        as_before = previous is not None and _same_layout(graph, previous.graph)
+        if previous is not None and as_before:
+            self.position: dict[str, int] = previous.position  # the same ids, in order
+        else:
+            self.position = {n.id: i for i, n in enumerate(self.nodes)}
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
         self.embedder: Embedder | None = embedder
         self._report = report
-        self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
-        self.symbol_rows = [
-            i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
-        ]
-        self.file_of_path = {self.nodes[i].path: i for i in self.file_rows}
-        self.file_row_of = np.asarray(
-            [self.file_of_path.get(n.path, i) for i, n in enumerate(self.nodes)], dtype=np.int64
-        )
+        if previous is not None and as_before:
+            # The same ids of the same kinds in the same order (an edit inside functions):
+            # the row tables are the previous index's, which no one changes.
+            self.file_rows: list[int] = previous.file_rows
+            self.symbol_rows: list[int] = previous.symbol_rows
+            self.file_of_path: dict[str, int] = previous.file_of_path
+            self.file_row_of: np.ndarray = previous.file_row_of
+        else:
+            self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
+            self.symbol_rows = [
+                i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
+            ]
+            self.file_of_path = {self.nodes[i].path: i for i in self.file_rows}
+            self.file_row_of = np.asarray(
+                [self.file_of_path.get(n.path, i) for i, n in enumerate(self.nodes)],
+                dtype=np.int64,
+            )
         self._lines: dict[str, list[str]] = {}
         self._file_keys: dict[str, bytes] = {}
         self._row_arrays: dict[str, np.ndarray] = {}
