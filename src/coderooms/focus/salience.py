@@ -364,24 +364,23 @@ class SalienceIndex:
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: Sequence[CodeNode] = tuple(sorted(graph.nodes, key=lambda n: n.id))
-        as_before = previous is not None and _same_layout(graph, previous.graph)
-        if previous is not None and as_before:
-            self.position: dict[str, int] = previous.position  # the same ids, in order
-        else:
-            self.position = {n.id: i for i, n in enumerate(self.nodes)}
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
         self.embedder: Embedder | None = embedder
         self._report = report
-        if previous is not None and as_before:
+        as_before = previous is not None and _same_layout(graph, previous.graph)
+        laid_out = previous if as_before else None
+        if laid_out is not None:
             # The same ids of the same kinds in the same order (an edit inside functions):
             # the row tables are the previous index's, which no one changes.
-            self.file_rows: list[int] = previous.file_rows
-            self.symbol_rows: list[int] = previous.symbol_rows
-            self.file_of_path: dict[str, int] = previous.file_of_path
-            self.file_row_of: np.ndarray = previous.file_row_of
+            self.position: dict[str, int] = laid_out.position
+            self.file_rows: list[int] = laid_out.file_rows
+            self.symbol_rows: list[int] = laid_out.symbol_rows
+            self.file_of_path: dict[str, int] = laid_out.file_of_path
+            self.file_row_of: np.ndarray = laid_out.file_row_of
         else:
+            self.position = {n.id: i for i, n in enumerate(self.nodes)}
             self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
             self.symbol_rows = [
                 i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
@@ -1296,7 +1295,14 @@ def _whole_tables(
 def _whole_table(
     which: int, nodes: Sequence[CodeNode], symbol_rows: list[int], file_rows: list[int]
 ) -> dict[str, list[int]]:
-    return _whole_tables(nodes, symbol_rows, file_rows)[which]
+    """The one table of :data:`_TABLE_KEYS` at ``which``, built from every row of its kind
+    (a renumbered table read whole needs only itself)."""
+    keys_of = _TABLE_KEYS[which]
+    table: dict[str, list[int]] = defaultdict(list)
+    for i in symbol_rows if _TABLE_KINDS[which] is _SYMBOL_KINDS else file_rows:
+        for key in keys_of(nodes[i]):
+            table[key].append(i)
+    return table
 
 
 def _source_order(node: CodeNode) -> tuple[int, str]:
