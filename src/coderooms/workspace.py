@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from coderooms.datadir import make_dirs
@@ -50,7 +51,7 @@ from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
 from coderooms.heap import heap_frozen
 from coderooms.index import db, focus_state
-from coderooms.index.discover import INDEX_DIR, INDEX_FILE, change_mark
+from coderooms.index.discover import INDEX_DIR, INDEX_FILE, Listing, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
     NotIndexed,
@@ -79,6 +80,7 @@ GRAPH_PHASE = "reading the code graph"
 HANDED_GRAPH_PHASE = "building the code graph"  # from the rows a cold run kept
 HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
+IGNORE_FILE = ".gitignore"  # an edit to one changes which files are listed
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
 
@@ -97,25 +99,42 @@ class _Stamp:
     database: tuple[int, int]
 
     def is_current(self, db_path: str) -> bool:
+        return self.moved_files(db_path) == []
+
+    def moved_files(self, db_path: str) -> list[tuple[int, os.stat_result]] | None:
+        """The files whose size or change mark moved since the stamp was taken, by their
+        place in :attr:`files`, with their status now: empty when the index is current;
+        None when more than that moved (index.db replaced, a directory or git's HEAD
+        moved, a file gone or unreadable: then the root must be listed again)."""
         lstat, stat = os.lstat, os.stat
+        moved: list[tuple[int, os.stat_result]] = []
         try:
             st = stat(db_path)
             if (st.st_dev, st.st_ino) != self.database:
-                return False
-            for path, size, mtime in self.files:
+                return None
+            for at, (path, size, mtime) in enumerate(self.files):
                 st = lstat(path)
                 if change_mark(st) != mtime or st.st_size != size:
-                    return False
+                    moved.append((at, st))
             for path, mtime in self.dirs:
                 try:
                     now = change_mark(stat(path))
                 except FileNotFoundError:
                     now = -1  # gone (or, like a git log not yet written, never there)
                 if now != mtime:
-                    return False
+                    return None
         except OSError:
-            return False
-        return True
+            return None
+        return moved
+
+    def with_moved(self, moved: list[tuple[int, os.stat_result]]) -> _Stamp:
+        """This stamp with the files in ``moved`` (see :meth:`moved_files`) as they are
+        now: what a new stamp of an index run over them reads back (each file's size and
+        mark as listed), its directories as they were checked before the run."""
+        files = list(self.files)
+        for at, st in moved:
+            files[at] = (files[at][0], st.st_size, change_mark(st))
+        return _Stamp(tuple(files), self.dirs, self.database)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +169,8 @@ class Workspace:
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._unsaved = 0  # work done by engines built since focus.npz was last written
         self._stamp: _Stamp | None = None
+        # The listing (files and HEAD commit) of the run the stamp was taken after.
+        self._listed: tuple[_Stamp, tuple[Listing, str]] | None = None
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
         self._handed: FirstBuild | None = None  # a cold run's work, for the first engine
@@ -211,10 +232,15 @@ class Workspace:
         progress: bool = False,
         workers: int | None = None,
         prepare_focus: bool = False,
+        moved: tuple[_Stamp, list[tuple[int, os.stat_result]]] | None = None,
     ) -> _Run:
         """One indexer run by ``run`` (:func:`indexer.run` or :func:`indexer.update`),
-        with the stamp of what it indexed kept (see :meth:`index`)."""
+        with the stamp of what it indexed kept (see :meth:`index`). ``moved``, a stamp
+        and the files moved since it was taken (nothing else: see
+        :meth:`_Stamp.moved_files`), lets :func:`indexer.update` skip listing the root
+        when this process kept the listing that stamp was taken after."""
         from coderooms.index.handover import FirstBuild, unit_rows_in_worker
+        from coderooms.index.indexer import RunDone
 
         report = self.report
         if report is None and progress:
@@ -225,14 +251,23 @@ class Workspace:
             handing = (
                 FirstBuild(_embedder, unit_rows_in_worker, self._warm) if prepare_focus else None
             )
+            listed = self._listed_now(*moved) if moved is not None else None
+            known = {"listed": listed} if listed is not None else {}
             try:
-                done = run(self.root, conn, progress=report, workers=workers, first_build=handing)
-                self._stamp = self._take_stamp(conn)
+                done = run(
+                    self.root, conn, progress=report, workers=workers, first_build=handing, **known
+                )
+                if listed is not None and moved is not None:
+                    self._stamp = moved[0].with_moved(moved[1])
+                else:
+                    self._stamp = self._take_stamp(conn)
                 generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
             if handing is not None and handing.rows is not None:
                 self._handed = handing
+            # What an update listed (a whole run answers its summary): for the next update.
+            self._listed = (self._stamp, done.listed) if isinstance(done, RunDone) else None
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
             return done
 
@@ -245,15 +280,38 @@ class Workspace:
         stamp = self._stamp
         if stamp is None:  # a new process: the stamp the last run kept, if it is this index's
             stamp = self._stamp = self._kept_stamp()
-        if stamp is not None and stamp.is_current(self.db_path):
+        moved = stamp.moved_files(self.db_path) if stamp is not None else None
+        if moved is not None and not moved:
             return False
         with self._lock:
             if stamp is not None and stamp.database != _file_id(self.db_path):
                 self.close()  # index.db was deleted or replaced: open the one there now
             from coderooms.index import indexer
 
-            self._update(indexer.update, prepare_focus=prepare_focus)  # no one to summarize to
+            # No one to summarize to; only files moved: the run may take the last listing.
+            since = (stamp, moved) if stamp is not None and moved is not None else None
+            self._update(indexer.update, prepare_focus=prepare_focus, moved=since)
         return True
+
+    def _listed_now(
+        self, stamp: _Stamp, moved: list[tuple[int, os.stat_result]]
+    ) -> tuple[Listing, str] | None:
+        """The listing and HEAD commit of the root now, from those of the run ``stamp``
+        was taken after, when that run was this process's last and only the files in
+        ``moved`` have moved since (no directory, no HEAD), each still a regular file and
+        none a ``.gitignore`` (which changes what is listed); else None (listed again)."""
+        kept = self._listed
+        if kept is None or kept[0] is not stamp:
+            return None
+        listing, head = kept[1]
+        files = dict(listing.files)
+        skip = len(self.root) + 1
+        for at, st in moved:
+            rel = stamp.files[at][0][skip:]
+            if not S_ISREG(st.st_mode) or rel not in files or rel.endswith(IGNORE_FILE):
+                return None
+            files[rel] = (st.st_size, change_mark(st))
+        return Listing(files, listing.skipped, listing.git), head
 
     def _kept_stamp(self) -> _Stamp | None:
         """The stamp kept by the last indexing run of this root when it was taken of the
