@@ -856,11 +856,9 @@ def _index_dir(path: str) -> None:
         raise IndexDirectoryUnwritable(path, os.strerror(errno.EACCES))
 
 
-EdgeTable = tuple[
-    tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[float, ...], tuple[str, ...]
-]
+EdgeTable = tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[float], Sequence[str]]
 """Edges as columns src, dst, kind, weight and origin (the file whose resolution made the
-edge), sorted by (src, kind, dst, weight, origin)."""
+edge), sorted by (src, kind, dst, weight, origin): tuples as read, lists as patched."""
 
 GraphRows = tuple[
     list[tuple[Any, ...]],
@@ -1007,7 +1005,7 @@ def _patched_edges(
                 start = at
         out.extend(column[start:])
         merged.append(out)
-    srcs, dsts, kinds, weights, origins = (tuple(out) for out in merged)
+    srcs, dsts, kinds, weights, origins = merged  # lists: a tuple of each is one more copy
     patch = EdgePatch(
         tuple(gone),
         tuple(landed),
@@ -1046,7 +1044,9 @@ def _edges(edge_rows: bytes | memoryview | EdgeTable) -> tuple[CodeEdge, ...]:
 
 
 def _edge_columns(edge_rows: bytes | memoryview | EdgeTable) -> EdgeColumns:
-    return EdgeColumns(*_edge_table(edge_rows)[:4])
+    """The columns as tuples, whether read (tuples) or patched (lists): made only when a
+    ranking index reads every edge, and equal whichever way the rows came."""
+    return EdgeColumns(*map(tuple, _edge_table(edge_rows)[:4]))
 
 
 def _build_graph(

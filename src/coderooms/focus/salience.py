@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
@@ -285,6 +285,29 @@ def _same_items(a: Sequence[str], b: Sequence[str]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.eq, a, b)))
 
 
+def _nodes_by_id(
+    graph: CodeGraph,
+) -> tuple[tuple[CodeNode, ...], Sequence[str], Sequence[str]]:
+    """The graph's nodes sorted by id (stably: a repeated id keeps the graph's order),
+    with their ids and kinds in that order. From a lazy node table the order is sorted
+    from its ids alone, and the ids and kinds are picked without asking a node."""
+    nodes = graph.nodes
+    if isinstance(nodes, NodeTable) and len(nodes) > 1:
+        ids = nodes.ids
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        pick = operator.itemgetter(*order)
+        return nodes.picked(order), pick(ids), pick(nodes.kinds)
+    ordered = tuple(sorted(nodes, key=lambda n: n.id))
+    return ordered, tuple(n.id for n in ordered), tuple(n.kind for n in ordered)
+
+
+def _picked(nodes: Sequence[CodeNode], rows: list[int]) -> Sequence[CodeNode]:
+    """``nodes[row]`` for each of ``rows``, in order (of a tuple, in one step)."""
+    if isinstance(nodes, tuple) and len(rows) > 1:
+        return cast(tuple[CodeNode, ...], operator.itemgetter(*rows)(nodes))
+    return [nodes[row] for row in rows]
+
+
 class _NodesInOrder(Sequence[CodeNode]):
     """``nodes`` in the order ``order`` gives (row i is ``nodes[order[i]]``), each read
     from ``nodes`` when asked for: a restored index does not make every node of a graph
@@ -363,7 +386,8 @@ class SalienceIndex:
         ``report`` hears of the counting and embedding done here (none when all is known)."""
         self.graph = graph
         self.config = config or SalienceConfig()
-        self.nodes: Sequence[CodeNode] = tuple(sorted(graph.nodes, key=lambda n: n.id))
+        self.nodes: Sequence[CodeNode]
+        self.nodes, ids, kinds = _nodes_by_id(graph)
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
@@ -379,17 +403,16 @@ class SalienceIndex:
             self.symbol_rows: list[int] = laid_out.symbol_rows
             self.file_of_path: dict[str, int] = laid_out.file_of_path
             self.file_row_of: np.ndarray = laid_out.file_row_of
-        else:
-            self.position = {n.id: i for i, n in enumerate(self.nodes)}
-            self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
-            self.symbol_rows = [
-                i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
-            ]
+        else:  # each a pass of the interpreter's own loops over the ids and kinds
+            count = len(ids)
+            self.position = dict(zip(ids, range(count), strict=True))  # a repeated id: its last
+            self.file_rows = list(compress(range(count), map(_FILE_KIND.__eq__, kinds)))
+            self.symbol_rows = list(compress(range(count), map(_SYMBOL_KINDS.__contains__, kinds)))
             self.file_of_path = {self.nodes[i].path: i for i in self.file_rows}
-            self.file_row_of = np.asarray(
-                [self.file_of_path.get(n.path, i) for i, n in enumerate(self.nodes)],
-                dtype=np.int64,
-            )
+            paths = map(operator.attrgetter("path"), self.nodes)
+            self.file_row_of = np.fromiter(
+                map(self.file_of_path.get, paths, range(count)), np.int64, count
+            )  # a row outside every file: its own
         self._lines: dict[str, list[str]] = {}
         self._file_keys: dict[str, bytes] = {}
         self._row_arrays: dict[str, np.ndarray] = {}
@@ -397,6 +420,7 @@ class SalienceIndex:
         self._known: Callable[[], KnownWork] | None = None  # for a restored index
         self._unchanged_files: set[str] = set()  # paths as in ``previous``, text known
         self._there = np.full(len(self.nodes), -1, dtype=np.int64)  # per row: its row there
+        self._id_there: np.ndarray | None = None  # per row: its id's row there (-1: none)
         self._counted: dict[str, DocumentCounts] = {}  # see file_documents
         self._kept_documents: tuple[DocumentCounts, DocumentCounts] | None = None
         self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
@@ -408,7 +432,7 @@ class SalienceIndex:
         lender: SalienceIndex | None = None  # built in this process: lends rows by row
         if previous is not None:
             old_documents, old_embeddings = previous.row_keys()
-            same = self._unchanged_rows(previous)
+            same = self._unchanged_rows(previous, ids)
             lends_rows = embedder is None or (
                 previous.embedder is embedder and previous.embeddings is not None
             )
@@ -553,25 +577,27 @@ class SalienceIndex:
             return node.parent
         return node.path if node.kind != "file" and node.path in self.file_of_path else None
 
-    def _unchanged_rows(self, previous: SalienceIndex) -> dict[int, int]:
+    def _unchanged_rows(self, previous: SalienceIndex, ids: Sequence[str]) -> dict[int, int]:
         """Row here to row in ``previous``, for each node equal to the one of its id there
         inside a file equal to its file there (a hash of its text is known): every key of
         such a row is the key it had (documents and embedding texts are made of the node,
-        its file's text and the symbols that text defines)."""
+        its file's text and the symbols that text defines). ``ids``: the rows' ids."""
         documents, _ = previous.row_keys()
         if len(documents) != len(previous.nodes):
             return {}
         old_nodes, nodes = previous.nodes, self.nodes
-        ids = [node.id for node in nodes]
         there = np.fromiter(map(previous.position.get, ids, repeat(-1)), np.int64, len(ids))
-        equal = np.fromiter(
-            (
-                row >= 0 and (old_nodes[row] is node or old_nodes[row] == node)
-                for row, node in zip(there.tolist(), nodes, strict=True)
-            ),
-            np.bool_,
-            len(nodes),
-        )
+        self._id_there = there
+        # A node the graph took from the graph before is the very node there; the others
+        # (an edited file's) are compared.
+        found = np.flatnonzero(there >= 0)
+        olds = _picked(old_nodes, there[found].tolist())
+        mine = _picked(nodes, found.tolist())
+        same = np.fromiter(map(operator.is_, olds, mine), np.bool_, len(olds))
+        for at in np.flatnonzero(~same).tolist():
+            same[at] = olds[at] == mine[at]
+        equal = np.zeros(len(nodes), dtype=np.bool_)
+        equal[found] = same
         file_known = np.zeros(len(nodes), dtype=np.bool_)  # per file row: unchanged, hashed
         files = self.row_array("file")
         file_known[files] = equal[files] & np.fromiter(
@@ -707,6 +733,7 @@ class SalienceIndex:
         index._lines = {}
         index._unchanged_files = set()
         index._there = np.full(len(index.nodes), -1, dtype=np.int64)
+        index._id_there = None
         index._file_keys = {}
         index._fresh_documents = 0
         index._term_ids = {}
@@ -1094,8 +1121,7 @@ class SalienceIndex:
         landed = np.zeros(total, dtype=np.bool_)
         landed[np.asarray(patch.landed, dtype=np.int64)] = True
         position = self.position.get
-        old_ids = [node.id for node in previous.nodes]
-        renumber = np.fromiter(map(position, old_ids, repeat(-1)), np.int64, len(old_ids))
+        renumber = self._renumber_from(previous)
         added = self._ends_of(patch.added)
         old_columns: EdgeColumns | None = None
         out: list[np.ndarray] = []
@@ -1114,6 +1140,22 @@ class SalienceIndex:
             column[landed] = new
             out.append(column)
         return out[0], out[1], out[2], out[3]
+
+    def _renumber_from(self, previous: SalienceIndex) -> np.ndarray:
+        """Per row of ``previous``: the row here of its id (-1: none). When no id repeats
+        on either side, the other way round of where each row's id sits there (see
+        :meth:`_unchanged_rows`), rather than a lookup of every id there."""
+        there = self._id_there
+        unique = len(self.position) == len(self.nodes) and len(previous.position) == len(
+            previous.nodes
+        )
+        if there is not None and len(there) == len(self.nodes) and unique:
+            renumber = np.full(len(previous.nodes), -1, dtype=np.int64)
+            found = np.flatnonzero(there >= 0)
+            renumber[there[found]] = found
+            return renumber
+        old_ids = [node.id for node in previous.nodes]
+        return np.fromiter(map(self.position.get, old_ids, repeat(-1)), np.int64, len(old_ids))
 
     def _transition(self) -> sp.csr_matrix:
         n = len(self.nodes)
@@ -1315,7 +1357,8 @@ def _path_tails(node: CodeNode) -> list[str]:
     return ["/".join(parts[-keep:]) for keep in range(1, min(len(parts), MAX_TAIL_PARTS) + 1)]
 
 
-_FILE_KINDS = frozenset({"file"})
+_FILE_KIND = "file"
+_FILE_KINDS = frozenset({_FILE_KIND})
 _SYMBOL_KINDS = frozenset({"class", "function", "method"})
 # The row tables an index built on another renumbers (see SalienceIndex._build_tables):
 # definitions, qualnames, path_tails and module_ends; the rows each is of, and the keys
