@@ -1112,30 +1112,33 @@ def _kept_nodes(
 ) -> list[CodeNode | None]:
     """Per row of ``files`` then ``symbols``: the node ``old`` has for its id when its
     path is not in ``fresh``, else None (made from the new row when first read). With
-    ``before``, the rows ``old`` was made of, the symbols' are taken in runs between the
+    ``before``, the rows ``old`` was made of, the nodes are taken in runs between the
     paths in ``fresh`` instead of looked up one by one."""
     taken = old.nodes  # a node taken from a NodeTable is made there now: both share it
     of = old.node
-    made = [of(row[0]) if row[0] not in fresh else None for row in files]
-    spliced = None
+    made = spliced = None
     if before is not None and len(taken) == len(before[0]) + len(before[1]):
-        spliced = _spliced_symbols(taken, len(before[0]), before[1], symbols, fresh)
+        made = _spliced_nodes(taken, 0, before[0], files, fresh)
+        spliced = _spliced_nodes(taken, len(before[0]), before[1], symbols, fresh)
+    if made is None:
+        made = [of(row[0]) if row[0] not in fresh else None for row in files]
     if spliced is None:
         spliced = [of(row[2]) if row[0] not in fresh else None for row in symbols]
     made += spliced
     return made
 
 
-def _spliced_symbols(
+def _spliced_nodes(
     old: Sequence[CodeNode],
     offset: int,
     before: list[tuple[Any, ...]],
     after: list[tuple[Any, ...]],
     fresh: frozenset[str],
 ) -> list[CodeNode | None] | None:
-    """Per symbol row of ``after``: the node ``old`` holds from ``offset`` on for the
-    rows ``before``, in the runs between the paths in ``fresh``, None for those paths;
-    None when the runs do not line up (then every row is looked up)."""
+    """Per row of ``after`` (file or symbol rows, a path first in each): the node ``old``
+    holds from ``offset`` on for the rows ``before``, in the runs between the paths in
+    ``fresh``, None for those paths; None when the runs do not line up (then every row
+    is looked up)."""
     path_of = itemgetter(0)  # rows sort by path first: a path's rows are one run
     nodes: list[CodeNode | None] = []
     done_before = done_after = 0
@@ -1151,7 +1154,7 @@ def _spliced_symbols(
         done_before, done_after = end_before, end_after
     if len(before) - done_before != len(after) - done_after:
         return None
-    nodes += old[offset + done_before :]
+    nodes += old[offset + done_before : offset + len(before)]
     return nodes
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Literal, cast, overload
 
 NodeKind = Literal["file", "module", "class", "function", "method"]
 EdgeKind = Literal[
@@ -186,6 +186,9 @@ class NodeTable(Sequence[CodeNode]):
     def __getitem__(self, at: slice) -> Sequence[CodeNode]: ...
     def __getitem__(self, at: int | slice) -> CodeNode | Sequence[CodeNode]:
         if isinstance(at, slice):
+            made = self._made[at]
+            if all(made):  # made already (a node is always true): no call per node
+                return tuple(cast(list[CodeNode], made))
             return tuple(self._node(i) for i in range(*at.indices(len(self._made))))
         if at < 0:
             at += len(self._made)
@@ -223,17 +226,21 @@ class CodeGraph:
     head_time: int = 0  # unix seconds of HEAD (0 without git): the "now" for recency
     _at: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        ids = self.ids()
-        self._at.update(zip(ids, range(len(ids)), strict=True))  # a repeated id: its last
+    def _where(self) -> dict[str, int]:
+        """Id to its place in :attr:`nodes`, made when first asked for (a graph made for
+        an edit's ranking index may never be asked)."""
+        if not self._at and len(self.nodes):
+            ids = self.ids()
+            self._at.update(zip(ids, range(len(ids)), strict=True))  # a repeated id: its last
+        return self._at
 
     def node(self, node_id: str) -> CodeNode | None:
-        at = self._at.get(node_id)
+        at = self._where().get(node_id)
         return None if at is None else self.nodes[at]
 
     def at(self, node_id: str) -> int | None:
         """Where the node of ``node_id`` is in :attr:`nodes`, or None."""
-        return self._at.get(node_id)
+        return self._where().get(node_id)
 
     def ids(self) -> Sequence[str]:
         """The nodes' ids, in order (without making the nodes of a :class:`NodeTable`)."""

@@ -425,7 +425,7 @@ class SalienceIndex:
         self._kept_documents: tuple[DocumentCounts, DocumentCounts] | None = None
         self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
         # Rows whose node and file are as in ``previous``: their keys are its keys.
-        same: dict[int, int] = {}
+        same = 0  # rows carried over from ``previous`` (see _unchanged_rows)
         old_documents: tuple[bytes, ...] = ()
         old_embeddings: tuple[bytes, ...] = ()
         self._term_ids: dict[str, dict[str, int]] = {}  # per document kind: term -> its id
@@ -471,7 +471,7 @@ class SalienceIndex:
             for row, key in zip(rows, keys, strict=True):
                 document_keys[row] = key
         self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
-        self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
+        self.reused_keys = same  # rows whose keys were taken from ``previous``
         self.file_bm25 = CountedBM25(self.file_documents, self._term_ids.get("file"))
         self.symbol_bm25 = CountedBM25(self.symbol_documents, self._term_ids.get("symbol"))
         self._build_tables(previous if same else None)
@@ -500,7 +500,7 @@ class SalienceIndex:
                 keys = tuple(self._embed_key(node) for node in self.nodes)
             if lender is not None and lender.embedder is embedder and lender.embeddings is not None:
                 self.embeddings = self._borrowed_embeddings(
-                    embedder, lender.embeddings, lender.embedding_keys, same, keys
+                    embedder, lender.embeddings, lender.embedding_keys, keys
                 )
             else:
                 self.embeddings = self._embed_all(embedder, known, keys)
@@ -577,14 +577,15 @@ class SalienceIndex:
             return node.parent
         return node.path if node.kind != "file" and node.path in self.file_of_path else None
 
-    def _unchanged_rows(self, previous: SalienceIndex, ids: Sequence[str]) -> dict[int, int]:
-        """Row here to row in ``previous``, for each node equal to the one of its id there
-        inside a file equal to its file there (a hash of its text is known): every key of
-        such a row is the key it had (documents and embedding texts are made of the node,
-        its file's text and the symbols that text defines). ``ids``: the rows' ids."""
+    def _unchanged_rows(self, previous: SalienceIndex, ids: Sequence[str]) -> int:
+        """How many rows are carried over from ``previous``, each kept in :attr:`_there`
+        as its row there: a node equal to the one of its id there inside a file equal to
+        its file there (a hash of its text is known). Every key of such a row is the key
+        it had (documents and embedding texts are made of the node, its file's text and
+        the symbols that text defines). ``ids``: the rows' ids."""
         documents, _ = previous.row_keys()
         if len(documents) != len(previous.nodes):
-            return {}
+            return 0
         old_nodes, nodes = previous.nodes, self.nodes
         there = np.fromiter(map(previous.position.get, ids, repeat(-1)), np.int64, len(ids))
         self._id_there = there
@@ -607,7 +608,7 @@ class SalienceIndex:
         self._unchanged_files = {nodes[int(row)].path for row in np.flatnonzero(file_known)}
         self._there = np.full(len(nodes), -1, dtype=np.int64)
         self._there[kept] = there[kept]
-        return dict(zip(kept.tolist(), there[kept].tolist(), strict=True))
+        return len(kept)
 
     def carry_texts(self, previous: SalienceIndex) -> None:
         """Take from ``previous`` (the index this one was built on) the texts and lines it
@@ -980,18 +981,14 @@ class SalienceIndex:
         embedder: Embedder,
         old: np.ndarray,
         old_keys: tuple[bytes, ...],
-        same: Mapping[int, int],
         keys: tuple[bytes, ...],
     ) -> np.ndarray:
         """As :meth:`_embed_all`, from the rows ``old`` (named by ``old_keys``) of an index
-        built in this process with the same embedder: a row in ``same`` takes its row
-        there, another the row held under its key, else it is embedded."""
+        built in this process with the same embedder: a row carried over (see
+        :meth:`_unchanged_rows`) takes its row there, another the row held under its key,
+        else it is embedded."""
         self.embedding_keys = keys
-        source = np.full(len(keys), -1, dtype=np.int64)
-        if same:
-            source[np.fromiter(same.keys(), np.int64, len(same))] = np.fromiter(
-                same.values(), np.int64, len(same)
-            )
+        source = self._there.copy()
         missing: dict[bytes, list[int]] = {}
         unlent = np.flatnonzero(source < 0).tolist()
         position = _key_finder(old_keys, len(unlent))
