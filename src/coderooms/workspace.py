@@ -18,6 +18,7 @@ import sqlite3
 import struct
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
@@ -35,6 +36,7 @@ from coderooms.focus.graph import (
     EdgePatch,
     FileSignals,
     NodeTable,
+    TakenNodes,
 )
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
@@ -1068,8 +1070,9 @@ def _build_graph(
     kinds = ["file"] * len(files)
     kinds += [row[3] for row in symbols]
     made: list[CodeNode | None] | None = None
+    runs: list[tuple[int, int, int]] | None = None
     if old is not None:  # taken now: the new graph keeps no reference to the old one
-        made = _kept_nodes(old, files, symbols, fresh, before)
+        made, runs = _kept_nodes(old, files, symbols, fresh, before)
 
     def make(at: int) -> CodeNode:
         if at < len(files):
@@ -1090,8 +1093,11 @@ def _build_graph(
 
     if old is not None and isinstance(old.edges, DeferredEdges):
         old.edges.patch = None  # the patch chain stops at one generation back
+    table = NodeTable(ids, kinds, make, made)
+    if old is not None and isinstance(old.nodes, NodeTable) and runs is not None:
+        table.taken = TakenNodes(weakref.ref(old.nodes), tuple(runs))
     return CodeGraph(
-        nodes=NodeTable(ids, kinds, make, made),
+        nodes=table,
         edges=DeferredEdges(
             lambda: _edges(edge_rows),
             lambda: _edge_columns(edge_rows),
@@ -1109,23 +1115,27 @@ def _kept_nodes(
     symbols: list[tuple[Any, ...]],
     fresh: frozenset[str],
     before: GraphRows | None,
-) -> list[CodeNode | None]:
+) -> tuple[list[CodeNode | None], list[tuple[int, int, int]] | None]:
     """Per row of ``files`` then ``symbols``: the node ``old`` has for its id when its
     path is not in ``fresh``, else None (made from the new row when first read). With
     ``before``, the rows ``old`` was made of, the nodes are taken in runs between the
-    paths in ``fresh`` instead of looked up one by one."""
+    paths in ``fresh`` instead of looked up one by one; the runs are answered too (see
+    :class:`TakenNodes`), None when the nodes were looked up."""
     taken = old.nodes  # a node taken from a NodeTable is made there now: both share it
     of = old.node
+    runs: list[tuple[int, int, int]] | None = [] if before is not None else None
     made = spliced = None
-    if before is not None and len(taken) == len(before[0]) + len(before[1]):
-        made = _spliced_nodes(taken, 0, before[0], files, fresh)
-        spliced = _spliced_nodes(taken, len(before[0]), before[1], symbols, fresh)
+    if runs is not None and before is not None and len(taken) == len(before[0]) + len(before[1]):
+        made = _spliced_nodes(taken, 0, before[0], files, fresh, 0, runs)
+        spliced = _spliced_nodes(taken, len(before[0]), before[1], symbols, fresh, len(files), runs)
+    if made is None or spliced is None:
+        runs = None
     if made is None:
         made = [of(row[0]) if row[0] not in fresh else None for row in files]
     if spliced is None:
         spliced = [of(row[2]) if row[0] not in fresh else None for row in symbols]
     made += spliced
-    return made
+    return made, runs
 
 
 def _spliced_nodes(
@@ -1134,13 +1144,17 @@ def _spliced_nodes(
     before: list[tuple[Any, ...]],
     after: list[tuple[Any, ...]],
     fresh: frozenset[str],
+    placed: int = 0,
+    runs: list[tuple[int, int, int]] | None = None,
 ) -> list[CodeNode | None] | None:
     """Per row of ``after`` (file or symbol rows, a path first in each): the node ``old``
     holds from ``offset`` on for the rows ``before``, in the runs between the paths in
     ``fresh``, None for those paths; None when the runs do not line up (then every row
-    is looked up)."""
+    is looked up). Each run taken is added to ``runs`` as (its place in the new nodes,
+    ``after`` starting at ``placed``; its place in ``old``; its length)."""
     path_of = itemgetter(0)  # rows sort by path first: a path's rows are one run
     nodes: list[CodeNode | None] = []
+    taken: list[tuple[int, int, int]] = []
     done_before = done_after = 0
     for path in sorted(fresh):
         start_before = bisect.bisect_left(before, path, key=path_of)
@@ -1149,12 +1163,16 @@ def _spliced_nodes(
         end_after = bisect.bisect_right(after, path, key=path_of)
         if start_before - done_before != start_after - done_after:
             return None
+        taken.append((placed + done_after, offset + done_before, start_before - done_before))
         nodes += old[offset + done_before : offset + start_before]
         nodes += [None] * (end_after - start_after)
         done_before, done_after = end_before, end_after
     if len(before) - done_before != len(after) - done_after:
         return None
+    taken.append((placed + done_after, offset + done_before, len(before) - done_before))
     nodes += old[offset + done_before : offset + len(before)]
+    if runs is not None:
+        runs += [run for run in taken if run[2] > 0]
     return nodes
 
 

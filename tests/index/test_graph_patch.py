@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from coderooms import workspace
-from coderooms.focus.graph import CodeGraph, EdgeColumns
+from coderooms.focus.graph import CodeGraph, EdgeColumns, NodeTable
 from coderooms.index import db
 from coderooms.workspace import GRAPH_CACHE_FILE, Workspace, _build_graph, _graph_rows
 
@@ -101,6 +101,39 @@ def test_the_graph_after_a_run_patched_from_the_one_before_equals_the_graph_read
     if process == "same process":  # nodes of files the run did not touch are taken over
         untouched = [n for n in after.nodes if n.path not in delta.paths]
         assert untouched and all(kept[n.id] is n for n in untouched)
+        # and the graph says which: runs of the very nodes of the graph before.
+        assert isinstance(after.nodes, NodeTable) and after.nodes.taken is not None
+        assert after.nodes.taken.before() is before.nodes
+        carried = {
+            here + k: there + k for here, there, n in after.nodes.taken.runs for k in range(n)
+        }
+        assert sorted(carried) == [
+            i for i, n in enumerate(after.nodes) if n.path not in delta.paths
+        ]
+        assert all(after.nodes[i] is before.nodes[j] for i, j in carried.items())
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_index_built_on_the_one_before_carries_the_rows_the_graph_took(
+    make_repo: Callable[..., Path], edit: str
+) -> None:
+    """Each row of a node the graph took as it was is carried over from the index before
+    (as looking its id up there gives), without a lookup; the edited files' rows are not."""
+    root = make_repo(BASE)
+    ws = Workspace.open(root)
+    ws.index()
+    first = ws.focus_engine()
+    EDITS[edit](root)
+    ws.index()
+    with ws._reading() as conn:
+        delta = db.GenerationDelta.read(conn)
+    assert delta is not None
+    second = ws.focus_engine()
+    carried = second.index._taken_rows(first.index)
+    assert carried is not None
+    for row, node in enumerate(second.index.nodes):
+        looked_up = first.index.position.get(node.id, -1)
+        assert int(carried[row]) == (-1 if node.path in delta.paths else looked_up)
 
 
 def test_a_delta_that_does_not_follow_the_kept_graph_is_not_patched_from(

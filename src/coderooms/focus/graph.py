@@ -153,6 +153,18 @@ class FileSignals:
     last_change: int = 0  # unix seconds of the newest commit touching the file
 
 
+@dataclass(frozen=True, slots=True)
+class TakenNodes:
+    """Which nodes a :class:`NodeTable` took as they were from an earlier one (``before``,
+    held weakly: the new table keeps no earlier graph alive): per run (its place here,
+    its place there, its length), the nodes here at ``place .. place + length`` are the
+    very nodes there from its place on. A ranking index built on one over the earlier
+    table carries those rows over without a lookup per id."""
+
+    before: Callable[[], NodeTable | None]
+    runs: tuple[tuple[int, int, int], ...]
+
+
 class NodeTable(Sequence[CodeNode]):
     """Nodes made by ``make`` from their position when first read, then kept: a graph
     loaded to rank from a kept index (which holds what ranking reads of every node) makes
@@ -171,6 +183,7 @@ class NodeTable(Sequence[CodeNode]):
             raise ValueError("a node table needs one kind (and one made node) per id")
         self.ids = ids
         self.kinds = kinds
+        self.taken: TakenNodes | None = None  # set by the builder of an edit's graph
         self._make = make
         self._made: list[CodeNode | None] = made if made is not None else [None] * len(ids)
 

@@ -287,18 +287,20 @@ def _same_items(a: Sequence[str], b: Sequence[str]) -> bool:
 
 def _nodes_by_id(
     graph: CodeGraph,
-) -> tuple[tuple[CodeNode, ...], Sequence[str], Sequence[str]]:
+) -> tuple[tuple[CodeNode, ...], Sequence[str], Sequence[str], np.ndarray | None]:
     """The graph's nodes sorted by id (stably: a repeated id keeps the graph's order),
-    with their ids and kinds in that order. From a lazy node table the order is sorted
-    from its ids alone, and the ids and kinds are picked without asking a node."""
+    with their ids and kinds in that order, and where each sits in the graph. From a
+    lazy node table the order is sorted from its ids alone, and the ids and kinds are
+    picked without asking a node; from another graph the places are not kept (None)."""
     nodes = graph.nodes
     if isinstance(nodes, NodeTable) and len(nodes) > 1:
         ids = nodes.ids
         order = sorted(range(len(ids)), key=ids.__getitem__)
         pick = operator.itemgetter(*order)
-        return nodes.picked(order), pick(ids), pick(nodes.kinds)
+        places = np.fromiter(order, np.int64, len(order))
+        return nodes.picked(order), pick(ids), pick(nodes.kinds), places
     ordered = tuple(sorted(nodes, key=lambda n: n.id))
-    return ordered, tuple(n.id for n in ordered), tuple(n.kind for n in ordered)
+    return ordered, tuple(n.id for n in ordered), tuple(n.kind for n in ordered), None
 
 
 def _picked(nodes: Sequence[CodeNode], rows: list[int]) -> Sequence[CodeNode]:
@@ -387,7 +389,7 @@ class SalienceIndex:
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: Sequence[CodeNode]
-        self.nodes, ids, kinds = _nodes_by_id(graph)
+        self.nodes, ids, kinds, self._order = _nodes_by_id(graph)
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
@@ -587,18 +589,29 @@ class SalienceIndex:
         if len(documents) != len(previous.nodes):
             return 0
         old_nodes, nodes = previous.nodes, self.nodes
-        there = np.fromiter(map(previous.position.get, ids, repeat(-1)), np.int64, len(ids))
+        carried = self._taken_rows(previous)
+        if carried is not None:
+            # The rows of the nodes the graph took from previous's graph: the very nodes
+            # there. The others (an edited file's) are looked up by id and compared.
+            there = carried.copy()
+            equal = carried >= 0
+            get = previous.position.get
+            for row in np.flatnonzero(~equal).tolist():
+                old = there[row] = get(ids[row], -1)
+                equal[row] = old >= 0 and old_nodes[old] == nodes[row]
+        else:
+            there = np.fromiter(map(previous.position.get, ids, repeat(-1)), np.int64, len(ids))
+            # A node the graph took from the graph before is the very node there; the
+            # others (an edited file's) are compared.
+            found = np.flatnonzero(there >= 0)
+            olds = _picked(old_nodes, there[found].tolist())
+            mine = _picked(nodes, found.tolist())
+            same = np.fromiter(map(operator.is_, olds, mine), np.bool_, len(olds))
+            for at in np.flatnonzero(~same).tolist():
+                same[at] = olds[at] == mine[at]
+            equal = np.zeros(len(nodes), dtype=np.bool_)
+            equal[found] = same
         self._id_there = there
-        # A node the graph took from the graph before is the very node there; the others
-        # (an edited file's) are compared.
-        found = np.flatnonzero(there >= 0)
-        olds = _picked(old_nodes, there[found].tolist())
-        mine = _picked(nodes, found.tolist())
-        same = np.fromiter(map(operator.is_, olds, mine), np.bool_, len(olds))
-        for at in np.flatnonzero(~same).tolist():
-            same[at] = olds[at] == mine[at]
-        equal = np.zeros(len(nodes), dtype=np.bool_)
-        equal[found] = same
         file_known = np.zeros(len(nodes), dtype=np.bool_)  # per file row: unchanged, hashed
         files = self.row_array("file")
         file_known[files] = equal[files] & np.fromiter(
@@ -609,6 +622,28 @@ class SalienceIndex:
         self._there = np.full(len(nodes), -1, dtype=np.int64)
         self._there[kept] = there[kept]
         return len(kept)
+
+    def _taken_rows(self, previous: SalienceIndex) -> np.ndarray | None:
+        """Per row: the row in ``previous`` of the very node the graph took from the
+        graph ``previous`` is over (-1: a node made anew), from the runs the graph says
+        it took (see :class:`TakenNodes`) and where each row sits in either graph; None
+        when that is not known, or when an id repeats (a lookup by id then gives the
+        last row of the id, which a run need not)."""
+        nodes, before = self.graph.nodes, previous.graph.nodes
+        taken = nodes.taken if isinstance(nodes, NodeTable) else None
+        if taken is None or taken.before() is not before:
+            return None
+        if self._order is None or previous._order is None:
+            return None
+        if len(self.position) != len(self.nodes) or len(previous.position) != len(before):
+            return None
+        from_before = np.full(len(nodes), -1, dtype=np.int64)
+        for here, there, length in taken.runs:
+            from_before[here : here + length] = np.arange(there, there + length, dtype=np.int64)
+        row_there = np.empty(len(before), dtype=np.int64)
+        row_there[previous._order] = np.arange(len(before), dtype=np.int64)
+        placed = from_before[self._order]
+        return np.where(placed >= 0, row_there[placed], -1)
 
     def carry_texts(self, previous: SalienceIndex) -> None:
         """Take from ``previous`` (the index this one was built on) the texts and lines it
@@ -724,6 +759,7 @@ class SalienceIndex:
         if len(graph.ids()) != len(order) or len(index.position) != len(order) or None in order:
             raise ValueError("the graph does not hold the nodes the index was built over")
         index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))
+        index._order = np.asarray(order, dtype=np.int64)
         index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
         index.embedder = embedder
         index._report = None
