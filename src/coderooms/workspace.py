@@ -1065,10 +1065,10 @@ def _build_graph(
     are taken in runs between the paths in ``fresh`` instead of one by one."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
     file_meta = {row[0]: (row[1], bool(row[6]), bool(row[7])) for row in files}
-    ids = [row[0] for row in files]
-    ids += [row[2] for row in symbols]
+    ids = list(map(itemgetter(0), files))
+    ids += map(itemgetter(2), symbols)
     kinds = ["file"] * len(files)
-    kinds += [row[3] for row in symbols]
+    kinds += map(itemgetter(3), symbols)
     made: list[CodeNode | None] | None = None
     runs: list[tuple[int, int, int]] | None = None
     if old is not None:  # taken now: the new graph keeps no reference to the old one

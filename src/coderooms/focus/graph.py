@@ -6,8 +6,10 @@ Pure data: the code indexer (``coderooms.index``) builds a :class:`CodeGraph` fr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import operator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Literal, cast, overload
 
 NodeKind = Literal["file", "module", "class", "function", "method"]
@@ -212,9 +214,14 @@ class NodeTable(Sequence[CodeNode]):
     def __len__(self) -> int:
         return len(self._made)
 
-    def picked(self, order: Iterable[int]) -> tuple[CodeNode, ...]:
+    def picked(self, order: Sequence[int]) -> tuple[CodeNode, ...]:
         """The nodes at the positions ``order`` gives, in that order (each made if it was
-        not): what indexing every one of them would give, without checking each place."""
+        not): what indexing every one of them would give, without checking each place.
+        The nodes made already are picked in one step (a node is always true)."""
+        if len(order) > 1:
+            made = operator.itemgetter(*order)(self._made)
+            if all(made):
+                return cast(tuple[CodeNode, ...], made)
         return tuple(map(self._node, order))
 
     def __iter__(self) -> Iterator[CodeNode]:
@@ -265,5 +272,5 @@ class CodeGraph:
         """The paths of the file nodes, in order (a file node's id is its path)."""
         if isinstance(self.nodes, NodeTable):
             table = self.nodes
-            return [i for i, kind in zip(table.ids, table.kinds, strict=True) if kind == "file"]
+            return list(compress(table.ids, map("file".__eq__, table.kinds)))
         return [n.path for n in self.nodes if n.kind == "file"]
