@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -12,6 +13,8 @@ from coderooms import workspace
 from coderooms.focus.graph import CodeGraph, EdgeColumns, NodeTable
 from coderooms.index import db
 from coderooms.workspace import GRAPH_CACHE_FILE, Workspace, _build_graph, _graph_rows
+
+_T = TypeVar("_T")
 
 BASE = {
     "shop/__init__.py": "",
@@ -61,6 +64,23 @@ def _read_then_indexed(make_repo: Callable[..., Path], *edits: str) -> tuple[Pat
     return root, ws
 
 
+def _edited(
+    make_repo: Callable[..., Path], edit: str, first: Callable[[Workspace], _T]
+) -> tuple[Path, Workspace, _T, db.GenerationDelta]:
+    """A repository indexed, what ``first`` makes of its workspace then, and the index
+    after ``edit``, with the delta of that run."""
+    root = make_repo(BASE)
+    ws = Workspace.open(root)
+    ws.index()
+    made = first(ws)
+    EDITS[edit](root)
+    ws.index()
+    with ws._reading() as conn:
+        delta = db.GenerationDelta.read(conn)
+    assert delta is not None
+    return root, ws, made, delta
+
+
 def _not_read_whole(*_: object) -> None:
     raise AssertionError("the graph was read whole")
 
@@ -81,15 +101,8 @@ def _same(mine: CodeGraph, theirs: CodeGraph) -> None:
 def test_the_graph_after_a_run_patched_from_the_one_before_equals_the_graph_read_whole(
     make_repo: Callable[..., Path], edit: str, process: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = make_repo(BASE)
-    ws = Workspace.open(root)
-    ws.index()
-    before = ws.graph()
-    EDITS[edit](root)
-    ws.index()
-    with ws._reading() as conn:
-        delta = db.GenerationDelta.read(conn)
-    assert delta is not None and delta.paths  # what the patch reads again
+    root, ws, before, delta = _edited(make_repo, edit, Workspace.graph)
+    assert delta.paths  # what the patch reads again
     reader = ws if process == "same process" else Workspace.open(root)
     whole = _whole(ws)
     with monkeypatch.context() as patched:
@@ -119,15 +132,7 @@ def test_an_index_built_on_the_one_before_carries_the_rows_the_graph_took(
 ) -> None:
     """Each row of a node the graph took as it was is carried over from the index before
     (as looking its id up there gives), without a lookup; the edited files' rows are not."""
-    root = make_repo(BASE)
-    ws = Workspace.open(root)
-    ws.index()
-    first = ws.focus_engine()
-    EDITS[edit](root)
-    ws.index()
-    with ws._reading() as conn:
-        delta = db.GenerationDelta.read(conn)
-    assert delta is not None
+    _, ws, first, delta = _edited(make_repo, edit, Workspace.focus_engine)
     second = ws.focus_engine()
     carried = second.index._taken_rows(first.index)
     assert carried is not None
