@@ -1006,10 +1006,9 @@ class SalienceIndex:
             starts[fresh_at] = len(old.ids) + np.cumsum(sizes) - sizes
         ptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]), dtype=np.int64)
-        all_ids = np.concatenate([old.ids, *fresh_ids]).astype(np.int64)
-        all_counts = np.concatenate([old.counts, *fresh_counts]).astype(np.int64)
-        return DocumentCounts(keys, tuple(term_ids), ptr, all_ids[gather], all_counts[gather])
+        ids = _spans_copied(old.ids, fresh_ids, starts, lengths, ptr)
+        counts = _spans_copied(old.counts, fresh_counts, starts, lengths, ptr)
+        return DocumentCounts(keys, tuple(term_ids), ptr, ids, counts)
 
     def _borrowed_embeddings(
         self,
@@ -1573,6 +1572,35 @@ class _RenumberedRows(Mapping[str, list[int]]):
 
     def __len__(self) -> int:
         return len(self._built_whole())
+
+
+def _spans_copied(
+    old: np.ndarray,
+    fresh: list[np.ndarray],
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    ptr: np.ndarray,
+) -> np.ndarray:
+    """Per document in order, its span ``starts[d] .. starts[d] + lengths[d]`` of ``old``
+    followed by ``fresh`` (``ptr``: where each lands), as one int64 array: copied in runs
+    of spans that follow each other there (an edit leaves a few long ones), else
+    gathered entry by entry."""
+    added = np.concatenate(fresh) if fresh else np.zeros(0, dtype=np.int64)
+    ends = starts + lengths
+    breaks = (np.flatnonzero(starts[1:] != ends[:-1]) + 1).tolist()
+    if len(starts) == 0 or len(breaks) >= MAX_COPY_RUNS:
+        gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]), dtype=np.int64)
+        return np.concatenate([old, added]).astype(np.int64)[gather]
+    first = [0, *breaks]
+    last = [*(b - 1 for b in breaks), len(starts) - 1]
+    pieces: list[np.ndarray] = []
+    split = len(old)
+    for start, end in zip(starts[first].tolist(), ends[last].tolist(), strict=True):
+        if start < split:
+            pieces.append(old[start : min(end, split)])
+        if end > split:
+            pieces.append(added[max(start, split) - split : end - split])
+    return np.concatenate([*pieces, np.zeros(0, dtype=np.int64)]).astype(np.int64, copy=False)
 
 
 def _copy_rows(old: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:
