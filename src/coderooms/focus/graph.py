@@ -218,11 +218,15 @@ class NodeTable(Sequence[CodeNode]):
         """The nodes at the positions ``order`` gives, in that order (each made if it was
         not): what indexing every one of them would give, without checking each place.
         The nodes made already are picked in one step (a node is always true)."""
-        if len(order) > 1:
-            made = operator.itemgetter(*order)(self._made)
-            if all(made):
-                return cast(tuple[CodeNode, ...], made)
-        return tuple(map(self._node, order))
+        if len(order) < 2:
+            return tuple(map(self._node, order))
+        made = operator.itemgetter(*order)(self._made)
+        if all(made):
+            return cast(tuple[CodeNode, ...], made)
+        picked = list(made)
+        for at in compress(range(len(picked)), map(operator.not_, picked)):  # not made yet
+            picked[at] = self._node(order[at])
+        return tuple(picked)
 
     def __iter__(self) -> Iterator[CodeNode]:
         return map(self._node, range(len(self._made)))
