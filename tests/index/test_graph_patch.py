@@ -157,3 +157,14 @@ def test_a_delta_that_is_not_one_reads_the_graph_whole(make_repo: Callable[..., 
         assert db.GenerationDelta.read(conn) is None
     (root / ".coderooms" / GRAPH_CACHE_FILE).unlink()
     _same(ws.graph(), _whole(ws))
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, workspace.MAX_SCANNED_ORIGINS + 1])
+def test_the_edges_of_the_changed_files_are_found_by_scan_or_by_lookup_alike(
+    count: int,
+) -> None:
+    origins = ("a.py", "b.py", "a.py", "c.py", "d.py", "b.py", "a.py", "e.py") * 3
+    paths = frozenset(["a.py", "b.py", "d.py", "e.py", "z.py"][:count])
+    assert workspace._made_by(origins, paths) == [
+        at for at, origin in enumerate(origins) if origin in paths
+    ]
