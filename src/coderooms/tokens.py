@@ -314,11 +314,23 @@ def _count_ascii(text: str) -> int:
     """The count of ASCII ``text`` as the Rust encoder makes it: the same pieces, each one
     token when it is one, else as many as its byte-pair merges leave."""
     ranks = _ranks()
+    merged = _merged_counts
     count = 0
     for piece in ASCII_PIECES.findall(text):
         data = piece.encode("ascii")
-        count += 1 if len(data) == 1 or data in ranks else _merged_parts(data, ranks)
+        if len(data) == 1 or data in ranks:
+            count += 1
+            continue
+        parts = merged.get(data)
+        if parts is None:
+            parts = merged[data] = _merged_parts(data, ranks)
+        count += parts
     return count
+
+
+# Pieces that are no token, by their count of merged parts: code repeats its names. As
+# large as the distinct pieces of the text counted in Python (see PYTHON_COUNT_MAX_CHARS).
+_merged_counts: dict[bytes, int] = {}
 
 
 def _merged_parts(piece: bytes, ranks: dict[bytes, int]) -> int:
