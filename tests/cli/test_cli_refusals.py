@@ -283,3 +283,18 @@ def test_a_one_shot_command_loads_and_runs_without_the_cyclic_collector(
         [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == [str(collecting)]
+
+
+def test_a_one_shot_command_imports_scipy_sparse_without_numpys_idle_submodules() -> None:
+    script = (
+        "import sys, numpy; from coderooms import launch; launch._import_sparse_alone(); "
+        "import scipy.sparse as sp; "
+        "idle = [m for m in ('numpy.f2py', 'numpy.testing', 'numpy.ma') if m in sys.modules]; "
+        "product = sp.csr_matrix(numpy.eye(3)) @ numpy.arange(3.0); "
+        "print(idle, product.tolist(), 'f2py' in dir(numpy), 'ma' in numpy.__all__, "
+        "numpy.ma.masked_array([1]).sum())"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # none imported for scipy; numpy's own lists put back; a submodule still imports
+    assert done.stdout.split() == ["[]", "[0.0,", "1.0,", "2.0]", "True", "True", "1"]
