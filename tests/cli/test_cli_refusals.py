@@ -298,3 +298,35 @@ def test_a_one_shot_command_imports_scipy_sparse_without_numpys_idle_submodules(
     assert done.returncode == 0, done.stderr
     # none imported for scipy; numpy's own lists put back; a submodule still imports
     assert done.stdout.split() == ["[]", "[0.0,", "1.0,", "2.0]", "True", "True", "1"]
+
+
+def test_a_call_that_waits_for_nothing_runs_without_an_event_loop() -> None:
+    from coderooms.cli.app import run_unawaited
+
+    async def inner() -> int:
+        return 41
+
+    async def outer() -> int:
+        return await inner() + 1
+
+    async def refusing() -> int:
+        raise ValueError("refused")
+
+    async def waiting() -> int:
+        import asyncio
+
+        await asyncio.sleep(0)
+        return 0
+
+    assert run_unawaited(outer()) == 42
+    with pytest.raises(ValueError, match="refused"):
+        run_unawaited(refusing())
+    with pytest.raises(RuntimeError, match="without an event loop"):
+        run_unawaited(waiting())
+
+
+def test_the_focus_commands_load_without_asyncio() -> None:
+    script = "import sys, coderooms.cli.focus_cmds; print('asyncio' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
