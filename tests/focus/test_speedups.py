@@ -157,3 +157,10 @@ def test_the_transition_read_from_edge_columns_equals_the_one_built_edge_by_edge
     mine = index.transition
     for name in ("data", "indices", "indptr"):
         assert getattr(mine, name).tobytes() == getattr(expected, name).tobytes(), name
+
+
+def test_the_places_of_many_ids_are_those_of_each() -> None:
+    paths = ["a.py", "b.py", "a.py"]  # a repeated id: its last place, as at() tells
+    graph = CodeGraph([CodeNode(p, "file", p, p, p, "python", 1, 9) for p in paths], [])
+    asked = ["b.py", "a.py", "missing.py"]
+    assert graph.at_each(asked) == [graph.at(i) for i in asked] == [1, 2, None]
