@@ -176,12 +176,16 @@ def test_altered_file_is_a_typed_error(tmp_path: Path) -> None:
 def test_counting_without_data_raises_the_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "BPE_PACKAGE", "no_such_bpe_package_here")
     tokens._loaded_encoding.cache_clear()
+    tokens._loaded_ranks.cache_clear()
     try:
         with pytest.raises(TokenizerUnavailable):
-            count_tokens("anything")
+            count_tokens("anything")  # ASCII: the Python count, which reads the ranks too
+        with pytest.raises(TokenizerUnavailable):
+            count_tokens("naïve")
     finally:
         monkeypatch.undo()
         tokens._loaded_encoding.cache_clear()
+        tokens._loaded_ranks.cache_clear()
     assert count_tokens("hello world") == 2
 
 
@@ -213,6 +217,7 @@ def test_a_count_within_a_limit_stops_reading_a_long_text_early(
 
     monkeypatch.setattr(tokens, "_count_chunk", counted)
     monkeypatch.setattr(tokens, "RUN_FLOOR_CHARS_PER_TOKEN", 0)  # the parts, not the runs
+    monkeypatch.setattr(tokens, "piece_floor", lambda text, limit: 0)  # nor the pieces
     bound = tokens.count_tokens_within(text, 500)
     assert 500 < bound < reference_count(text)
     assert sum(read) < len(text) / 20  # a few parts of the text, not all of it
@@ -277,3 +282,122 @@ def test_in_the_pinned_ranks_file_a_tokens_rank_is_its_line_number() -> None:
         lines = handle.read().splitlines()
     assert [int(line.split()[1]) for line in lines] == list(range(len(lines)))
     assert len(tokens._load_ranks(tokens._bpe_path())) == len(lines)
+
+
+# ASCII heavy in what decides pieces and merges: line breaks, runs of spaces and tabs,
+# slashes, apostrophes of contractions in either case, digit runs, capitals, the controls
+# only str.split cuts at, and the punctuation of code.
+ASCII_ALPHABET = st.sampled_from(
+    list("\n\n\r    \t\x0b\x0c\x1c//'''sStTdDmMlLvVreRE0123456789aZbQxy.;:(){}[]#=-_+*\"")
+)
+ASCII_TEXT = st.text(alphabet=ASCII_ALPHABET, max_size=400)
+OWN_SOURCES = sorted(Path(tokens.__file__).parent.rglob("*.py"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(ASCII_TEXT)
+def test_the_ascii_split_makes_the_pieces_of_the_split_pattern(text: str) -> None:
+    assert tokens.ASCII_PIECES.findall(text) == tokens._split_pattern().findall(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(ASCII_TEXT)
+def test_the_python_count_of_ascii_text_is_the_rust_count(text: str) -> None:
+    assert tokens._count_ascii(text) == reference_count(text)
+
+
+def test_the_python_count_of_code_is_the_rust_count() -> None:
+    sources = [path.read_text(encoding="utf-8") for path in OWN_SOURCES]
+    ascii_sources = [text for text in sources if text.isascii()]
+    assert len(ascii_sources) > 50  # this package's own code: merges of every kind
+    for text in ascii_sources:
+        assert tokens.ASCII_PIECES.findall(text) == tokens._split_pattern().findall(text)
+        assert tokens._count_ascii(text) == reference_count(text)
+
+
+def test_a_long_unbroken_piece_merges_as_the_rust_encoder_does() -> None:
+    for text in ("x" * 3000, "ab" * 1500, "=" * 999, "0x" + "deadbeef" * 200, "\t" * 700):
+        assert tokens._count_ascii(text) == reference_count(text)
+
+
+def test_a_new_process_counts_ascii_in_python_until_its_allowance_is_spent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "def add(a: int, b: int) -> int:\n    return a + b\n"
+    tokens._loaded_encoding.cache_clear()  # as in a new process: no Rust tables yet
+    monkeypatch.setattr(tokens, "_python_chars", 0)
+    monkeypatch.setattr(tokens, "PYTHON_COUNT_MAX_CHARS", 2 * len(text))
+    try:
+        assert count_tokens(text) == 19
+        assert count_tokens(text) == 19
+        assert tokens._loaded_encoding.cache_info().currsize == 0  # both counted in Python
+        assert count_tokens(text) == 19  # past the allowance
+        assert tokens._loaded_encoding.cache_info().currsize == 1
+        tokens._loaded_encoding.cache_clear()
+        monkeypatch.setattr(tokens, "_python_chars", 0)
+        assert count_tokens("naïve café déjà vu") == 6  # not ASCII: the Rust encoder
+        assert tokens._loaded_encoding.cache_info().currsize == 1
+    finally:
+        tokens._loaded_encoding.cache_clear()
+
+
+def test_warming_loads_the_ranks_and_leaves_the_rust_tables_to_a_count_that_needs_them() -> None:
+    tokens._loaded_encoding.cache_clear()
+    try:
+        tokens.load_encoding()
+        assert tokens._loaded_ranks.cache_info().currsize == 1
+        assert tokens._loaded_encoding.cache_info().currsize == 0
+    finally:
+        tokens._loaded_encoding.cache_clear()
+
+
+def _rendered(header: str, body: str) -> str:
+    return f"# {header}\n{body}\n"  # as the packer renders an item: a header line first
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=20), TRICKY_TEXT), max_size=6))
+def test_items_joined_at_safe_seams_count_as_the_sum_of_their_counts(
+    items: list[tuple[str, str]],
+) -> None:
+    texts = [_rendered(head.replace("\n", " "), body) for head, body in items]
+    counts = [reference_count(text) for text in texts]
+    assert tokens.count_joined(texts, counts) == reference_count("".join(texts))
+    assert tokens.COUNTER.joined(texts, counts) == reference_count("".join(texts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TRICKY_TEXT, max_size=5))
+def test_texts_joined_at_any_seam_count_as_their_join(texts: list[str]) -> None:
+    counts = [reference_count(text) for text in texts]
+    assert tokens.count_joined(texts, counts) == reference_count("".join(texts))
+
+
+def test_joining_texts_needs_a_count_for_each() -> None:
+    with pytest.raises(ValueError, match="2 texts but 1 counts"):
+        tokens.count_joined(["a\n", "b"], [1])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(ASCII_TEXT, TRICKY_TEXT), st.integers(min_value=0, max_value=150))
+def test_the_piece_floor_is_at_most_the_count_and_past_the_limit_with_more_pieces(
+    text: str, limit: int
+) -> None:
+    exact = reference_count(text)
+    floor = tokens.piece_floor(text, limit)
+    assert floor <= exact
+    if text.isascii():
+        assert floor == min(len(tokens._split_pattern().findall(text)), limit + 1)
+    else:
+        assert floor == 0
+
+
+def test_ascii_code_far_past_the_limit_is_told_by_its_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "total=total+values[index]*3\n" * 400  # one run a line: no run floor
+    monkeypatch.setattr(tokens, "_count_chunk", lambda chunk: pytest.fail("counted"))
+    assert tokens.run_floor(text[: tokens.RUN_FLOOR_CHARS_PER_TOKEN * 1001]) <= 1000
+    bound = tokens.count_tokens_within(text, 1000)
+    monkeypatch.undo()
+    assert 1000 < bound <= reference_count(text)

@@ -15,6 +15,13 @@ memory flat and lets two threads share the work. A chunk holding a very long whi
 run is pre-tokenised in Python instead: the Rust regex engine overflows its backtracking
 stack on runs of about a million whitespace characters (and panics); the Python path is
 slower but gives the same pieces and therefore the same count.
+
+tiktoken's Rust encoder takes about 0.15 s of CPU, holding the GIL, to build its tables
+from the ranks. A new process that counts a few texts (a fresh ``coderooms focus`` counts
+tens of thousands of characters) counts ASCII text in Python instead, with the same
+pieces (the split pattern written for ASCII, for the standard ``re`` module) and the same
+byte-pair merges over the same ranks, so the same counts; past
+:data:`PYTHON_COUNT_MAX_CHARS` of such text it builds the Rust tables after all.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import binascii
 import gzip
 import hashlib
 import importlib.util
+import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -43,10 +51,12 @@ __all__ = [
     "count_tokens",
     "COUNTER",
     "O200kCounter",
+    "count_joined",
     "count_tokens_many",
     "count_tokens_within",
     "encoding_name",
     "load_encoding",
+    "piece_floor",
     "run_floor",
 ]
 
@@ -76,6 +86,30 @@ CHUNK_CHARS = 1 << 16  # texts longer than this are counted in chunks of about t
 # Whitespace is probed in aligned blocks of this size, so any run of twice this length is
 # found; such chunks take the Python path (the Rust one fails near a million characters).
 WHITESPACE_PROBE_CHARS = 1 << 14
+# The split pattern above for ASCII text only, for the standard ``re`` module (which has no
+# \p{...} classes): in ASCII the letter classes are A-Z and a-z (titlecase, modifier and
+# other letters and marks are none), digits are 0-9, and ``\s`` under re.ASCII is the
+# same six characters as Unicode White_Space there. Tested piece for piece against the
+# pattern above and counted against the Rust encoder.
+ASCII_CONTRACTIONS = "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+ASCII_SPLIT_PATTERN = "|".join(
+    (
+        r"[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+" + ASCII_CONTRACTIONS,
+        r"[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*" + ASCII_CONTRACTIONS,
+        r"[0-9]{1,3}",
+        r" ?[^\sA-Za-z0-9]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    )
+)
+ASCII_PIECES = re.compile(ASCII_SPLIT_PATTERN, re.ASCII)
+# ASCII text a process counts in Python before it builds the Rust encoder's tables: Python
+# merges about 5 MB/s of code against Rust's 13 MB/s (sympy), so past about a million
+# characters the 0.15 s the tables take to build would have paid for themselves; stopping
+# at half that wastes at most ~0.07 s where the tables were needed after all.
+PYTHON_COUNT_MAX_CHARS = 1 << 19
+NO_RANK = 1 << 62  # above every rank: a pair that is no token
 COUNT_WORKERS = 2  # threads sharing a large batch (tiktoken releases the GIL)
 PARALLEL_MIN_CHARS = 1 << 20  # below this much text, threads cost more than they save
 # A count with a limit reads a long text in parts of about this size and stops at the
@@ -105,9 +139,11 @@ def encoding_name() -> str:
 
 
 def load_encoding() -> None:
-    """Load the tokenizer's tables now (once per process; a first count does otherwise):
-    a host warms it on another thread while it reads the index."""
-    _encoding()
+    """Load the tokenizer's ranks now (once per process; a first count does otherwise):
+    a host warms them on another thread while it reads the index. The Rust encoder's own
+    tables are built only once a process counts enough text to need them (see
+    :data:`PYTHON_COUNT_MAX_CHARS`)."""
+    _ranks()
 
 
 def count_tokens(text: str) -> int:
@@ -119,6 +155,7 @@ def count_tokens(text: str) -> int:
     chunks = list(_safe_chunks(text, CHUNK_CHARS))
     if len(text) < PARALLEL_MIN_CHARS:
         return sum(_count_chunk(chunk) for chunk in chunks)
+    _encoding()  # threads share only the Rust encoder's work (it releases the GIL)
     return sum(_count_in_threads(chunks))
 
 
@@ -126,10 +163,14 @@ def count_tokens_within(text: str, limit: int) -> int:
     """The exact count of ``text`` when it is at most ``limit``; otherwise a number
     above ``limit`` and at most the exact count. Whoever only asks whether a text fits in
     ``limit`` tokens learns it without counting the whole of a long text, and of a text
-    far past the limit without the tokenizer at all (see :func:`run_floor`)."""
+    far past the limit without the tokenizer at all (see :func:`run_floor` and
+    :func:`piece_floor`)."""
     if len(text) <= BOUNDED_CHUNK_CHARS:
         return count_tokens(text)
     floor = run_floor(text[: RUN_FLOOR_CHARS_PER_TOKEN * (limit + 1)])
+    if floor > limit:
+        return floor
+    floor = piece_floor(text, limit)
     if floor > limit:
         return floor
     total = 0
@@ -155,9 +196,23 @@ def run_floor(text: str) -> int:
     return len(text.split()) - text.count("\n/") - text.count("\r/")
 
 
+def piece_floor(text: str, limit: int) -> int:
+    """A number of tokens ASCII ``text`` has at least, above ``limit`` when it has more
+    than ``limit`` pieces: its pieces counted up to one past ``limit`` (each piece is one
+    token or more), without merging any. For other text, 0."""
+    if not text.isascii():
+        return 0
+    found = 0
+    for found, _ in enumerate(ASCII_PIECES.finditer(text), 1):
+        if found > limit:
+            break
+    return found
+
+
 class O200kCounter:
-    """The counter a focus engine takes: :func:`count_tokens` when called, and
-    :func:`count_tokens_within` as ``within`` (a packer asks only whether a text fits)."""
+    """The counter a focus engine takes: :func:`count_tokens` when called,
+    :func:`count_tokens_within` as ``within`` (a packer asks only whether a text fits) and
+    :func:`count_joined` as ``joined``."""
 
     __slots__ = ()
 
@@ -166,6 +221,22 @@ class O200kCounter:
 
     def within(self, text: str, limit: int) -> int:
         return count_tokens_within(text, limit)
+
+    def joined(self, texts: Sequence[str], counts: Sequence[int]) -> int:
+        return count_joined(texts, counts)
+
+
+def count_joined(texts: Sequence[str], counts: Sequence[int]) -> int:
+    """The count of ``"".join(texts)``, ``counts`` being the exact count of each text:
+    their sum when every seam is a safe line start (a text ends in a newline, the next
+    starts with neither whitespace nor ``/``: no piece crosses it, as for the chunks of a
+    long text), else the joined text counted."""
+    if len(texts) != len(counts):
+        raise ValueError(f"{len(texts)} texts but {len(counts)} counts")
+    for before, after in zip(texts[:-1], texts[1:], strict=True):
+        if not before.endswith("\n") or not after or after[0].isspace() or after[0] == "/":
+            return count_tokens("".join(texts))
+    return sum(counts)
 
 
 COUNTER = O200kCounter()
@@ -200,6 +271,7 @@ def count_tokens_many(texts: Iterable[str]) -> list[int]:
         tasks.append(group)
         owners.append(group_owners)
     counts = [0] * len(items)
+    _encoding()  # as in count_tokens
     with ThreadPoolExecutor(max_workers=COUNT_WORKERS) as pool:
         results = pool.map(_count_group, tasks)
         for task_owners, task_counts in zip(owners, results, strict=True):
@@ -220,7 +292,66 @@ def _count_in_threads(chunks: Sequence[str]) -> Iterator[int]:
 def _count_chunk(text: str) -> int:
     if _has_long_whitespace_run(text):
         return _count_by_python_split(text)
+    if _loaded_encoding.cache_info().currsize == 0 and text.isascii() and _python_room(text):
+        return _count_ascii(text)
     return len(_encoding().encode_ordinary(text))
+
+
+_python_chars = 0  # ASCII text this process counted in Python (see PYTHON_COUNT_MAX_CHARS)
+
+
+def _python_room(text: str) -> bool:
+    """Whether ``text`` may be counted in Python, taking it from the allowance when so.
+    (Two threads may both take the last of it: either way the count is the same.)"""
+    global _python_chars
+    if _python_chars + len(text) > PYTHON_COUNT_MAX_CHARS:
+        return False
+    _python_chars += len(text)
+    return True
+
+
+def _count_ascii(text: str) -> int:
+    """The count of ASCII ``text`` as the Rust encoder makes it: the same pieces, each one
+    token when it is one, else as many as its byte-pair merges leave."""
+    ranks = _ranks()
+    merged = _merged_counts
+    count = 0
+    for piece in ASCII_PIECES.findall(text):
+        data = piece.encode("ascii")
+        if len(data) == 1 or data in ranks:
+            count += 1
+            continue
+        parts = merged.get(data)
+        if parts is None:
+            parts = merged[data] = _merged_parts(data, ranks)
+        count += parts
+    return count
+
+
+# Pieces that are no token, by their count of merged parts: code repeats its names. As
+# large as the distinct pieces of the text counted in Python (see PYTHON_COUNT_MAX_CHARS).
+_merged_counts: dict[bytes, int] = {}
+
+
+def _merged_parts(piece: bytes, ranks: dict[bytes, int]) -> int:
+    """How many tokens byte-pair merging leaves of ``piece``: as tiktoken merges, again and
+    again the adjacent pair of parts whose joined bytes have the lowest rank (the leftmost
+    of equals), until no adjacent pair joins into a token."""
+    get = ranks.get
+    bounds = list(range(len(piece) + 1))  # part i is piece[bounds[i]:bounds[i + 1]]
+    pairs = [get(piece[i : i + 2], NO_RANK) for i in range(len(piece) - 1)]
+    while pairs:
+        lowest = min(pairs)
+        if lowest == NO_RANK:
+            break
+        at = pairs.index(lowest)
+        del bounds[at + 1]  # parts at and at + 1 are one
+        del pairs[at]
+        if at < len(pairs):
+            pairs[at] = get(piece[bounds[at] : bounds[at + 2]], NO_RANK)
+        if at > 0:
+            pairs[at - 1] = get(piece[bounds[at - 1] : bounds[at + 1]], NO_RANK)
+    return len(bounds) - 1
 
 
 def _has_long_whitespace_run(text: str) -> bool:
@@ -273,7 +404,7 @@ def _split_pattern() -> regex.Pattern[str]:
     return regex.compile(SPLIT_PATTERN)
 
 
-_loading = threading.Lock()  # a warming thread and a first count load it once between them
+_loading = threading.RLock()  # a warming thread and a first count load it once between them
 
 
 def _encoding() -> tiktoken.Encoding:
@@ -286,9 +417,19 @@ def _loaded_encoding() -> tiktoken.Encoding:
     return tiktoken.Encoding(
         name=ENCODING_NAME,
         pat_str=SPLIT_PATTERN,
-        mergeable_ranks=_load_ranks(_bpe_path()),
+        mergeable_ranks=_ranks(),
         special_tokens=SPECIAL_TOKENS,
     )
+
+
+def _ranks() -> dict[bytes, int]:
+    with _loading:
+        return _loaded_ranks()
+
+
+@cache
+def _loaded_ranks() -> dict[bytes, int]:
+    return _load_ranks(_bpe_path())
 
 
 def _bpe_path() -> Path:

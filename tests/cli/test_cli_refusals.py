@@ -283,3 +283,50 @@ def test_a_one_shot_command_loads_and_runs_without_the_cyclic_collector(
         [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == [str(collecting)]
+
+
+def test_a_one_shot_command_imports_scipy_sparse_without_numpys_idle_submodules() -> None:
+    script = (
+        "import sys, numpy; from coderooms import launch; launch._import_sparse_alone(); "
+        "import scipy.sparse as sp; "
+        "idle = [m for m in ('numpy.f2py', 'numpy.testing', 'numpy.ma') if m in sys.modules]; "
+        "product = sp.csr_matrix(numpy.eye(3)) @ numpy.arange(3.0); "
+        "print(idle, product.tolist(), 'f2py' in dir(numpy), 'ma' in numpy.__all__, "
+        "numpy.ma.masked_array([1]).sum())"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # none imported for scipy; numpy's own lists put back; a submodule still imports
+    assert done.stdout.split() == ["[]", "[0.0,", "1.0,", "2.0]", "True", "True", "1"]
+
+
+def test_a_call_that_waits_for_nothing_runs_without_an_event_loop() -> None:
+    from coderooms.cli.app import run_unawaited
+
+    async def inner() -> int:
+        return 41
+
+    async def outer() -> int:
+        return await inner() + 1
+
+    async def refusing() -> int:
+        raise ValueError("refused")
+
+    async def waiting() -> int:
+        import asyncio
+
+        await asyncio.sleep(0)
+        return 0
+
+    assert run_unawaited(outer()) == 42
+    with pytest.raises(ValueError, match="refused"):
+        run_unawaited(refusing())
+    with pytest.raises(RuntimeError, match="without an event loop"):
+        run_unawaited(waiting())
+
+
+def test_the_focus_commands_load_without_asyncio() -> None:
+    script = "import sys, coderooms.cli.focus_cmds; print('asyncio' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

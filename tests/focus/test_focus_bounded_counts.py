@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coderooms import tokens
-from coderooms.focus.packing import CountsWithin
+from coderooms.focus.packing import CountsJoined, CountsWithin
 from coderooms.focus.runtime import CountMemo, FocusEngine
 
 GOALS = st.sampled_from(
@@ -119,3 +119,34 @@ def test_a_second_focus_renders_nothing_again_not_even_what_did_not_fit(
     focused.forget()
     again = focused.focus("add_item raises KeyError for an unknown sku", budget=12).to_json()
     assert again == first and made == [] and asked == []  # nor counted, nor hashed again
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=4000), GOALS)
+def test_the_block_counted_from_its_items_packs_as_the_block_counted_whole(
+    budget: int, goal: str
+) -> None:
+    """The o200k counter knows a block's count from its items' (see CountsJoined); the
+    same counter without that knowledge counts the block itself."""
+
+    class WholeBlocks:
+        def __call__(self, text: str) -> int:
+            return tokens.count_tokens(text)
+
+        def within(self, text: str, limit: int) -> int:
+            return tokens.count_tokens_within(text, limit)
+
+    assert isinstance(tokens.COUNTER, CountsJoined)
+    assert not isinstance(WholeBlocks(), CountsJoined)
+    joined, whole = engine(tokens.COUNTER), engine(WholeBlocks())
+    got = joined.focus(goal, budget=budget)
+    assert got.packing.block_tokens(joined.counter) == tokens.count_tokens(got.packing.block())
+    expected = json.dumps(whole.focus(goal, budget=budget).to_json(), sort_keys=True)
+    assert json.dumps(got.to_json(), sort_keys=True) == expected
+
+
+def test_the_memo_counts_a_block_whole_for_a_counter_that_cannot_join() -> None:
+    memo = CountMemo(count_words, {})
+    texts = ["# a\nx y\n", "# b\nz\n"]
+    assert memo.joined(texts, [4, 3]) == count_words("".join(texts))
+    assert memo.added == 1  # counted once as one text, and remembered

@@ -191,3 +191,10 @@ def test_document_spans_copied_in_runs_equal_a_gather_of_every_entry(
     want = np.concatenate([old, *fresh]).astype(np.int64)[every]
     got = _spans_copied(old, fresh, start_array, length_array, ptr)
     assert got.dtype == np.int64 and got.tolist() == want.tolist()
+
+
+def test_the_places_of_many_ids_are_those_of_each() -> None:
+    paths = ["a.py", "b.py", "a.py"]  # a repeated id: its last place, as at() tells
+    graph = CodeGraph([CodeNode(p, "file", p, p, p, "python", 1, 9) for p in paths], [])
+    asked = ["b.py", "a.py", "missing.py"]
+    assert graph.at_each(asked) == [graph.at(i) for i in asked] == [1, 2, None]

@@ -52,15 +52,15 @@ def test_index_tells_each_phase_of_a_cold_run_and_nothing_when_nothing_changed(
     cold = CliRunner().invoke(cli(), ["index", str(root)])
     assert cold.exit_code == 0, cold.output
     # 3 files parsed and resolved, their 4 edges stored (3 contains, 1 call); then focus
-    # is prepared: the graph read, 3 file and 3 symbol documents counted, 6 rows embedded.
+    # is prepared from what the run made: the graph built from its rows, and the focus
+    # index from the documents and embeddings made as the files were parsed (nothing is
+    # counted or embedded again).
     assert cold.stderr.splitlines() == [
         "indexing files: 3",
         "resolving references: 3",
         "storing the index: 4",
-        "reading the code graph: 3",
-        "counting terms: 3",
-        "counting terms: 3",
-        "embedding code: 6",
+        "building the code graph: 3",
+        "building the focus index: 1",
     ]
     again = CliRunner().invoke(cli(), ["index", str(root)])
     assert again.exit_code == 0 and again.stderr == ""

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from coderooms.cli.app import fail, json_option, run, store_of
+from coderooms.cli.app import fail, json_option, run, run_unawaited, store_of
 from coderooms.cli.progress import PhaseProgress
 from coderooms.errors import CoderoomsError
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
@@ -229,7 +229,8 @@ def focus(
             return out
 
         if desk_ref is None:
-            data = run(code(budget))
+            # Without a session's store nothing is awaited: no event loop (see run_unawaited)
+            data = (run if sets is not None else run_unawaited)(code(budget))
         else:
             data = run(
                 _focus_with_desk(

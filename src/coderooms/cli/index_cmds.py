@@ -46,7 +46,9 @@ def index(path: str, as_json: bool) -> None:
         ws = Workspace.open(path)
         if not as_json:
             ws.report = PhaseProgress()
-        summary = ws.index()
+        # The engine follows: a cold run makes its documents and embeddings on the
+        # workers while they parse and resolve, not on this process alone afterwards.
+        summary = ws.index(prepare_focus=True)
         ws.focus_engine()  # counts and embeds what changed, kept for the next focus
     except CoderoomsError as err:
         fail(err)

@@ -97,7 +97,7 @@ def _index(workspace: Any, echo: bool) -> None:
     if echo:
         click.echo(f"indexing {workspace.root} ...", err=True)
         workspace.report = PhaseProgress()
-    summary = workspace.index()
+    summary = workspace.index(prepare_focus=echo)  # the engine follows when echoing
     if echo:
         for line in summary.lines():
             click.echo(f"  {line}", err=True)

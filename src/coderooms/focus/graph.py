@@ -7,7 +7,7 @@ Pure data: the code indexer (``coderooms.index``) builds a :class:`CodeGraph` fr
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Literal, cast, overload
@@ -265,6 +265,10 @@ class CodeGraph:
     def at(self, node_id: str) -> int | None:
         """Where the node of ``node_id`` is in :attr:`nodes`, or None."""
         return self._where().get(node_id)
+
+    def at_each(self, node_ids: Iterable[str]) -> list[int | None]:
+        """:meth:`at` of each of ``node_ids``, in order (in one pass over them)."""
+        return list(map(self._where().get, node_ids))
 
     def ids(self) -> Sequence[str]:
         """The nodes' ids, in order (without making the nodes of a :class:`NodeTable`)."""

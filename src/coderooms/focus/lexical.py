@@ -221,7 +221,8 @@ class CountedBM25:
 
     def _id(self, term: str) -> int | None:
         if self._term_ids is None:
-            self._term_ids = {t: i for i, t in enumerate(self.documents.terms)}
+            terms = self.documents.terms
+            self._term_ids = dict(zip(terms, range(len(terms)), strict=True))
         return self._term_ids.get(term)
 
     def document_frequency(self, term: str) -> int:

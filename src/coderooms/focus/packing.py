@@ -38,6 +38,18 @@ class CountsWithin(Protocol):
     def within(self, text: str, limit: int) -> int: ...
 
 
+@runtime_checkable
+class CountsJoined(Protocol):
+    """A token counter that can count texts joined end to end from their own counts:
+    ``joined(texts, counts)``, ``counts`` the exact count of each of ``texts``, is the
+    count of ``"".join(texts)``. The packer checks that its context block fits without
+    counting the block, a text no goal made before, again."""
+
+    def __call__(self, text: str) -> int: ...
+
+    def joined(self, texts: Sequence[str], counts: Sequence[int]) -> int: ...
+
+
 Render = Literal["full", "skeleton"]
 IgnoreReason = Literal[
     "over_budget",
@@ -113,8 +125,18 @@ class Packing:
 
     def block(self) -> str:
         """The context block: loaded items grouped by file, in source order."""
-        order = sorted(self.loaded, key=lambda i: (i.node.path, i.node.start_line, i.node.id))
-        return "".join(item.text for item in order)
+        return "".join(item.text for item in self._in_block_order())
+
+    def block_tokens(self, count_tokens: TokenCounter) -> int:
+        """The token count of :meth:`block` (from the items' own counts when
+        ``count_tokens`` can join them: see :class:`CountsJoined`)."""
+        if not isinstance(count_tokens, CountsJoined):
+            return count_tokens(self.block())
+        order = self._in_block_order()
+        return count_tokens.joined([i.text for i in order], [i.tokens for i in order])
+
+    def _in_block_order(self) -> list[Loaded]:
+        return sorted(self.loaded, key=lambda i: (i.node.path, i.node.start_line, i.node.id))
 
 
 def _signature(
@@ -382,7 +404,7 @@ def _trim_to_block(packing: Packing, count_tokens: TokenCounter) -> Packing:
     seams; drop the least salient items until the block itself fits (beside the kept
     items' share, when they take one)."""
     room = packing.limit - packing.held
-    while packing.loaded and count_tokens(packing.block()) > room:
+    while packing.loaded and packing.block_tokens(count_tokens) > room:
         last = packing.loaded[-1]
         packing = Packing(
             packing.limit,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -19,6 +19,7 @@ from coderooms.focus.errors import GoalTooLong, InvalidBudget, InvalidLimit, Inv
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.impact import ImpactResult, impact
 from coderooms.focus.packing import (
+    CountsJoined,
     CountsWithin,
     Ignored,
     Packing,
@@ -239,6 +240,14 @@ class CountMemo:
         else:
             self.floors[key] = count
         return count
+
+    def joined(self, texts: Sequence[str], counts: Sequence[int]) -> int:
+        """The count of ``texts`` joined, ``counts`` being theirs (see
+        :class:`~coderooms.focus.packing.CountsJoined`): from the counts when the counter
+        can join them, else counted (and remembered) as one text."""
+        if isinstance(self.count_tokens, CountsJoined):
+            return self.count_tokens.joined(texts, counts)
+        return self("".join(texts))
 
 
 class FocusEngine:

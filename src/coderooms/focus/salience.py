@@ -753,8 +753,8 @@ class SalienceIndex:
         index.config = config or SalienceConfig()
         # Rows are the nodes in id order; each is read from the graph when first asked
         # for (a graph may make its nodes lazily: see NodeTable).
-        index.position = {node_id: i for i, node_id in enumerate(built.node_ids)}
-        order = [graph.at(node_id) for node_id in built.node_ids]
+        index.position = dict(zip(built.node_ids, range(len(built.node_ids)), strict=True))
+        order = graph.at_each(built.node_ids)
         if len(graph.ids()) != len(order) or len(index.position) != len(order) or None in order:
             raise ValueError("the graph does not hold the nodes the index was built over")
         index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))

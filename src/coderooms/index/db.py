@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -173,6 +175,40 @@ def connect(path: str) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise database_error(path, exc) from exc
     return conn
+
+
+WAL_AUTOCHECKPOINT_PAGES = 1000
+"""SQLite's default: a commit that leaves the write-ahead log past this many pages copies
+it into the database file (see :func:`commit_checkpointing_aside`)."""
+
+
+def commit_checkpointing_aside(conn: sqlite3.Connection) -> threading.Thread:
+    """COMMIT the open transaction of ``conn`` without copying the write-ahead log into
+    the database file there and then: a thread of its own copies it (a passive
+    checkpoint, on a connection of its own), outside the GIL, while this one goes on.
+    A cold build logs the whole index (about 100 MB on sympy): copying and syncing it
+    took 0.25-0.29 s of its commit's 0.28-0.33 s. A checkpoint that fails leaves the
+    log to the next one (any connection's commit or close makes it); readers read
+    through the log meanwhile. The thread is not a daemon: a process ends with its
+    log copied."""
+    (_, _, path) = conn.execute("PRAGMA database_list").fetchone()
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    try:
+        conn.execute("COMMIT")
+    finally:
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+
+    def checkpoint() -> None:
+        with contextlib.suppress(sqlite3.Error):
+            other = sqlite3.connect(path, timeout=SQLITE_TIMEOUT_SECONDS, isolation_level=None)
+            try:
+                other.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            finally:
+                other.close()
+
+    thread = threading.Thread(target=checkpoint, name="coderooms-checkpoint")
+    thread.start()
+    return thread
 
 
 def database_error(path: str, exc: sqlite3.DatabaseError) -> CodeIndexError:

@@ -425,7 +425,10 @@ def _run(
             delta = db.GenerationDelta(previous, generation, tuple(sorted(touched)))
             db.set_meta(conn, db.DELTA_KEY, "" if cold or not previous else delta.encoded())
         db.set_meta(conn, "root", os.path.abspath(root))
-        conn.execute("COMMIT")
+        if cold:  # the whole index in the log: copied into index.db beside what follows
+            db.commit_checkpointing_aside(conn)
+        else:
+            conn.execute("COMMIT")
         if progress is not None and stored:
             progress(STORE_PHASE, stored, stored)
         keep_table(key, generation, table)

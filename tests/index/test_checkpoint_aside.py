@@ -1,0 +1,69 @@
+"""A cold build commits without copying its write-ahead log into index.db on the way:
+a thread of its own copies it (see :func:`coderooms.index.db.commit_checkpointing_aside`)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from coderooms.index import db
+from coderooms.workspace import Workspace
+
+JOIN_S = 30.0  # far past a checkpoint of a few MB: a thread still alive then is stuck
+ROWS = 20_000  # enough rows for several MB of log
+
+
+def _rows_in_file_alone(path: Path, scratch: Path) -> int:
+    """Rows of ``skipped`` in the database file ``path`` without its log (copied alone)."""
+    copy = scratch / "alone.db"
+    shutil.copyfile(path, copy)
+    conn = sqlite3.connect(copy)
+    try:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+        if "skipped" not in tables:
+            return 0
+        (count,) = conn.execute("SELECT COUNT(*) FROM skipped").fetchone()
+        return int(count)
+    finally:
+        conn.close()
+
+
+def test_the_log_is_copied_aside_and_later_commits_checkpoint_again(tmp_path: Path) -> None:
+    path = tmp_path / "index.db"
+    conn = db.connect(str(path))
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany(
+        "INSERT INTO skipped VALUES (?, ?, ?, ?)", [(f"f{i}", "binary", i, i) for i in range(ROWS)]
+    )
+    thread = db.commit_checkpointing_aside(conn)
+    thread.join(JOIN_S)
+    assert not thread.is_alive()
+    # Committed, and copied out of the log: the database file alone holds every row.
+    assert conn.execute("SELECT COUNT(*) FROM skipped").fetchone() == (ROWS,)
+    assert _rows_in_file_alone(path, tmp_path) == ROWS
+    # The connection checkpoints its own commits again, as SQLite does by default.
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (db.WAL_AUTOCHECKPOINT_PAGES,)
+    conn.close()
+
+
+def test_a_cold_index_is_in_index_db_once_its_checkpoint_is_done(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({f"pkg/mod{i}.py": f"def f{i}():\n    return {i}\n" for i in range(8)})
+    ws = Workspace.open(root)
+    summary = ws.index(workers=1)
+    for thread in threading.enumerate():
+        if thread.name == "coderooms-checkpoint":
+            thread.join(JOIN_S)
+            assert not thread.is_alive()
+    copy = root / "copy"
+    copy.mkdir()
+    shutil.copyfile(root / ".coderooms" / "index.db", copy / "index.db")
+    conn = sqlite3.connect(copy / "index.db")
+    (files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
+    conn.close()
+    assert files == summary.files == 8
+    ws.close()
