@@ -18,10 +18,12 @@ import sqlite3
 import struct
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from coderooms.datadir import make_dirs
@@ -34,6 +36,7 @@ from coderooms.focus.graph import (
     EdgePatch,
     FileSignals,
     NodeTable,
+    TakenNodes,
 )
 from coderooms.focus.impact import ImpactResult
 from coderooms.focus.impact import impact as blast_radius
@@ -50,7 +53,7 @@ from coderooms.focus.session import SessionFocus, focus_in_session
 from coderooms.focus.workingset import WorkingSet
 from coderooms.heap import heap_frozen
 from coderooms.index import db, focus_state
-from coderooms.index.discover import INDEX_DIR, INDEX_FILE, change_mark
+from coderooms.index.discover import INDEX_DIR, INDEX_FILE, Listing, change_mark
 from coderooms.index.errors import (
     IndexDirectoryUnwritable,
     NotIndexed,
@@ -79,6 +82,7 @@ GRAPH_PHASE = "reading the code graph"
 HANDED_GRAPH_PHASE = "building the code graph"  # from the rows a cold run kept
 HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
+IGNORE_FILE = ".gitignore"  # an edit to one changes which files are listed
 
 __all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
 
@@ -97,25 +101,42 @@ class _Stamp:
     database: tuple[int, int]
 
     def is_current(self, db_path: str) -> bool:
+        return self.moved_files(db_path) == []
+
+    def moved_files(self, db_path: str) -> list[tuple[int, os.stat_result]] | None:
+        """The files whose size or change mark moved since the stamp was taken, by their
+        place in :attr:`files`, with their status now: empty when the index is current;
+        None when more than that moved (index.db replaced, a directory or git's HEAD
+        moved, a file gone or unreadable: then the root must be listed again)."""
         lstat, stat = os.lstat, os.stat
+        moved: list[tuple[int, os.stat_result]] = []
         try:
             st = stat(db_path)
             if (st.st_dev, st.st_ino) != self.database:
-                return False
-            for path, size, mtime in self.files:
+                return None
+            for at, (path, size, mtime) in enumerate(self.files):
                 st = lstat(path)
                 if change_mark(st) != mtime or st.st_size != size:
-                    return False
+                    moved.append((at, st))
             for path, mtime in self.dirs:
                 try:
                     now = change_mark(stat(path))
                 except FileNotFoundError:
                     now = -1  # gone (or, like a git log not yet written, never there)
                 if now != mtime:
-                    return False
+                    return None
         except OSError:
-            return False
-        return True
+            return None
+        return moved
+
+    def with_moved(self, moved: list[tuple[int, os.stat_result]]) -> _Stamp:
+        """This stamp with the files in ``moved`` (see :meth:`moved_files`) as they are
+        now: what a new stamp of an index run over them reads back (each file's size and
+        mark as listed), its directories as they were checked before the run."""
+        files = list(self.files)
+        for at, st in moved:
+            files[at] = (files[at][0], st.st_size, change_mark(st))
+        return _Stamp(tuple(files), self.dirs, self.database)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +171,8 @@ class Workspace:
         self._engine: tuple[CodeGraph, FocusEngine] | None = None
         self._unsaved = 0  # work done by engines built since focus.npz was last written
         self._stamp: _Stamp | None = None
+        # The listing (files and HEAD commit) of the run the stamp was taken after.
+        self._listed: tuple[_Stamp, tuple[Listing, str]] | None = None
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
         self._handed: FirstBuild | None = None  # a cold run's work, for the first engine
@@ -211,10 +234,15 @@ class Workspace:
         progress: bool = False,
         workers: int | None = None,
         prepare_focus: bool = False,
+        moved: tuple[_Stamp, list[tuple[int, os.stat_result]]] | None = None,
     ) -> _Run:
         """One indexer run by ``run`` (:func:`indexer.run` or :func:`indexer.update`),
-        with the stamp of what it indexed kept (see :meth:`index`)."""
+        with the stamp of what it indexed kept (see :meth:`index`). ``moved``, a stamp
+        and the files moved since it was taken (nothing else: see
+        :meth:`_Stamp.moved_files`), lets :func:`indexer.update` skip listing the root
+        when this process kept the listing that stamp was taken after."""
         from coderooms.index.handover import FirstBuild, unit_rows_in_worker
+        from coderooms.index.indexer import RunDone
 
         report = self.report
         if report is None and progress:
@@ -225,14 +253,23 @@ class Workspace:
             handing = (
                 FirstBuild(_embedder, unit_rows_in_worker, self._warm) if prepare_focus else None
             )
+            listed = self._listed_now(*moved) if moved is not None else None
+            known = {"listed": listed} if listed is not None else {}
             try:
-                done = run(self.root, conn, progress=report, workers=workers, first_build=handing)
-                self._stamp = self._take_stamp(conn)
+                done = run(
+                    self.root, conn, progress=report, workers=workers, first_build=handing, **known
+                )
+                if listed is not None and moved is not None:
+                    self._stamp = moved[0].with_moved(moved[1])
+                else:
+                    self._stamp = self._take_stamp(conn)
                 generation = db.get_meta(conn, "generation", "")
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
             if handing is not None and handing.rows is not None:
                 self._handed = handing
+            # What an update listed (a whole run answers its summary): for the next update.
+            self._listed = (self._stamp, done.listed) if isinstance(done, RunDone) else None
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
             return done
 
@@ -245,15 +282,38 @@ class Workspace:
         stamp = self._stamp
         if stamp is None:  # a new process: the stamp the last run kept, if it is this index's
             stamp = self._stamp = self._kept_stamp()
-        if stamp is not None and stamp.is_current(self.db_path):
+        moved = stamp.moved_files(self.db_path) if stamp is not None else None
+        if moved is not None and not moved:
             return False
         with self._lock:
             if stamp is not None and stamp.database != _file_id(self.db_path):
                 self.close()  # index.db was deleted or replaced: open the one there now
             from coderooms.index import indexer
 
-            self._update(indexer.update, prepare_focus=prepare_focus)  # no one to summarize to
+            # No one to summarize to; only files moved: the run may take the last listing.
+            since = (stamp, moved) if stamp is not None and moved is not None else None
+            self._update(indexer.update, prepare_focus=prepare_focus, moved=since)
         return True
+
+    def _listed_now(
+        self, stamp: _Stamp, moved: list[tuple[int, os.stat_result]]
+    ) -> tuple[Listing, str] | None:
+        """The listing and HEAD commit of the root now, from those of the run ``stamp``
+        was taken after, when that run was this process's last and only the files in
+        ``moved`` have moved since (no directory, no HEAD), each still a regular file and
+        none a ``.gitignore`` (which changes what is listed); else None (listed again)."""
+        kept = self._listed
+        if kept is None or kept[0] is not stamp:
+            return None
+        listing, head = kept[1]
+        files = dict(listing.files)
+        skip = len(self.root) + 1
+        for at, st in moved:
+            rel = stamp.files[at][0][skip:]
+            if not S_ISREG(st.st_mode) or rel not in files or rel.endswith(IGNORE_FILE):
+                return None
+            files[rel] = (st.st_size, change_mark(st))
+        return Listing(files, listing.skipped, listing.git), head
 
     def _kept_stamp(self) -> _Stamp | None:
         """The stamp kept by the last indexing run of this root when it was taken of the
@@ -798,11 +858,9 @@ def _index_dir(path: str) -> None:
         raise IndexDirectoryUnwritable(path, os.strerror(errno.EACCES))
 
 
-EdgeTable = tuple[
-    tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[float, ...], tuple[str, ...]
-]
+EdgeTable = tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[float], Sequence[str]]
 """Edges as columns src, dst, kind, weight and origin (the file whose resolution made the
-edge), sorted by (src, kind, dst, weight, origin)."""
+edge), sorted by (src, kind, dst, weight, origin): tuples as read, lists as patched."""
 
 GraphRows = tuple[
     list[tuple[Any, ...]],
@@ -895,6 +953,27 @@ def _spliced_rows(
     return out
 
 
+MAX_SCANNED_ORIGINS = 3
+"""Paths whose edges are found by a scan of the origins for each (a compare per edge, in
+C); for more, one set lookup per edge is cheaper. On sympy's 230k edges a scan took
+about 3.3 ms per path, the lookups 10.6 ms (three paths: 9.6 against 10.9)."""
+
+
+def _made_by(origins: Sequence[str], paths: frozenset[str]) -> list[int]:
+    """The positions (ascending) of the edges whose origin is one of ``paths``."""
+    if len(paths) > MAX_SCANNED_ORIGINS:
+        return list(compress(range(len(origins)), map(paths.__contains__, origins)))
+    found: list[int] = []
+    for path in paths:
+        at = -1
+        with contextlib.suppress(ValueError):  # no (more) edge of that origin
+            while True:
+                at = origins.index(path, at + 1)
+                found.append(at)
+    found.sort()
+    return found
+
+
 class _SortedEdges(Sequence[tuple[Any, ...]]):
     """The rows of an :data:`EdgeTable` as sort keys (src, kind, dst, weight, origin),
     made one at a time as a bisection asks for them."""
@@ -924,7 +1003,7 @@ def _patched_edges(
     patch that says so. Only what was added is sorted, and the columns are copied in
     runs between the edges dropped and added: an edit costs little for the edges it did
     not touch."""
-    gone = list(compress(range(len(table[4])), map(paths.__contains__, table[4])))
+    gone = _made_by(table[4], paths)
     added.sort()
     keys = _SortedEdges(table)
     # Each edit to the old edges, in their order: an edge added before old edge ``at``
@@ -949,7 +1028,7 @@ def _patched_edges(
                 start = at
         out.extend(column[start:])
         merged.append(out)
-    srcs, dsts, kinds, weights, origins = (tuple(out) for out in merged)
+    srcs, dsts, kinds, weights, origins = merged  # lists: a tuple of each is one more copy
     patch = EdgePatch(
         tuple(gone),
         tuple(landed),
@@ -988,7 +1067,9 @@ def _edges(edge_rows: bytes | memoryview | EdgeTable) -> tuple[CodeEdge, ...]:
 
 
 def _edge_columns(edge_rows: bytes | memoryview | EdgeTable) -> EdgeColumns:
-    return EdgeColumns(*_edge_table(edge_rows)[:4])
+    """The columns as tuples, whether read (tuples) or patched (lists): made only when a
+    ranking index reads every edge, and equal whichever way the rows came."""
+    return EdgeColumns(*map(tuple, _edge_table(edge_rows)[:4]))
 
 
 def _build_graph(
@@ -1005,13 +1086,14 @@ def _build_graph(
     are taken in runs between the paths in ``fresh`` instead of one by one."""
     files, symbols, edge_rows, signals, co_changes, head_time = rows
     file_meta = {row[0]: (row[1], bool(row[6]), bool(row[7])) for row in files}
-    ids = [row[0] for row in files]
-    ids += [row[2] for row in symbols]
+    ids = list(map(itemgetter(0), files))
+    ids += map(itemgetter(2), symbols)
     kinds = ["file"] * len(files)
-    kinds += [row[3] for row in symbols]
+    kinds += map(itemgetter(3), symbols)
     made: list[CodeNode | None] | None = None
+    runs: list[tuple[int, int, int]] | None = None
     if old is not None:  # taken now: the new graph keeps no reference to the old one
-        made = _kept_nodes(old, files, symbols, fresh, before)
+        made, runs = _kept_nodes(old, files, symbols, fresh, before)
 
     def make(at: int) -> CodeNode:
         if at < len(files):
@@ -1032,8 +1114,11 @@ def _build_graph(
 
     if old is not None and isinstance(old.edges, DeferredEdges):
         old.edges.patch = None  # the patch chain stops at one generation back
+    table = NodeTable(ids, kinds, make, made)
+    if old is not None and isinstance(old.nodes, NodeTable) and runs is not None:
+        table.taken = TakenNodes(weakref.ref(old.nodes), tuple(runs))
     return CodeGraph(
-        nodes=NodeTable(ids, kinds, make, made),
+        nodes=table,
         edges=DeferredEdges(
             lambda: _edges(edge_rows),
             lambda: _edge_columns(edge_rows),
@@ -1051,35 +1136,46 @@ def _kept_nodes(
     symbols: list[tuple[Any, ...]],
     fresh: frozenset[str],
     before: GraphRows | None,
-) -> list[CodeNode | None]:
+) -> tuple[list[CodeNode | None], list[tuple[int, int, int]] | None]:
     """Per row of ``files`` then ``symbols``: the node ``old`` has for its id when its
     path is not in ``fresh``, else None (made from the new row when first read). With
-    ``before``, the rows ``old`` was made of, the symbols' are taken in runs between the
-    paths in ``fresh`` instead of looked up one by one."""
+    ``before``, the rows ``old`` was made of, the nodes are taken in runs between the
+    paths in ``fresh`` instead of looked up one by one; the runs are answered too (see
+    :class:`TakenNodes`), None when the nodes were looked up."""
     taken = old.nodes  # a node taken from a NodeTable is made there now: both share it
     of = old.node
-    made = [of(row[0]) if row[0] not in fresh else None for row in files]
-    spliced = None
-    if before is not None and len(taken) == len(before[0]) + len(before[1]):
-        spliced = _spliced_symbols(taken, len(before[0]), before[1], symbols, fresh)
+    runs: list[tuple[int, int, int]] | None = [] if before is not None else None
+    made = spliced = None
+    if runs is not None and before is not None and len(taken) == len(before[0]) + len(before[1]):
+        made = _spliced_nodes(taken, 0, before[0], files, fresh, 0, runs)
+        spliced = _spliced_nodes(taken, len(before[0]), before[1], symbols, fresh, len(files), runs)
+    if made is None or spliced is None:
+        runs = None
+    if made is None:
+        made = [of(row[0]) if row[0] not in fresh else None for row in files]
     if spliced is None:
         spliced = [of(row[2]) if row[0] not in fresh else None for row in symbols]
     made += spliced
-    return made
+    return made, runs
 
 
-def _spliced_symbols(
+def _spliced_nodes(
     old: Sequence[CodeNode],
     offset: int,
     before: list[tuple[Any, ...]],
     after: list[tuple[Any, ...]],
     fresh: frozenset[str],
+    placed: int = 0,
+    runs: list[tuple[int, int, int]] | None = None,
 ) -> list[CodeNode | None] | None:
-    """Per symbol row of ``after``: the node ``old`` holds from ``offset`` on for the
-    rows ``before``, in the runs between the paths in ``fresh``, None for those paths;
-    None when the runs do not line up (then every row is looked up)."""
+    """Per row of ``after`` (file or symbol rows, a path first in each): the node ``old``
+    holds from ``offset`` on for the rows ``before``, in the runs between the paths in
+    ``fresh``, None for those paths; None when the runs do not line up (then every row
+    is looked up). Each run taken is added to ``runs`` as (its place in the new nodes,
+    ``after`` starting at ``placed``; its place in ``old``; its length)."""
     path_of = itemgetter(0)  # rows sort by path first: a path's rows are one run
     nodes: list[CodeNode | None] = []
+    taken: list[tuple[int, int, int]] = []
     done_before = done_after = 0
     for path in sorted(fresh):
         start_before = bisect.bisect_left(before, path, key=path_of)
@@ -1088,12 +1184,16 @@ def _spliced_symbols(
         end_after = bisect.bisect_right(after, path, key=path_of)
         if start_before - done_before != start_after - done_after:
             return None
+        taken.append((placed + done_after, offset + done_before, start_before - done_before))
         nodes += old[offset + done_before : offset + start_before]
         nodes += [None] * (end_after - start_after)
         done_before, done_after = end_before, end_after
     if len(before) - done_before != len(after) - done_after:
         return None
-    nodes += old[offset + done_before :]
+    taken.append((placed + done_after, offset + done_before, len(before) - done_before))
+    nodes += old[offset + done_before : offset + len(before)]
+    if runs is not None:
+        runs += [run for run in taken if run[2] > 0]
     return nodes
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, DeferredEdges, EdgeColumns
 from coderooms.focus.lexical import BM25, DocumentCounts, top_ranked
-from coderooms.focus.salience import SalienceIndex
+from coderooms.focus.salience import SalienceIndex, _spans_copied
 
 
 def _plain_top_ranked(scores: np.ndarray, limit: int) -> list[int]:
@@ -157,6 +157,40 @@ def test_the_transition_read_from_edge_columns_equals_the_one_built_edge_by_edge
     mine = index.transition
     for name in ("data", "indices", "indptr"):
         assert getattr(mine, name).tobytes() == getattr(expected, name).tobytes(), name
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 99), max_size=30),
+    st.lists(st.lists(st.integers(0, 99), max_size=4), max_size=3),
+    st.lists(st.tuples(st.booleans(), st.integers(0, 40), st.integers(0, 8)), max_size=12),
+    st.booleans(),
+)
+def test_document_spans_copied_in_runs_equal_a_gather_of_every_entry(
+    old_values: list[int],
+    fresh_values: list[list[int]],
+    spans: list[tuple[bool, int, int]],
+    narrow: bool,
+) -> None:
+    """Documents taken from an earlier index and counted anew, copied in runs of spans
+    that follow each other: what gathering every entry of old-then-fresh gives."""
+    old = np.asarray(old_values, dtype=np.int32 if narrow else np.int64)
+    fresh = [np.asarray(values, dtype=np.int64) for values in fresh_values]
+    total = len(old) + sum(len(part) for part in fresh)
+    starts: list[int] = []
+    lengths: list[int] = []
+    for follows, start, length in spans:
+        begin = starts[-1] + lengths[-1] if follows and starts else min(start, total)
+        starts.append(begin)
+        lengths.append(min(length, total - begin))
+    start_array = np.asarray(starts, dtype=np.int64)
+    length_array = np.asarray(lengths, dtype=np.int64)
+    ptr = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(length_array, out=ptr[1:])
+    every = np.repeat(start_array - ptr[:-1], length_array) + np.arange(int(ptr[-1]))
+    want = np.concatenate([old, *fresh]).astype(np.int64)[every]
+    got = _spans_copied(old, fresh, start_array, length_array, ptr)
+    assert got.dtype == np.int64 and got.tolist() == want.tolist()
 
 
 def test_the_places_of_many_ids_are_those_of_each() -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from coderooms import workspace
-from coderooms.focus.graph import CodeGraph, EdgeColumns
+from coderooms.focus.graph import CodeGraph, EdgeColumns, NodeTable
 from coderooms.index import db
 from coderooms.workspace import GRAPH_CACHE_FILE, Workspace, _build_graph, _graph_rows
+
+_T = TypeVar("_T")
 
 BASE = {
     "shop/__init__.py": "",
@@ -61,6 +64,23 @@ def _read_then_indexed(make_repo: Callable[..., Path], *edits: str) -> tuple[Pat
     return root, ws
 
 
+def _edited(
+    make_repo: Callable[..., Path], edit: str, first: Callable[[Workspace], _T]
+) -> tuple[Path, Workspace, _T, db.GenerationDelta]:
+    """A repository indexed, what ``first`` makes of its workspace then, and the index
+    after ``edit``, with the delta of that run."""
+    root = make_repo(BASE)
+    ws = Workspace.open(root)
+    ws.index()
+    made = first(ws)
+    EDITS[edit](root)
+    ws.index()
+    with ws._reading() as conn:
+        delta = db.GenerationDelta.read(conn)
+    assert delta is not None
+    return root, ws, made, delta
+
+
 def _not_read_whole(*_: object) -> None:
     raise AssertionError("the graph was read whole")
 
@@ -81,15 +101,8 @@ def _same(mine: CodeGraph, theirs: CodeGraph) -> None:
 def test_the_graph_after_a_run_patched_from_the_one_before_equals_the_graph_read_whole(
     make_repo: Callable[..., Path], edit: str, process: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = make_repo(BASE)
-    ws = Workspace.open(root)
-    ws.index()
-    before = ws.graph()
-    EDITS[edit](root)
-    ws.index()
-    with ws._reading() as conn:
-        delta = db.GenerationDelta.read(conn)
-    assert delta is not None and delta.paths  # what the patch reads again
+    root, ws, before, delta = _edited(make_repo, edit, Workspace.graph)
+    assert delta.paths  # what the patch reads again
     reader = ws if process == "same process" else Workspace.open(root)
     whole = _whole(ws)
     with monkeypatch.context() as patched:
@@ -101,6 +114,31 @@ def test_the_graph_after_a_run_patched_from_the_one_before_equals_the_graph_read
     if process == "same process":  # nodes of files the run did not touch are taken over
         untouched = [n for n in after.nodes if n.path not in delta.paths]
         assert untouched and all(kept[n.id] is n for n in untouched)
+        # and the graph says which: runs of the very nodes of the graph before.
+        assert isinstance(after.nodes, NodeTable) and after.nodes.taken is not None
+        assert after.nodes.taken.before() is before.nodes
+        carried = {
+            here + k: there + k for here, there, n in after.nodes.taken.runs for k in range(n)
+        }
+        assert sorted(carried) == [
+            i for i, n in enumerate(after.nodes) if n.path not in delta.paths
+        ]
+        assert all(after.nodes[i] is before.nodes[j] for i, j in carried.items())
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_index_built_on_the_one_before_carries_the_rows_the_graph_took(
+    make_repo: Callable[..., Path], edit: str
+) -> None:
+    """Each row of a node the graph took as it was is carried over from the index before
+    (as looking its id up there gives), without a lookup; the edited files' rows are not."""
+    _, ws, first, delta = _edited(make_repo, edit, Workspace.focus_engine)
+    second = ws.focus_engine()
+    carried = second.index._taken_rows(first.index)
+    assert carried is not None
+    for row, node in enumerate(second.index.nodes):
+        looked_up = first.index.position.get(node.id, -1)
+        assert int(carried[row]) == (-1 if node.path in delta.paths else looked_up)
 
 
 def test_a_delta_that_does_not_follow_the_kept_graph_is_not_patched_from(
@@ -119,3 +157,14 @@ def test_a_delta_that_is_not_one_reads_the_graph_whole(make_repo: Callable[..., 
         assert db.GenerationDelta.read(conn) is None
     (root / ".coderooms" / GRAPH_CACHE_FILE).unlink()
     _same(ws.graph(), _whole(ws))
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, workspace.MAX_SCANNED_ORIGINS + 1])
+def test_the_edges_of_the_changed_files_are_found_by_scan_or_by_lookup_alike(
+    count: int,
+) -> None:
+    origins = ("a.py", "b.py", "a.py", "c.py", "d.py", "b.py", "a.py", "e.py") * 3
+    paths = frozenset(["a.py", "b.py", "d.py", "e.py", "z.py"][:count])
+    assert workspace._made_by(origins, paths) == [
+        at for at, origin in enumerate(origins) if origin in paths
+    ]

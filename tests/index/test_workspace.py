@@ -432,3 +432,61 @@ def test_the_longer_of_two_root_spellings_is_taken_off_first(tmp_path: Path) -> 
     ws = Workspace.open(tmp_path / "x")
     assert ws.relative(f"see {real}/tox.ini and {tmp_path}/x/a.py") == "see tox.ini and a.py"
     ws.close()
+
+
+def test_an_edit_inside_files_is_indexed_from_the_last_listing(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Once a refresh has listed the root, a later one that sees only files move (no
+    directory, no HEAD, no .gitignore) takes that listing: no walk and no git command.
+    Anything else is listed again."""
+    from coderooms.index import indexer
+
+    root = make_repo(
+        {"pkg/a.py": "def alpha():\n    return 1\n", "pkg/b.py": "def beta():\n    pass\n"},
+        use_git=True,
+    )
+    ws = Workspace.open(root)
+    ws.index()
+    (root / "pkg/a.py").write_text("def alpha():\n    return 10\n")
+    assert ws.refresh() is True  # listed: the listing is kept from here
+    listed = []
+    real_list = indexer.list_files
+
+    def counted(path: str) -> object:
+        listed.append(path)
+        return real_list(path)
+
+    def no_git(_: str) -> str:
+        raise AssertionError("asked git for HEAD")
+
+    monkeypatch.setattr(indexer, "list_files", counted)
+    monkeypatch.setattr(indexer, "head_commit", no_git)
+    (root / "pkg/a.py").write_text("def alpha_two():\n    return 2\n")
+    with (root / "pkg/b.py").open("a") as fh:
+        fh.write("\n\ndef gamma():\n    return 3\n")
+    assert ws.refresh() is True
+    assert listed == []
+    ids = {n.id for n in ws.graph().nodes}
+    assert {"pkg/a.py::alpha_two", "pkg/b.py::beta", "pkg/b.py::gamma"} <= ids
+    assert "pkg/a.py::alpha" not in ids
+    assert ws.refresh() is False  # the stamp of that run holds
+    # A file edited after one was added beside it: the root is listed again.
+    monkeypatch.setattr(indexer, "head_commit", lambda _: "")
+    (root / "pkg/c.py").write_text("def delta():\n    pass\n")
+    (root / "pkg/a.py").write_text("def alpha_three():\n    return 3\n")
+    assert ws.refresh() is True
+    assert listed == [str(root)]
+    ids = {n.id for n in ws.graph().nodes}
+    assert {"pkg/c.py::delta", "pkg/a.py::alpha_three"} <= ids
+    # A file replaced by a link in place (its directory moves too): listed again.
+    os.unlink(root / "pkg/b.py")
+    os.symlink("a.py", root / "pkg/b.py")
+    assert ws.refresh() is True
+    assert listed == [str(root)] * 2
+    assert ws.graph().node("pkg/b.py::gamma") is None
+    ws.close()
+    # What the index holds is what a cold build of the tree holds.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    assert cold_dump(root, scratch) == dump(root)

@@ -6,9 +6,11 @@ Pure data: the code indexer (``coderooms.index``) builds a :class:`CodeGraph` fr
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from itertools import compress
+from typing import Literal, cast, overload
 
 NodeKind = Literal["file", "module", "class", "function", "method"]
 EdgeKind = Literal[
@@ -153,6 +155,18 @@ class FileSignals:
     last_change: int = 0  # unix seconds of the newest commit touching the file
 
 
+@dataclass(frozen=True, slots=True)
+class TakenNodes:
+    """Which nodes a :class:`NodeTable` took as they were from an earlier one (``before``,
+    held weakly: the new table keeps no earlier graph alive): per run (its place here,
+    its place there, its length), the nodes here at ``place .. place + length`` are the
+    very nodes there from its place on. A ranking index built on one over the earlier
+    table carries those rows over without a lookup per id."""
+
+    before: Callable[[], NodeTable | None]
+    runs: tuple[tuple[int, int, int], ...]
+
+
 class NodeTable(Sequence[CodeNode]):
     """Nodes made by ``make`` from their position when first read, then kept: a graph
     loaded to rank from a kept index (which holds what ranking reads of every node) makes
@@ -171,6 +185,7 @@ class NodeTable(Sequence[CodeNode]):
             raise ValueError("a node table needs one kind (and one made node) per id")
         self.ids = ids
         self.kinds = kinds
+        self.taken: TakenNodes | None = None  # set by the builder of an edit's graph
         self._make = make
         self._made: list[CodeNode | None] = made if made is not None else [None] * len(ids)
 
@@ -186,6 +201,9 @@ class NodeTable(Sequence[CodeNode]):
     def __getitem__(self, at: slice) -> Sequence[CodeNode]: ...
     def __getitem__(self, at: int | slice) -> CodeNode | Sequence[CodeNode]:
         if isinstance(at, slice):
+            made = self._made[at]
+            if all(made):  # made already (a node is always true): no call per node
+                return tuple(cast(list[CodeNode], made))
             return tuple(self._node(i) for i in range(*at.indices(len(self._made))))
         if at < 0:
             at += len(self._made)
@@ -195,6 +213,20 @@ class NodeTable(Sequence[CodeNode]):
 
     def __len__(self) -> int:
         return len(self._made)
+
+    def picked(self, order: Sequence[int]) -> tuple[CodeNode, ...]:
+        """The nodes at the positions ``order`` gives, in that order (each made if it was
+        not): what indexing every one of them would give, without checking each place.
+        The nodes made already are picked in one step (a node is always true)."""
+        if len(order) < 2:
+            return tuple(map(self._node, order))
+        made = operator.itemgetter(*order)(self._made)
+        if all(made):
+            return cast(tuple[CodeNode, ...], made)
+        picked = list(made)
+        for at in compress(range(len(picked)), map(operator.not_, picked)):  # not made yet
+            picked[at] = self._node(order[at])
+        return tuple(picked)
 
     def __iter__(self) -> Iterator[CodeNode]:
         return map(self._node, range(len(self._made)))
@@ -218,21 +250,25 @@ class CodeGraph:
     head_time: int = 0  # unix seconds of HEAD (0 without git): the "now" for recency
     _at: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        ids = self.ids()
-        self._at.update(zip(ids, range(len(ids)), strict=True))  # a repeated id: its last
+    def _where(self) -> dict[str, int]:
+        """Id to its place in :attr:`nodes`, made when first asked for (a graph made for
+        an edit's ranking index may never be asked)."""
+        if not self._at and len(self.nodes):
+            ids = self.ids()
+            self._at.update(zip(ids, range(len(ids)), strict=True))  # a repeated id: its last
+        return self._at
 
     def node(self, node_id: str) -> CodeNode | None:
-        at = self._at.get(node_id)
+        at = self._where().get(node_id)
         return None if at is None else self.nodes[at]
 
     def at(self, node_id: str) -> int | None:
         """Where the node of ``node_id`` is in :attr:`nodes`, or None."""
-        return self._at.get(node_id)
+        return self._where().get(node_id)
 
     def at_each(self, node_ids: Iterable[str]) -> list[int | None]:
         """:meth:`at` of each of ``node_ids``, in order (in one pass over them)."""
-        return list(map(self._at.get, node_ids))
+        return list(map(self._where().get, node_ids))
 
     def ids(self) -> Sequence[str]:
         """The nodes' ids, in order (without making the nodes of a :class:`NodeTable`)."""
@@ -244,5 +280,5 @@ class CodeGraph:
         """The paths of the file nodes, in order (a file node's id is its path)."""
         if isinstance(self.nodes, NodeTable):
             table = self.nodes
-            return [i for i, kind in zip(table.ids, table.kinds, strict=True) if kind == "file"]
+            return list(compress(table.ids, map("file".__eq__, table.kinds)))
         return [n.path for n in self.nodes if n.kind == "file"]

@@ -199,9 +199,12 @@ class CountedBM25:
         self.documents = documents
         self.size = len(documents.ptr) - 1  # its keys may be left out
         self._term_ids = term_ids
-        counts = documents.counts.astype(np.float64)
-        rows = np.repeat(np.arange(self.size, dtype=np.int64), np.diff(documents.ptr))
-        lengths = np.bincount(rows, weights=counts, minlength=self.size).astype(np.float64)
+        # Each document's length, summed in integers (exact, as the float sum of these
+        # whole counts is) from one running total instead of a bin per entry.
+        total = np.zeros(len(documents.counts) + 1, dtype=np.int64)
+        np.cumsum(documents.counts, out=total[1:])
+        ptr = documents.ptr
+        lengths = (total[ptr[1:]] - total[ptr[:-1]]).astype(np.float64)
         average = float(lengths.mean()) if self.size else 0.0
         self._norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / max(average, 1.0))
         self._by_term: sp.csc_matrix | None = None

@@ -194,8 +194,8 @@ def ancestors(index: SalienceIndex, node: CodeNode) -> list[str]:
     while parent and parent not in seen:
         out.append(parent)
         seen.add(parent)
-        up = index.graph.node(parent)
-        parent = up.parent if up is not None else None
+        row = index.position.get(parent)  # as the graph's: the last node of a repeated id
+        parent = index.nodes[row].parent if row is not None else None
     if node.kind != "file" and node.path not in out and node.path in index.file_of_path:
         out.append(index.nodes[index.file_of_path[node.path]].id)
     return out

@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
@@ -285,6 +285,31 @@ def _same_items(a: Sequence[str], b: Sequence[str]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.eq, a, b)))
 
 
+def _nodes_by_id(
+    graph: CodeGraph,
+) -> tuple[tuple[CodeNode, ...], Sequence[str], Sequence[str], np.ndarray | None]:
+    """The graph's nodes sorted by id (stably: a repeated id keeps the graph's order),
+    with their ids and kinds in that order, and where each sits in the graph. From a
+    lazy node table the order is sorted from its ids alone, and the ids and kinds are
+    picked without asking a node; from another graph the places are not kept (None)."""
+    nodes = graph.nodes
+    if isinstance(nodes, NodeTable) and len(nodes) > 1:
+        ids = nodes.ids
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        pick = operator.itemgetter(*order)
+        places = np.fromiter(order, np.int64, len(order))
+        return nodes.picked(order), pick(ids), pick(nodes.kinds), places
+    ordered = tuple(sorted(nodes, key=lambda n: n.id))
+    return ordered, tuple(n.id for n in ordered), tuple(n.kind for n in ordered), None
+
+
+def _picked(nodes: Sequence[CodeNode], rows: list[int]) -> Sequence[CodeNode]:
+    """``nodes[row]`` for each of ``rows``, in order (of a tuple, in one step)."""
+    if isinstance(nodes, tuple) and len(rows) > 1:
+        return cast(tuple[CodeNode, ...], operator.itemgetter(*rows)(nodes))
+    return [nodes[row] for row in rows]
+
+
 class _NodesInOrder(Sequence[CodeNode]):
     """``nodes`` in the order ``order`` gives (row i is ``nodes[order[i]]``), each read
     from ``nodes`` when asked for: a restored index does not make every node of a graph
@@ -363,7 +388,8 @@ class SalienceIndex:
         ``report`` hears of the counting and embedding done here (none when all is known)."""
         self.graph = graph
         self.config = config or SalienceConfig()
-        self.nodes: Sequence[CodeNode] = tuple(sorted(graph.nodes, key=lambda n: n.id))
+        self.nodes: Sequence[CodeNode]
+        self.nodes, ids, kinds, self._order = _nodes_by_id(graph)
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
@@ -379,17 +405,16 @@ class SalienceIndex:
             self.symbol_rows: list[int] = laid_out.symbol_rows
             self.file_of_path: dict[str, int] = laid_out.file_of_path
             self.file_row_of: np.ndarray = laid_out.file_row_of
-        else:
-            self.position = {n.id: i for i, n in enumerate(self.nodes)}
-            self.file_rows = [i for i, n in enumerate(self.nodes) if n.kind == "file"]
-            self.symbol_rows = [
-                i for i, n in enumerate(self.nodes) if n.kind in ("class", "function", "method")
-            ]
+        else:  # each a pass of the interpreter's own loops over the ids and kinds
+            count = len(ids)
+            self.position = dict(zip(ids, range(count), strict=True))  # a repeated id: its last
+            self.file_rows = list(compress(range(count), map(_FILE_KIND.__eq__, kinds)))
+            self.symbol_rows = list(compress(range(count), map(_SYMBOL_KINDS.__contains__, kinds)))
             self.file_of_path = {self.nodes[i].path: i for i in self.file_rows}
-            self.file_row_of = np.asarray(
-                [self.file_of_path.get(n.path, i) for i, n in enumerate(self.nodes)],
-                dtype=np.int64,
-            )
+            paths = map(operator.attrgetter("path"), self.nodes)
+            self.file_row_of = np.fromiter(
+                map(self.file_of_path.get, paths, range(count)), np.int64, count
+            )  # a row outside every file: its own
         self._lines: dict[str, list[str]] = {}
         self._file_keys: dict[str, bytes] = {}
         self._row_arrays: dict[str, np.ndarray] = {}
@@ -397,18 +422,19 @@ class SalienceIndex:
         self._known: Callable[[], KnownWork] | None = None  # for a restored index
         self._unchanged_files: set[str] = set()  # paths as in ``previous``, text known
         self._there = np.full(len(self.nodes), -1, dtype=np.int64)  # per row: its row there
+        self._id_there: np.ndarray | None = None  # per row: its id's row there (-1: none)
         self._counted: dict[str, DocumentCounts] = {}  # see file_documents
         self._kept_documents: tuple[DocumentCounts, DocumentCounts] | None = None
         self._kept_keys: tuple[bytes, bytes] | None = None  # a restored index's, joined
         # Rows whose node and file are as in ``previous``: their keys are its keys.
-        same: dict[int, int] = {}
+        same = 0  # rows carried over from ``previous`` (see _unchanged_rows)
         old_documents: tuple[bytes, ...] = ()
         old_embeddings: tuple[bytes, ...] = ()
         self._term_ids: dict[str, dict[str, int]] = {}  # per document kind: term -> its id
         lender: SalienceIndex | None = None  # built in this process: lends rows by row
         if previous is not None:
             old_documents, old_embeddings = previous.row_keys()
-            same = self._unchanged_rows(previous)
+            same = self._unchanged_rows(previous, ids)
             lends_rows = embedder is None or (
                 previous.embedder is embedder and previous.embeddings is not None
             )
@@ -447,7 +473,7 @@ class SalienceIndex:
             for row, key in zip(rows, keys, strict=True):
                 document_keys[row] = key
         self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
-        self.reused_keys = len(same)  # rows whose keys were taken from ``previous``
+        self.reused_keys = same  # rows whose keys were taken from ``previous``
         self.file_bm25 = CountedBM25(self.file_documents, self._term_ids.get("file"))
         self.symbol_bm25 = CountedBM25(self.symbol_documents, self._term_ids.get("symbol"))
         self._build_tables(previous if same else None)
@@ -476,7 +502,7 @@ class SalienceIndex:
                 keys = tuple(self._embed_key(node) for node in self.nodes)
             if lender is not None and lender.embedder is embedder and lender.embeddings is not None:
                 self.embeddings = self._borrowed_embeddings(
-                    embedder, lender.embeddings, lender.embedding_keys, same, keys
+                    embedder, lender.embeddings, lender.embedding_keys, keys
                 )
             else:
                 self.embeddings = self._embed_all(embedder, known, keys)
@@ -526,10 +552,9 @@ class SalienceIndex:
         for i in self.file_rows:
             stem = nodes[i].path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
             self.stems[stem].append(i)
-        self.symbols_by_file: dict[int, list[int]] = defaultdict(list)
-        file_row_of = self.file_row_of.tolist()
-        for i in self.symbol_rows:
-            self.symbols_by_file[file_row_of[i]].append(i)
+        self.symbols_by_file: dict[int, list[int]] = _grouped_rows(
+            self.row_array("symbol"), self.file_row_of
+        )
         children = None
         if previous is not None and edit is not None:
             children = edit.children(previous, self)
@@ -553,25 +578,39 @@ class SalienceIndex:
             return node.parent
         return node.path if node.kind != "file" and node.path in self.file_of_path else None
 
-    def _unchanged_rows(self, previous: SalienceIndex) -> dict[int, int]:
-        """Row here to row in ``previous``, for each node equal to the one of its id there
-        inside a file equal to its file there (a hash of its text is known): every key of
-        such a row is the key it had (documents and embedding texts are made of the node,
-        its file's text and the symbols that text defines)."""
+    def _unchanged_rows(self, previous: SalienceIndex, ids: Sequence[str]) -> int:
+        """How many rows are carried over from ``previous``, each kept in :attr:`_there`
+        as its row there: a node equal to the one of its id there inside a file equal to
+        its file there (a hash of its text is known). Every key of such a row is the key
+        it had (documents and embedding texts are made of the node, its file's text and
+        the symbols that text defines). ``ids``: the rows' ids."""
         documents, _ = previous.row_keys()
         if len(documents) != len(previous.nodes):
-            return {}
+            return 0
         old_nodes, nodes = previous.nodes, self.nodes
-        ids = [node.id for node in nodes]
-        there = np.fromiter(map(previous.position.get, ids, repeat(-1)), np.int64, len(ids))
-        equal = np.fromiter(
-            (
-                row >= 0 and (old_nodes[row] is node or old_nodes[row] == node)
-                for row, node in zip(there.tolist(), nodes, strict=True)
-            ),
-            np.bool_,
-            len(nodes),
-        )
+        carried = self._taken_rows(previous)
+        if carried is not None:
+            # The rows of the nodes the graph took from previous's graph: the very nodes
+            # there. The others (an edited file's) are looked up by id and compared.
+            there = carried.copy()
+            equal = carried >= 0
+            get = previous.position.get
+            for row in np.flatnonzero(~equal).tolist():
+                old = there[row] = get(ids[row], -1)
+                equal[row] = old >= 0 and old_nodes[old] == nodes[row]
+        else:
+            there = np.fromiter(map(previous.position.get, ids, repeat(-1)), np.int64, len(ids))
+            # A node the graph took from the graph before is the very node there; the
+            # others (an edited file's) are compared.
+            found = np.flatnonzero(there >= 0)
+            olds = _picked(old_nodes, there[found].tolist())
+            mine = _picked(nodes, found.tolist())
+            same = np.fromiter(map(operator.is_, olds, mine), np.bool_, len(olds))
+            for at in np.flatnonzero(~same).tolist():
+                same[at] = olds[at] == mine[at]
+            equal = np.zeros(len(nodes), dtype=np.bool_)
+            equal[found] = same
+        self._id_there = there
         file_known = np.zeros(len(nodes), dtype=np.bool_)  # per file row: unchanged, hashed
         files = self.row_array("file")
         file_known[files] = equal[files] & np.fromiter(
@@ -581,7 +620,29 @@ class SalienceIndex:
         self._unchanged_files = {nodes[int(row)].path for row in np.flatnonzero(file_known)}
         self._there = np.full(len(nodes), -1, dtype=np.int64)
         self._there[kept] = there[kept]
-        return dict(zip(kept.tolist(), there[kept].tolist(), strict=True))
+        return len(kept)
+
+    def _taken_rows(self, previous: SalienceIndex) -> np.ndarray | None:
+        """Per row: the row in ``previous`` of the very node the graph took from the
+        graph ``previous`` is over (-1: a node made anew), from the runs the graph says
+        it took (see :class:`TakenNodes`) and where each row sits in either graph; None
+        when that is not known, or when an id repeats (a lookup by id then gives the
+        last row of the id, which a run need not)."""
+        nodes, before = self.graph.nodes, previous.graph.nodes
+        taken = nodes.taken if isinstance(nodes, NodeTable) else None
+        if taken is None or taken.before() is not before:
+            return None
+        if self._order is None or previous._order is None:
+            return None
+        if len(self.position) != len(self.nodes) or len(previous.position) != len(before):
+            return None
+        from_before = np.full(len(nodes), -1, dtype=np.int64)
+        for here, there, length in taken.runs:
+            from_before[here : here + length] = np.arange(there, there + length, dtype=np.int64)
+        row_there = np.empty(len(before), dtype=np.int64)
+        row_there[previous._order] = np.arange(len(before), dtype=np.int64)
+        placed = from_before[self._order]
+        return np.where(placed >= 0, row_there[placed], -1)
 
     def carry_texts(self, previous: SalienceIndex) -> None:
         """Take from ``previous`` (the index this one was built on) the texts and lines it
@@ -697,6 +758,7 @@ class SalienceIndex:
         if len(graph.ids()) != len(order) or len(index.position) != len(order) or None in order:
             raise ValueError("the graph does not hold the nodes the index was built over")
         index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))
+        index._order = np.asarray(order, dtype=np.int64)
         index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
         index.embedder = embedder
         index._report = None
@@ -707,6 +769,7 @@ class SalienceIndex:
         index._lines = {}
         index._unchanged_files = set()
         index._there = np.full(len(index.nodes), -1, dtype=np.int64)
+        index._id_there = None
         index._file_keys = {}
         index._fresh_documents = 0
         index._term_ids = {}
@@ -943,28 +1006,23 @@ class SalienceIndex:
             starts[fresh_at] = len(old.ids) + np.cumsum(sizes) - sizes
         ptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]), dtype=np.int64)
-        all_ids = np.concatenate([old.ids, *fresh_ids]).astype(np.int64)
-        all_counts = np.concatenate([old.counts, *fresh_counts]).astype(np.int64)
-        return DocumentCounts(keys, tuple(term_ids), ptr, all_ids[gather], all_counts[gather])
+        ids = _spans_copied(old.ids, fresh_ids, starts, lengths, ptr)
+        counts = _spans_copied(old.counts, fresh_counts, starts, lengths, ptr)
+        return DocumentCounts(keys, tuple(term_ids), ptr, ids, counts)
 
     def _borrowed_embeddings(
         self,
         embedder: Embedder,
         old: np.ndarray,
         old_keys: tuple[bytes, ...],
-        same: Mapping[int, int],
         keys: tuple[bytes, ...],
     ) -> np.ndarray:
         """As :meth:`_embed_all`, from the rows ``old`` (named by ``old_keys``) of an index
-        built in this process with the same embedder: a row in ``same`` takes its row
-        there, another the row held under its key, else it is embedded."""
+        built in this process with the same embedder: a row carried over (see
+        :meth:`_unchanged_rows`) takes its row there, another the row held under its key,
+        else it is embedded."""
         self.embedding_keys = keys
-        source = np.full(len(keys), -1, dtype=np.int64)
-        if same:
-            source[np.fromiter(same.keys(), np.int64, len(same))] = np.fromiter(
-                same.values(), np.int64, len(same)
-            )
+        source = self._there.copy()
         missing: dict[bytes, list[int]] = {}
         unlent = np.flatnonzero(source < 0).tolist()
         position = _key_finder(old_keys, len(unlent))
@@ -1094,8 +1152,7 @@ class SalienceIndex:
         landed = np.zeros(total, dtype=np.bool_)
         landed[np.asarray(patch.landed, dtype=np.int64)] = True
         position = self.position.get
-        old_ids = [node.id for node in previous.nodes]
-        renumber = np.fromiter(map(position, old_ids, repeat(-1)), np.int64, len(old_ids))
+        renumber = self._renumber_from(previous)
         added = self._ends_of(patch.added)
         old_columns: EdgeColumns | None = None
         out: list[np.ndarray] = []
@@ -1114,6 +1171,22 @@ class SalienceIndex:
             column[landed] = new
             out.append(column)
         return out[0], out[1], out[2], out[3]
+
+    def _renumber_from(self, previous: SalienceIndex) -> np.ndarray:
+        """Per row of ``previous``: the row here of its id (-1: none). When no id repeats
+        on either side, the other way round of where each row's id sits there (see
+        :meth:`_unchanged_rows`), rather than a lookup of every id there."""
+        there = self._id_there
+        unique = len(self.position) == len(self.nodes) and len(previous.position) == len(
+            previous.nodes
+        )
+        if there is not None and len(there) == len(self.nodes) and unique:
+            renumber = np.full(len(previous.nodes), -1, dtype=np.int64)
+            found = np.flatnonzero(there >= 0)
+            renumber[there[found]] = found
+            return renumber
+        old_ids = [node.id for node in previous.nodes]
+        return np.fromiter(map(self.position.get, old_ids, repeat(-1)), np.int64, len(old_ids))
 
     def _transition(self) -> sp.csr_matrix:
         n = len(self.nodes)
@@ -1305,6 +1378,26 @@ def _whole_table(
     return table
 
 
+def _grouped_rows(rows: np.ndarray, owner_of: np.ndarray) -> dict[int, list[int]]:
+    """``rows`` (ascending) by their owner (``owner_of[row]``), each owner's rows in
+    order, the owners in the order of their first row: what appending each row to its
+    owner's list gives, grouped by one stable sort instead of a step per row."""
+    grouped: dict[int, list[int]] = defaultdict(list)
+    if rows.size == 0:
+        return grouped
+    owners = owner_of[rows]
+    order = np.argsort(owners, kind="stable")
+    sorted_owners = owners[order]
+    by_owner = rows[order]
+    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]]).tolist()
+    ends = [*starts[1:], len(rows)]
+    listed = by_owner.tolist()
+    keys = sorted_owners[starts].tolist()
+    for k in np.argsort(by_owner[starts], kind="stable").tolist():  # by their first row
+        grouped[keys[k]] = listed[starts[k] : ends[k]]
+    return grouped
+
+
 def _source_order(node: CodeNode) -> tuple[int, str]:
     return node.start_line, node.id
 
@@ -1315,7 +1408,8 @@ def _path_tails(node: CodeNode) -> list[str]:
     return ["/".join(parts[-keep:]) for keep in range(1, min(len(parts), MAX_TAIL_PARTS) + 1)]
 
 
-_FILE_KINDS = frozenset({"file"})
+_FILE_KIND = "file"
+_FILE_KINDS = frozenset({_FILE_KIND})
 _SYMBOL_KINDS = frozenset({"class", "function", "method"})
 # The row tables an index built on another renumbers (see SalienceIndex._build_tables):
 # definitions, qualnames, path_tails and module_ends; the rows each is of, and the keys
@@ -1478,6 +1572,35 @@ class _RenumberedRows(Mapping[str, list[int]]):
 
     def __len__(self) -> int:
         return len(self._built_whole())
+
+
+def _spans_copied(
+    old: np.ndarray,
+    fresh: list[np.ndarray],
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    ptr: np.ndarray,
+) -> np.ndarray:
+    """Per document in order, its span ``starts[d] .. starts[d] + lengths[d]`` of ``old``
+    followed by ``fresh`` (``ptr``: where each lands), as one int64 array: copied in runs
+    of spans that follow each other there (an edit leaves a few long ones), else
+    gathered entry by entry."""
+    added = np.concatenate(fresh) if fresh else np.zeros(0, dtype=np.int64)
+    ends = starts + lengths
+    breaks = (np.flatnonzero(starts[1:] != ends[:-1]) + 1).tolist()
+    if len(starts) == 0 or len(breaks) >= MAX_COPY_RUNS:
+        gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]), dtype=np.int64)
+        return np.concatenate([old, added]).astype(np.int64)[gather]
+    first = [0, *breaks]
+    last = [*(b - 1 for b in breaks), len(starts) - 1]
+    pieces: list[np.ndarray] = []
+    split = len(old)
+    for start, end in zip(starts[first].tolist(), ends[last].tolist(), strict=True):
+        if start < split:
+            pieces.append(old[start : min(end, split)])
+        if end > split:
+            pieces.append(added[max(start, split) - split : end - split])
+    return np.concatenate([*pieces, np.zeros(0, dtype=np.int64)]).astype(np.int64, copy=False)
 
 
 def _copy_rows(old: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:

@@ -21,7 +21,7 @@ from itertools import chain
 
 from coderooms.focus.documents import FileWork
 from coderooms.index import db
-from coderooms.index.discover import list_files
+from coderooms.index.discover import Listing, list_files
 from coderooms.index.extract import (
     Outcome,
     Unchanged,
@@ -193,11 +193,14 @@ def run(
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunDone:
     """What one run did: the counts of :attr:`IndexSummary.changed`, whether the root
-    is a git work tree, and the seconds of each phase."""
+    is a git work tree, and the seconds of each phase; and what it listed (the files and
+    HEAD commit), which a caller that sees only some files change may hand the next run
+    (see :func:`update`'s ``listed``)."""
 
     stats: dict[str, int]
     git: bool
     phases: dict[str, float]
+    listed: tuple[Listing, str]
 
 
 def update(
@@ -207,14 +210,20 @@ def update(
     progress: Progress | None = None,
     workers: int | None = None,
     first_build: FirstBuild | None = None,
+    listed: tuple[Listing, str] | None = None,
 ) -> RunDone:
     """:func:`run` without the summary: what a check before focus runs, which has no one
-    to show the summary to (counting the whole index costs more than a one-file edit)."""
+    to show the summary to (counting the whole index costs more than a one-file edit).
+    ``listed``, the listing and HEAD commit of the root as they are now, spares the run
+    listing them (a walk and two git commands): a caller hands it when it knows the
+    files there are those of the last run's listing, some with a new size or mark."""
     # Many small, acyclic objects: the cyclic collector would only add pauses.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(root, conn, progress=progress, workers=workers, first_build=first_build)
+        return _run(
+            root, conn, progress=progress, workers=workers, first_build=first_build, listed=listed
+        )
     finally:
         if collecting:
             gc.enable()
@@ -227,11 +236,15 @@ def _run(
     progress: Progress | None = None,
     workers: int | None = None,
     first_build: FirstBuild | None = None,
+    listed: tuple[Listing, str] | None = None,
 ) -> RunDone:
     started = time.perf_counter()
     workers = worker_count() if workers is None else workers
-    listing = list_files(root)
-    head = head_commit(root) if listing.git else ""
+    if listed is not None:
+        listing, head = listed
+    else:
+        listing = list_files(root)
+        head = head_commit(root) if listing.git else ""
     phases: dict[str, float] = {"list": time.perf_counter() - started}
 
     pool: multiprocessing.pool.Pool | None = None
@@ -441,7 +454,7 @@ def _run(
         "deleted": len(deleted),
         "re_resolved": resolved,
     }
-    return RunDone(stats, listing.git, phases)
+    return RunDone(stats, listing.git, phases, (listing, head))
 
 
 SymbolKey = tuple[str, str, str]
