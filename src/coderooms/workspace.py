@@ -208,6 +208,7 @@ class Workspace:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        db.wait_for_checkpoints(self.db_path)  # a cold run's log copy (see db)
 
     def __enter__(self) -> Workspace:
         return self

@@ -6,14 +6,19 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from coderooms.index import db
 from coderooms.workspace import Workspace
 
 JOIN_S = 30.0  # far past a checkpoint of a few MB: a thread still alive then is stuck
 ROWS = 20_000  # enough rows for several MB of log
+SLOW_CHECKPOINT_S = 0.5  # far longer than the rest of a tiny cold index takes
 
 
 def _rows_in_file_alone(path: Path, scratch: Path) -> int:
@@ -67,3 +72,24 @@ def test_a_cold_index_is_in_index_db_once_its_checkpoint_is_done(
     conn.close()
     assert files == summary.files == 8
     ws.close()
+
+
+def test_closing_the_workspace_waits_for_its_checkpoint(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A slow checkpoint (its connection waits): a copy or delete of the index right after
+    # the close must not race it removing index.db-wal.
+    connect = sqlite3.connect
+
+    def slow(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        if threading.current_thread().name == "coderooms-checkpoint":
+            time.sleep(SLOW_CHECKPOINT_S)
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", slow)
+    root = make_repo({"pkg/a.py": "def alpha():\n    return 1\n"})
+    with Workspace.open(root) as ws:
+        ws.index(workers=1)
+    assert not [t for t in threading.enumerate() if t.name == "coderooms-checkpoint"]
+    assert not (root / ".coderooms" / "index.db-wal").exists()
+    shutil.copytree(root, root.parent / "copy")  # what raced before

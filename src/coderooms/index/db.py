@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -190,7 +191,7 @@ def commit_checkpointing_aside(conn: sqlite3.Connection) -> threading.Thread:
     took 0.25-0.29 s of its commit's 0.28-0.33 s. A checkpoint that fails leaves the
     log to the next one (any connection's commit or close makes it); readers read
     through the log meanwhile. The thread is not a daemon: a process ends with its
-    log copied."""
+    log copied, and :func:`wait_for_checkpoints` (a workspace's close) waits for it."""
     (_, _, path) = conn.execute("PRAGMA database_list").fetchone()
     conn.execute("PRAGMA wal_autocheckpoint=0")
     try:
@@ -207,8 +208,30 @@ def commit_checkpointing_aside(conn: sqlite3.Connection) -> threading.Thread:
                 other.close()
 
     thread = threading.Thread(target=checkpoint, name="coderooms-checkpoint")
+    with _checkpoints_lock:
+        _checkpoints.setdefault(path, []).append(thread)
     thread.start()
     return thread
+
+
+# Checkpoint threads started by this process, by database path, until waited for.
+_checkpoints: dict[str, list[threading.Thread]] = {}
+_checkpoints_lock = threading.Lock()
+
+
+def wait_for_checkpoints(path: str) -> None:
+    """Return once every checkpoint this process started on the database at ``path``
+    has ended: whoever closes a workspace may then copy or delete its files (the log
+    is removed as the checkpoint's connection closes)."""
+    real = os.path.realpath(path)
+    with _checkpoints_lock:
+        threads = [
+            thread
+            for key in [key for key in _checkpoints if os.path.realpath(key) == real]
+            for thread in _checkpoints.pop(key)
+        ]
+    for thread in threads:
+        thread.join()
 
 
 def database_error(path: str, exc: sqlite3.DatabaseError) -> CodeIndexError:
