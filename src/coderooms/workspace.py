@@ -661,7 +661,10 @@ class Workspace:
         tables, on another thread (the other core), while the index is checked and read."""
         if self._warming is None:
             self._warming = threading.Thread(
-                target=_load_models, args=(self._models,), name="coderooms-warm", daemon=True
+                target=_load_models,
+                args=(self._models, os.path.dirname(self.db_path)),
+                name="coderooms-warm",
+                daemon=True,
             )
             self._warming.start()
 
@@ -759,10 +762,11 @@ def _embedder() -> Embedder:
     return embeddings.embed
 
 
-def _load_models(loaded: threading.Event) -> None:
+def _load_models(loaded: threading.Event, index_dir: str) -> None:
     """Load what a first focus needs besides the index: the embedding model (``loaded``
     is set then, also when it fails: the first embedding then says why), then the token
-    counter's tables (each loaded once per process and kept)."""
+    counter's tables, read from (or kept in) ``index_dir`` decoded (each loaded once per
+    process and kept)."""
     from coderooms import embeddings, tokens
 
     try:
@@ -772,7 +776,7 @@ def _load_models(loaded: threading.Event) -> None:
     finally:
         loaded.set()
     with contextlib.suppress(Exception):  # as above: a count loads it again and says why
-        tokens.load_encoding()
+        tokens.load_encoding(keep_in=index_dir)
 
 
 def _require_root(root: str) -> None:
