@@ -184,6 +184,7 @@ def test_a_new_process_reads_the_ranks_the_one_before_kept_decoded(
     root, warm = _indexed(make_repo)
     kept = root / ".coderooms" / "o200k-ascii.ranks"
     kept.unlink(missing_ok=True)  # as if indexed by a coderooms that kept none
+    (root / ".coderooms" / "focus-tokens.npz").unlink()  # the first process counts
     program = (
         "import os, sys; from coderooms import launch, tokens\n"
         "sys.argv = ['coderooms', *sys.argv[1:]]\n"

@@ -204,12 +204,18 @@ class CountMemo:
     text's digest: counting large files is most of a first focus, and a count kept by
     the host (``known``) spares a new process the same work."""
 
-    def __init__(self, count_tokens: TokenCounter, known: Mapping[bytes, int]) -> None:
+    def __init__(
+        self,
+        count_tokens: TokenCounter,
+        known: Mapping[bytes, int],
+        floors: Mapping[bytes, int] | None = None,
+    ) -> None:
+        """``floors``: floors of texts kept by the host, as :attr:`floors` holds them."""
         self.count_tokens = count_tokens
         self.counts: dict[bytes, int] = dict(known)
-        self.added = 0  # texts counted here, not known before
+        self.added = 0  # texts counted here (or found longer than known), not known before
         # floors of texts counted only until they passed a limit (see CountsWithin)
-        self.floors: dict[bytes, int] = {}
+        self.floors: dict[bytes, int] = dict(floors) if floors is not None else {}
         self._within = count_tokens.within if isinstance(count_tokens, CountsWithin) else None
 
     def __call__(self, text: str) -> int:
@@ -236,9 +242,9 @@ class CountMemo:
         count = self._within(text, limit)
         if count <= limit:
             self.counts[key] = count
-            self.added += 1
         else:
             self.floors[key] = count
+        self.added += 1
         return count
 
     def joined(self, texts: Sequence[str], counts: Sequence[int]) -> int:
@@ -340,15 +346,18 @@ class FocusEngine:
         embedder: Embedder | None = None,
         known: Callable[[], KnownWork] | None = None,
         token_counts: Mapping[bytes, int] | None = None,
+        token_floors: Mapping[bytes, int] | None = None,
     ) -> FocusEngine:
         """The engine whose index :meth:`SalienceIndex.built` gave ``built``, over the same
         ``graph`` and ``embedder`` (see :meth:`SalienceIndex.restored`): it answers as
-        that engine did, with nothing counted or embedded first. ``token_counts`` are
-        counts kept by the host (see :class:`CountMemo`)."""
+        that engine did, with nothing counted or embedded first. ``token_counts`` and
+        ``token_floors`` are counts and floors kept by the host (see :class:`CountMemo`)."""
         texts = LazyTexts(graph.file_paths(), reader.read_text)
         index = SalienceIndex.restored(graph, texts, built, embedder, None, known)
         engine = cls.__new__(cls)
         engine._start(graph, index, count_tokens, token_counts or {})
+        if token_floors:
+            engine.counter.floors.update(token_floors)
         return engine
 
     # --- ranking -----------------------------------------------------------------------

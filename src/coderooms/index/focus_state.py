@@ -44,6 +44,7 @@ __all__ = [
     "load",
     "load_built",
     "load_token_counts",
+    "load_token_floors",
     "save",
     "save_built",
     "save_token_counts",
@@ -104,15 +105,38 @@ def load_token_counts(path: str, tag: str) -> dict[bytes, int]:
     return dict(zip(keys, counts.tolist(), strict=True))
 
 
-def save_token_counts(path: str, counts: dict[bytes, int], tag: str) -> None:
-    """Keep the newest :data:`MAX_KEPT_TOKEN_COUNTS` of ``counts`` at ``path``."""
+def load_token_floors(path: str, tag: str) -> dict[bytes, int]:
+    """Token floors kept at ``path`` under ``tag`` (by text key: a number of tokens each
+    text has at least, found by counting it until it passed a limit), or none."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _text(data["tag"]) != tag:
+                return {}
+            keys = _keys(data["floor_keys"])
+            floors = np.asarray(data["floors"], dtype=np.int64)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return {}
+    if len(floors) != len(keys) or (len(floors) and int(floors.min()) < 0):
+        return {}
+    return dict(zip(keys, floors.tolist(), strict=True))
+
+
+def save_token_counts(
+    path: str, counts: dict[bytes, int], tag: str, floors: dict[bytes, int] | None = None
+) -> None:
+    """Keep the newest :data:`MAX_KEPT_TOKEN_COUNTS` of ``counts`` at ``path``, and as
+    many of ``floors`` of texts not counted whole (see :func:`load_token_floors`)."""
     kept = list(counts.items())[-MAX_KEPT_TOKEN_COUNTS:]
+    short = [(key, floor) for key, floor in (floors or {}).items() if key not in counts]
+    short = short[-MAX_KEPT_TOKEN_COUNTS:]
     _write(
         path,
         {
             "tag": _bytes(tag),
             "keys": _key_array(tuple(key for key, _ in kept)),
             "counts": np.asarray([count for _, count in kept], dtype=np.int64),
+            "floor_keys": _key_array(tuple(key for key, _ in short)),
+            "floors": np.asarray([floor for _, floor in short], dtype=np.int64),
         },
     )
 
