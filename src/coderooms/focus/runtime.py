@@ -213,7 +213,7 @@ class CountMemo:
         """``floors``: floors of texts kept by the host, as :attr:`floors` holds them."""
         self.count_tokens = count_tokens
         self.counts: dict[bytes, int] = dict(known)
-        self.added = 0  # texts counted here (or found longer than known), not known before
+        self.added = 0  # texts counted (or first found past a limit) here, not known before
         # floors of texts counted only until they passed a limit (see CountsWithin)
         self.floors: dict[bytes, int] = dict(floors) if floors is not None else {}
         self._within = count_tokens.within if isinstance(count_tokens, CountsWithin) else None
@@ -242,9 +242,11 @@ class CountMemo:
         count = self._within(text, limit)
         if count <= limit:
             self.counts[key] = count
+            self.added += 1
         else:
+            # A first floor is new to the host; a raised one is kept with the next save.
+            self.added += key not in self.floors
             self.floors[key] = count
-        self.added += 1
         return count
 
     def joined(self, texts: Sequence[str], counts: Sequence[int]) -> int:
