@@ -92,33 +92,29 @@ def load(path: str, tag: str) -> KnownWork | None:
 
 def load_token_counts(path: str, tag: str) -> dict[bytes, int]:
     """Token counts kept at ``path`` under ``tag`` (by text key), or none."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if _text(data["tag"]) != tag:
-                return {}
-            keys = _keys(data["keys"])
-            counts = np.asarray(data["counts"], dtype=np.int64)
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        return {}
-    if len(counts) != len(keys) or (len(counts) and int(counts.min()) < 0):
-        return {}
-    return dict(zip(keys, counts.tolist(), strict=True))
+    return _kept_by_key(path, tag, "keys", "counts")
 
 
 def load_token_floors(path: str, tag: str) -> dict[bytes, int]:
     """Token floors kept at ``path`` under ``tag`` (by text key: a number of tokens each
     text has at least, found by counting it until it passed a limit), or none."""
+    return _kept_by_key(path, tag, "floor_keys", "floors")
+
+
+def _kept_by_key(path: str, tag: str, keys_name: str, values_name: str) -> dict[bytes, int]:
+    """The numbers ``values_name`` kept at ``path`` under ``tag`` by the text keys
+    ``keys_name``, or none (another tag, a damaged file, a negative number)."""
     try:
         with np.load(path, allow_pickle=False) as data:
             if _text(data["tag"]) != tag:
                 return {}
-            keys = _keys(data["floor_keys"])
-            floors = np.asarray(data["floors"], dtype=np.int64)
+            keys = _keys(data[keys_name])
+            values = np.asarray(data[values_name], dtype=np.int64)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
         return {}
-    if len(floors) != len(keys) or (len(floors) and int(floors.min()) < 0):
+    if len(values) != len(keys) or (len(values) and int(values.min()) < 0):
         return {}
-    return dict(zip(keys, floors.tolist(), strict=True))
+    return dict(zip(keys, values.tolist(), strict=True))
 
 
 def save_token_counts(
