@@ -313,3 +313,23 @@ def test_loading_the_embedder_does_not_import_model2vec() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_text_too_short_to_be_cut_is_embedded_without_the_vocabulary() -> None:
+    encoder = embeddings._read_plain(embeddings.DEFAULT_MODEL_DIR)
+    assert encoder is not None and encoder.token_limit is not None
+    reference = embeddings._read_plain(embeddings.DEFAULT_MODEL_DIR)
+    assert reference is not None
+    median = encoder._median_token_length
+
+    def refuse() -> int:
+        raise AssertionError("the vocabulary was read")
+
+    encoder._median_token_length = refuse
+    short = ["Matrix.det gives the wrong determinant", "x" * encoder.token_limit]
+    assert np.array_equal(encoder.mean_vectors(short), reference.mean_vectors(short))
+    encoder._median_token_length = median
+    long = ["def f(x): return x + 1\n" * 400]  # past the character limit: cut as model2vec cuts
+    assert len(long[0]) > (reference.char_limit or 0)
+    assert np.array_equal(encoder.mean_vectors(long), reference.mean_vectors(long))
+    assert encoder.char_limit == reference.char_limit

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -175,8 +177,10 @@ def test_altered_file_is_a_typed_error(tmp_path: Path) -> None:
 
 def test_counting_without_data_raises_the_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "BPE_PACKAGE", "no_such_bpe_package_here")
+    monkeypatch.setattr(tokens, "_kept_ranks_dir", None)
     tokens._loaded_encoding.cache_clear()
     tokens._loaded_ranks.cache_clear()
+    tokens._loaded_python_ranks.cache_clear()
     try:
         with pytest.raises(TokenizerUnavailable):
             count_tokens("anything")  # ASCII: the Python count, which reads the ranks too
@@ -186,6 +190,7 @@ def test_counting_without_data_raises_the_typed_error(monkeypatch: pytest.Monkey
         monkeypatch.undo()
         tokens._loaded_encoding.cache_clear()
         tokens._loaded_ranks.cache_clear()
+        tokens._loaded_python_ranks.cache_clear()
     assert count_tokens("hello world") == 2
 
 
@@ -343,12 +348,88 @@ def test_a_new_process_counts_ascii_in_python_until_its_allowance_is_spent(
 
 def test_warming_loads_the_ranks_and_leaves_the_rust_tables_to_a_count_that_needs_them() -> None:
     tokens._loaded_encoding.cache_clear()
+    tokens._loaded_python_ranks.cache_clear()
     try:
         tokens.load_encoding()
-        assert tokens._loaded_ranks.cache_info().currsize == 1
+        assert tokens._loaded_python_ranks.cache_info().currsize == 1
         assert tokens._loaded_encoding.cache_info().currsize == 0
     finally:
         tokens._loaded_encoding.cache_clear()
+
+
+@contextlib.contextmanager
+def _new_process_keeping_ranks_in(directory: Path) -> Iterator[None]:
+    """As a new process whose host keeps the decoded ranks in ``directory``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokens, "_kept_ranks_dir", None)
+        patch.setattr(tokens, "_python_chars", 0)
+        tokens._loaded_encoding.cache_clear()
+        tokens._loaded_ranks.cache_clear()
+        tokens._loaded_python_ranks.cache_clear()
+        try:
+            tokens.load_encoding(keep_in=str(directory))
+            yield
+        finally:
+            tokens._loaded_encoding.cache_clear()
+            tokens._loaded_ranks.cache_clear()
+            tokens._loaded_python_ranks.cache_clear()
+
+
+def _decoding_fails(path: Path) -> dict[bytes, int]:
+    raise AssertionError("the ranks file was decoded")
+
+
+def test_a_process_keeps_the_ascii_ranks_decoded_and_the_next_reads_them_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = tokens._load_ranks(tokens._bpe_path())
+    with _new_process_keeping_ranks_in(tmp_path):  # decodes the ranks file, keeps them
+        assert tokens._loaded_ranks.cache_info().currsize == 1
+    kept = tmp_path / tokens.KEPT_RANKS_FILE
+    assert kept.is_file()
+    text = next(t for t in (p.read_text(encoding="utf-8") for p in OWN_SOURCES) if t.isascii())
+    exact = reference_count(text)
+    monkeypatch.setattr(tokens, "_load_ranks", _decoding_fails)
+    with _new_process_keeping_ranks_in(tmp_path):
+        ranks = tokens._python_ranks()
+        assert ranks == {token: rank for token, rank in full.items() if token.isascii()}
+        assert len(ranks) > 100_000
+        assert tokens._count_ascii(text) == exact
+        assert tokens._loaded_ranks.cache_info().currsize == 0  # never decoded
+
+
+@pytest.mark.parametrize("damage", ["payload", "digest", "source"])
+def test_kept_ranks_that_do_not_match_are_decoded_and_kept_again(
+    tmp_path: Path, damage: str
+) -> None:
+    with _new_process_keeping_ranks_in(tmp_path):
+        pass
+    kept = tmp_path / tokens.KEPT_RANKS_FILE
+    good = kept.read_bytes()
+    data = bytearray(good)
+    if damage == "payload":
+        data[-3] ^= 0x01  # a rank changed: the digest no longer matches
+    elif damage == "digest":
+        data[len(tokens._kept_ranks_head())] ^= 0x01
+    else:  # decoded from another ranks file
+        data[: len(tokens._kept_ranks_head())] = tokens._kept_ranks_head().replace(
+            tokens.BPE_SHA256.encode(), b"0" * len(tokens.BPE_SHA256)
+        )
+    kept.write_bytes(bytes(data))
+    assert tokens._read_kept_ranks(str(kept)) is None
+    with _new_process_keeping_ranks_in(tmp_path):
+        assert tokens._loaded_ranks.cache_info().currsize == 1  # decoded again
+        assert count_tokens("def add(a, b):\n    return a + b\n") == reference_count(
+            "def add(a, b):\n    return a + b\n"
+        )
+    assert kept.read_bytes() == good
+
+
+def test_ranks_that_cannot_be_kept_are_still_counted_with(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-directory"
+    with _new_process_keeping_ranks_in(missing):
+        assert count_tokens("hello world") == 2
+    assert not missing.exists()
 
 
 def _rendered(header: str, body: str) -> str:

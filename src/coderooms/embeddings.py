@@ -129,13 +129,14 @@ def embed(texts: Sequence[str], model: str | Path | None = None) -> np.ndarray:
 class _ModelParts:
     """What the encoder reads of a model2vec model: its tokenizer (padding off), its
     table widened to the compute type, whether it is plain (no token weights and no
-    token mapping), and its truncation settings."""
+    token mapping), and its truncation settings (the median token length worked out
+    when a text is long enough to be cut: it reads the whole vocabulary)."""
 
     tokenizer: Tokenizer
     table: np.ndarray
     plain: bool
     max_length: int | None
-    median_token_length: int
+    median_token_length: Callable[[], int]
     unk_token_id: int | None
 
     @classmethod
@@ -145,7 +146,7 @@ class _ModelParts:
             np.asarray(model.embedding, dtype=np.float32),
             model.weights is None and model.token_mapping is None,
             model.max_length,
-            int(model.median_token_length),
+            lambda: int(model.median_token_length),
             model.unk_token_id,
         )
 
@@ -172,11 +173,20 @@ class _Encoder:
         # go through model2vec whole (and normalised added tokens rule the shortcut out).
         self.by_pieces = self.by_pieces and not any(t.normalized for t in added)
         self.added = tuple(t.content for t in added)
-        limit = parts.max_length
-        self.token_limit: int | None = limit
-        self.char_limit: int | None = None if limit is None else limit * parts.median_token_length
+        self.token_limit: int | None = parts.max_length
+        self._median_token_length = parts.median_token_length
+        self._char_limit: int | None = None
         self.unknown: int | None = parts.unk_token_id
         self.pieces: dict[str, list[int]] = {}
+
+    @property
+    def char_limit(self) -> int | None:
+        """Where model2vec cuts a text before tokenising it (None: nowhere)."""
+        if self.token_limit is None:
+            return None
+        if self._char_limit is None:
+            self._char_limit = self.token_limit * self._median_token_length()
+        return self._char_limit
 
     @property
     def model(self) -> StaticModel:
@@ -214,8 +224,12 @@ class _Encoder:
 
     def _occurrences(self, texts: list[str]) -> tuple[sp.csr_matrix, np.ndarray]:
         """Each text's token counts over the table (a row per text) and its tokens."""
-        if self.char_limit is not None:
-            texts = [text[: self.char_limit] for text in texts]
+        limit = self.token_limit
+        # Every token is a character or more (its median too): a text of at most
+        # token_limit characters is never cut, and a goal is read without the vocabulary.
+        if limit is not None and any(len(text) > limit for text in texts):
+            cut = self.char_limit
+            texts = [text[:cut] for text in texts]
         split = [BERT_PIECES.findall(text) for text in texts]
         self._learn(set().union(*split))
         known = self.pieces.__getitem__
@@ -368,9 +382,8 @@ def _read_plain(path: Path) -> _Encoder | None:
     with open(path / "config.json", encoding="utf-8") as fh:
         config = json.load(fh)
     tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-    vocabulary = tokenizer.get_vocab()
     if not isinstance(tokenizer.model, WordPiece) or (
-        mapping is None and len(vectors) != len(vocabulary)
+        mapping is None and len(vectors) != tokenizer.get_vocab_size()
     ):
         return None
     table = vectors.astype(np.float32)  # as model2vec widens it (see COMPUTE_DTYPE)
@@ -408,7 +421,7 @@ def _read_plain(path: Path) -> _Encoder | None:
         table,
         weights is None and mapping is None,
         max_length,
-        int(np.median([len(token) for token in vocabulary])),
+        lambda: int(np.median([len(token) for token in tokenizer.get_vocab()])),
         None if unknown is None else tokenizer.token_to_id(unknown),
     )
     return _Encoder(parts, make_model)

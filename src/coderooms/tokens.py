@@ -27,10 +27,14 @@ byte-pair merges over the same ranks, so the same counts; past
 from __future__ import annotations
 
 import binascii
+import contextlib
 import gzip
 import hashlib
 import importlib.util
+import marshal
+import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -121,6 +125,14 @@ BOUNDED_CHUNK_CHARS = 1 << 12
 # the time on sympy's large files).
 RUN_FLOOR_CHARS_PER_TOKEN = 16
 SPLIT_ONLY_CONTROLS = ("\x1c", "\x1d", "\x1e", "\x1f")  # str.isspace, not the pattern's \s
+# The ranks of the ASCII tokens (129 K of the 200 K), decoded, kept in a directory a host
+# names (see keep_ranks_in): all a Python count reads, since ASCII parts merge into ASCII
+# tokens only. Read back in ~20 ms of CPU against ~0.14 s to decompress, check and decode
+# the whole ranks file (sympy's machine, load 3-4). The file names the ranks file's
+# SHA-256 and this Python (marshal's format is one version's), and holds the SHA-256 of
+# what follows: a file that does not match is derived and written again.
+KEPT_RANKS_FILE = "o200k-ascii.ranks"
+KEPT_RANKS_FORMAT = 1
 
 
 class TokenizerUnavailable(HostError):
@@ -138,12 +150,27 @@ def encoding_name() -> str:
     return ENCODING_NAME
 
 
-def load_encoding() -> None:
-    """Load the tokenizer's ranks now (once per process; a first count does otherwise):
-    a host warms them on another thread while it reads the index. The Rust encoder's own
-    tables are built only once a process counts enough text to need them (see
-    :data:`PYTHON_COUNT_MAX_CHARS`)."""
-    _ranks()
+def load_encoding(keep_in: str | None = None) -> None:
+    """Load the ranks a count in Python reads now (once per process; a first count does
+    otherwise): a host warms them on another thread while it reads the index. With
+    ``keep_in`` (see :func:`keep_ranks_in`) they are read from, or kept in, that
+    directory. The Rust encoder's own tables are built only once a process counts enough
+    text to need them (see :data:`PYTHON_COUNT_MAX_CHARS`)."""
+    if keep_in is not None:
+        keep_ranks_in(keep_in)
+    _python_ranks()
+
+
+_kept_ranks_dir: str | None = None  # see keep_ranks_in
+
+
+def keep_ranks_in(directory: str) -> None:
+    """Let this process read the ASCII tokens' ranks decoded from ``directory`` (an
+    index's own directory), and keep them there when it decodes them (see
+    :data:`KEPT_RANKS_FILE`); the first directory named before they are loaded is used."""
+    global _kept_ranks_dir
+    if _kept_ranks_dir is None:
+        _kept_ranks_dir = directory
 
 
 def count_tokens(text: str) -> int:
@@ -313,7 +340,7 @@ def _python_room(text: str) -> bool:
 def _count_ascii(text: str) -> int:
     """The count of ASCII ``text`` as the Rust encoder makes it: the same pieces, each one
     token when it is one, else as many as its byte-pair merges leave."""
-    ranks = _ranks()
+    ranks = _python_ranks()
     merged = _merged_counts
     count = 0
     for piece in ASCII_PIECES.findall(text):
@@ -430,6 +457,68 @@ def _ranks() -> dict[bytes, int]:
 @cache
 def _loaded_ranks() -> dict[bytes, int]:
     return _load_ranks(_bpe_path())
+
+
+def _python_ranks() -> dict[bytes, int]:
+    """Ranks holding at least every ASCII token's: what a count in Python reads."""
+    with _loading:
+        return _loaded_python_ranks()
+
+
+@cache
+def _loaded_python_ranks() -> dict[bytes, int]:
+    directory = _kept_ranks_dir
+    if directory is None or _loaded_ranks.cache_info().currsize:
+        return _ranks()
+    path = os.path.join(directory, KEPT_RANKS_FILE)
+    kept = _read_kept_ranks(path)
+    if kept is not None:
+        return kept
+    ranks = _ranks()
+    _write_kept_ranks(path, {token: rank for token, rank in ranks.items() if token.isascii()})
+    return ranks
+
+
+def _kept_ranks_head() -> bytes:
+    """What a kept ranks file starts with: its format, the ranks file it was decoded
+    from (by the digest checked as it was read) and the Python whose marshal wrote it."""
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return f"coderooms-o200k-ascii-{KEPT_RANKS_FORMAT}\0{BPE_SHA256}\0py{python}\0".encode()
+
+
+def _read_kept_ranks(path: str) -> dict[bytes, int] | None:
+    """The ranks kept at ``path``, or None when there are none that fit."""
+    head = _kept_ranks_head()
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    digest_end = len(head) + hashlib.sha256().digest_size
+    if not data.startswith(head) or len(data) < digest_end:
+        return None
+    payload = memoryview(data)[digest_end:]
+    if hashlib.sha256(payload).digest() != data[len(head) : digest_end]:
+        return None
+    try:
+        ranks = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) else None
+
+
+def _write_kept_ranks(path: str, ranks: dict[bytes, int]) -> None:
+    """Keep ``ranks`` at ``path`` in one step (written aside, then renamed); a failure to
+    write only leaves the next process to decode them again."""
+    payload = marshal.dumps(ranks)
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(_kept_ranks_head() + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
 
 
 def _bpe_path() -> Path:

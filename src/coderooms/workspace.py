@@ -681,7 +681,8 @@ class Workspace:
         built = focus_state.load_built(built_path, built_key)
         if built is None:
             return None
-        counted = focus_state.load_token_counts(self._state_path(focus_state.TOKENS_FILE), tag)
+        counted_path = self._state_path(focus_state.TOKENS_FILE)
+        counted = focus_state.load_token_counts(counted_path, tag)
         try:
             return FocusEngine.restored(
                 graph,
@@ -691,6 +692,7 @@ class Workspace:
                 embeddings.embed,
                 known=lambda: _known_or_none(state, tag),
                 token_counts=counted,
+                token_floors=focus_state.load_token_floors(counted_path, tag),
             )
         except ValueError:  # kept for other nodes than the graph's: build it again
             return None
@@ -710,17 +712,23 @@ class Workspace:
         result = engine.focus(
             self.relative(goal), budget=budget, mode=mode, discussed=discussed, elsewhere=elsewhere
         )
-        if engine.counter.added:  # code counted for the first time: keep the counts
+        counter = engine.counter
+        if counter.added:  # code counted for the first time: keep the counts and floors
             with self._lock:
                 path = self._state_path(focus_state.TOKENS_FILE)
-                focus_state.save_token_counts(path, engine.counter.counts, self._state_tag())
-                engine.counter.added = 0
+                tag = self._state_tag()
+                focus_state.save_token_counts(path, counter.counts, tag, counter.floors)
+                counter.added = 0
         return result
 
     def _warm(self) -> None:
         """Before the first engine: load the embedding model, then the token counter's
         tables, on another thread (the other core), while the index is checked and read."""
         if self._warming is None:
+            from coderooms import tokens
+
+            # The counter's ranks decoded beside the index, for whichever thread reads them.
+            tokens.keep_ranks_in(os.path.dirname(self.db_path))
             self._warming = threading.Thread(
                 target=_load_models, args=(self._models,), name="coderooms-warm", daemon=True
             )

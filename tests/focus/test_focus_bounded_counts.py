@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from coderooms import tokens
 from coderooms.focus.packing import CountsJoined, CountsWithin
 from coderooms.focus.runtime import CountMemo, FocusEngine
+from coderooms.focus.salience import text_key
 
 GOALS = st.sampled_from(
     [
@@ -74,9 +75,10 @@ def test_the_memo_keeps_floors_apart_from_counts() -> None:
     floor = memo.within(text, 10)
     assert 10 < floor < tokens.count_tokens(text)
     assert memo.within(text, 5) == floor  # known to be over: not counted again
-    assert memo.counts == {} and memo.added == 0  # a floor is never kept as a count
+    assert memo.counts == {} and memo.floors == {text_key(text): floor}  # never a count
+    assert memo.added == 1  # but new to the host, which keeps floors too
     assert memo.within(text, 10**6) == tokens.count_tokens(text)
-    assert memo.added == 1
+    assert memo.added == 2
     assert memo(text) == tokens.count_tokens(text)
 
 

@@ -157,6 +157,41 @@ def test_token_counts_of_rendered_code_are_kept_for_the_next_process(
     assert json.dumps(again.to_json()) == json.dumps(first.to_json())
 
 
+def test_token_floors_are_kept_for_the_next_process(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tokens, "BOUNDED_CHUNK_CHARS", 8)  # every text past 8 characters
+    root, ws = _indexed(make_repo)
+    first = ws.focus(GOALS[0], budget=40)
+    floors = {k: v for k, v in ws.focus_engine().counter.floors.items()}
+    assert floors  # texts counted only until they passed a limit
+    engine = Workspace.open(root).focus_engine()
+    assert engine.counter.floors == {
+        key: floor for key, floor in floors.items() if key not in engine.counter.counts
+    }
+    again = engine.focus(GOALS[0], budget=40)
+    assert engine.counter.added == 0  # each count and each floor came from there
+    assert json.dumps(again.to_json()) == json.dumps(first.to_json())
+
+
+def test_floors_are_kept_beside_counts_and_a_file_without_them_has_none(tmp_path: Path) -> None:
+    path = str(tmp_path / focus_state.TOKENS_FILE)
+    counted, over, both = b"c" * 16, b"f" * 16, b"b" * 16
+    focus_state.save_token_counts(path, {counted: 3, both: 9}, "tag", {over: 70, both: 8})
+    assert focus_state.load_token_counts(path, "tag") == {counted: 3, both: 9}
+    assert focus_state.load_token_floors(path, "tag") == {over: 70}  # counted whole: a count
+    assert focus_state.load_token_floors(path, "another tag") == {}
+    with open(path, "wb") as fh:  # as a coderooms that kept no floors wrote it
+        np.savez(
+            fh,
+            tag=focus_state._bytes("tag"),
+            keys=focus_state._key_array((counted,)),
+            counts=np.asarray([3], dtype=np.int64),
+        )
+    assert focus_state.load_token_counts(path, "tag") == {counted: 3}
+    assert focus_state.load_token_floors(path, "tag") == {}
+
+
 def test_kept_keys_survive_trailing_zero_bytes(tmp_path: Path) -> None:
     keys = (b"\x01" * 15 + b"\x00", b"\x00" * 16)
     assert focus_state._keys(focus_state._key_array(keys)) == keys

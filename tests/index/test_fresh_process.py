@@ -5,6 +5,7 @@ only the command family it runs. The answer is the one a warm workspace gives.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -175,6 +176,35 @@ def test_the_focus_command_loads_its_own_family_alone(make_repo: Callable[..., P
     assert json.loads(done.stdout) == json.loads(warm)
     loaded = done.stderr.strip().splitlines()[-1]
     assert loaded == "['coderooms.cli.app', 'coderooms.cli.focus_cmds', 'coderooms.cli.progress']"
+
+
+def test_a_new_process_reads_the_ranks_the_one_before_kept_decoded(
+    make_repo: Callable[..., Path],
+) -> None:
+    root, warm = _indexed(make_repo)
+    kept = root / ".coderooms" / "o200k-ascii.ranks"
+    kept.unlink(missing_ok=True)  # as if indexed by a coderooms that kept none
+    (root / ".coderooms" / "focus-tokens.npz").unlink()  # the first process counts
+    program = (
+        "import os, sys; from coderooms import launch, tokens\n"
+        "sys.argv = ['coderooms', *sys.argv[1:]]\n"
+        "if os.environ['NO_DECODE']:\n"
+        "    tokens._load_ranks = lambda path: os._exit(3)  # decoded: the ranks were not kept\n"
+        "launch.main()"
+    )
+    answers = []
+    for refuse in ("", "1"):
+        done = subprocess.run(
+            [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env={**os.environ, "NO_DECODE": refuse},
+        )
+        assert done.returncode == 0, done.stderr
+        answers.append(json.loads(done.stdout))
+        assert kept.is_file()
+    assert answers == [json.loads(warm)] * 2
 
 
 def test_an_unchanged_index_runs_no_indexer_for_the_focus_command(

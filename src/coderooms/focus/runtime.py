@@ -204,12 +204,18 @@ class CountMemo:
     text's digest: counting large files is most of a first focus, and a count kept by
     the host (``known``) spares a new process the same work."""
 
-    def __init__(self, count_tokens: TokenCounter, known: Mapping[bytes, int]) -> None:
+    def __init__(
+        self,
+        count_tokens: TokenCounter,
+        known: Mapping[bytes, int],
+        floors: Mapping[bytes, int] | None = None,
+    ) -> None:
+        """``floors``: floors of texts kept by the host, as :attr:`floors` holds them."""
         self.count_tokens = count_tokens
         self.counts: dict[bytes, int] = dict(known)
-        self.added = 0  # texts counted here, not known before
+        self.added = 0  # texts counted (or first found past a limit) here, not known before
         # floors of texts counted only until they passed a limit (see CountsWithin)
-        self.floors: dict[bytes, int] = {}
+        self.floors: dict[bytes, int] = dict(floors) if floors is not None else {}
         self._within = count_tokens.within if isinstance(count_tokens, CountsWithin) else None
 
     def __call__(self, text: str) -> int:
@@ -238,6 +244,8 @@ class CountMemo:
             self.counts[key] = count
             self.added += 1
         else:
+            # A first floor is new to the host; a raised one is kept with the next save.
+            self.added += key not in self.floors
             self.floors[key] = count
         return count
 
@@ -340,15 +348,18 @@ class FocusEngine:
         embedder: Embedder | None = None,
         known: Callable[[], KnownWork] | None = None,
         token_counts: Mapping[bytes, int] | None = None,
+        token_floors: Mapping[bytes, int] | None = None,
     ) -> FocusEngine:
         """The engine whose index :meth:`SalienceIndex.built` gave ``built``, over the same
         ``graph`` and ``embedder`` (see :meth:`SalienceIndex.restored`): it answers as
-        that engine did, with nothing counted or embedded first. ``token_counts`` are
-        counts kept by the host (see :class:`CountMemo`)."""
+        that engine did, with nothing counted or embedded first. ``token_counts`` and
+        ``token_floors`` are counts and floors kept by the host (see :class:`CountMemo`)."""
         texts = LazyTexts(graph.file_paths(), reader.read_text)
         index = SalienceIndex.restored(graph, texts, built, embedder, None, known)
         engine = cls.__new__(cls)
         engine._start(graph, index, count_tokens, token_counts or {})
+        if token_floors:
+            engine.counter.floors.update(token_floors)
         return engine
 
     # --- ranking -----------------------------------------------------------------------

@@ -44,6 +44,7 @@ __all__ = [
     "load",
     "load_built",
     "load_token_counts",
+    "load_token_floors",
     "save",
     "save_built",
     "save_token_counts",
@@ -91,28 +92,47 @@ def load(path: str, tag: str) -> KnownWork | None:
 
 def load_token_counts(path: str, tag: str) -> dict[bytes, int]:
     """Token counts kept at ``path`` under ``tag`` (by text key), or none."""
+    return _kept_by_key(path, tag, "keys", "counts")
+
+
+def load_token_floors(path: str, tag: str) -> dict[bytes, int]:
+    """Token floors kept at ``path`` under ``tag`` (by text key: a number of tokens each
+    text has at least, found by counting it until it passed a limit), or none."""
+    return _kept_by_key(path, tag, "floor_keys", "floors")
+
+
+def _kept_by_key(path: str, tag: str, keys_name: str, values_name: str) -> dict[bytes, int]:
+    """The numbers ``values_name`` kept at ``path`` under ``tag`` by the text keys
+    ``keys_name``, or none (another tag, a damaged file, a negative number)."""
     try:
         with np.load(path, allow_pickle=False) as data:
             if _text(data["tag"]) != tag:
                 return {}
-            keys = _keys(data["keys"])
-            counts = np.asarray(data["counts"], dtype=np.int64)
+            keys = _keys(data[keys_name])
+            values = np.asarray(data[values_name], dtype=np.int64)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
         return {}
-    if len(counts) != len(keys) or (len(counts) and int(counts.min()) < 0):
+    if len(values) != len(keys) or (len(values) and int(values.min()) < 0):
         return {}
-    return dict(zip(keys, counts.tolist(), strict=True))
+    return dict(zip(keys, values.tolist(), strict=True))
 
 
-def save_token_counts(path: str, counts: dict[bytes, int], tag: str) -> None:
-    """Keep the newest :data:`MAX_KEPT_TOKEN_COUNTS` of ``counts`` at ``path``."""
+def save_token_counts(
+    path: str, counts: dict[bytes, int], tag: str, floors: dict[bytes, int] | None = None
+) -> None:
+    """Keep the newest :data:`MAX_KEPT_TOKEN_COUNTS` of ``counts`` at ``path``, and as
+    many of ``floors`` of texts not counted whole (see :func:`load_token_floors`)."""
     kept = list(counts.items())[-MAX_KEPT_TOKEN_COUNTS:]
+    short = [(key, floor) for key, floor in (floors or {}).items() if key not in counts]
+    short = short[-MAX_KEPT_TOKEN_COUNTS:]
     _write(
         path,
         {
             "tag": _bytes(tag),
             "keys": _key_array(tuple(key for key, _ in kept)),
             "counts": np.asarray([count for _, count in kept], dtype=np.int64),
+            "floor_keys": _key_array(tuple(key for key, _ in short)),
+            "floors": np.asarray([floor for _, floor in short], dtype=np.int64),
         },
     )
 
