@@ -5,8 +5,10 @@ gives are those made from nothing, and answer the same."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -121,6 +123,34 @@ def test_the_engine_takes_the_keys_the_workers_made_instead_of_hashing_its_nodes
     assert engine.index.row_keys() == want.index.row_keys()
     _same_index(engine, want)
     assert _answers(engine) == _answers(want)
+
+
+def test_a_workspace_keeping_aside_writes_the_kept_files_on_a_thread_it_waits_for(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    ws.keep_aside = True
+    ws.index(workers=1, prepare_focus=True)
+    writers: list[str] = []
+    save_built, release = focus_state.save_built, threading.Event()
+
+    def slow_save(*args: Any) -> None:
+        writers.append(threading.current_thread().name)
+        release.wait(timeout=30)
+        save_built(*args)
+
+    monkeypatch.setattr(focus_state, "save_built", slow_save)
+    answers = _answers(ws.focus_engine())  # answered while the built index is unwritten
+    assert writers == ["coderooms-keep"]
+    assert not (root / ".coderooms" / focus_state.BUILT_FILE).exists()
+    release.set()
+    ws.close()  # waits for the thread
+    assert (root / ".coderooms" / focus_state.BUILT_FILE).exists()
+    assert (root / ".coderooms" / focus_state.STATE_FILE).exists()
+    later = Workspace.open(root).focus_engine()  # a new process restores what was kept
+    assert later.index.fresh_work == 0
+    assert _answers(later) == answers
 
 
 def test_a_file_whose_work_did_not_come_is_counted_by_the_engine(
