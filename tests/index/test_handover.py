@@ -133,15 +133,17 @@ def test_a_workspace_keeping_aside_writes_the_kept_files_on_a_thread_it_waits_fo
     ws.keep_aside = True
     ws.index(workers=1, prepare_focus=True)
     writers: list[str] = []
-    save_built, release = focus_state.save_built, threading.Event()
+    save_built, reached, release = focus_state.save_built, threading.Event(), threading.Event()
 
     def slow_save(*args: Any) -> None:
         writers.append(threading.current_thread().name)
+        reached.set()
         release.wait(timeout=30)
         save_built(*args)
 
     monkeypatch.setattr(focus_state, "save_built", slow_save)
     answers = _answers(ws.focus_engine())  # answered while the built index is unwritten
+    assert reached.wait(timeout=30)  # focus.npz is written first, on the same thread
     assert writers == ["coderooms-keep"]
     assert not (root / ".coderooms" / focus_state.BUILT_FILE).exists()
     release.set()
