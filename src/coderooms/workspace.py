@@ -21,6 +21,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import compress
 from operator import itemgetter
 from stat import S_ISREG
@@ -176,6 +177,11 @@ class Workspace:
         self._warming: threading.Thread | None = None
         self._models = threading.Event()  # set once the embedding model is loaded
         self._handed: FirstBuild | None = None  # a cold run's work, for the first engine
+        # Write what is kept beside the index for the next process (focus.npz, the built
+        # index, graph.cache) on a thread while this one answers: for a one-shot command,
+        # whose process ends with them written (see :meth:`_keep`).
+        self.keep_aside = False
+        self._keeping: threading.Thread | None = None
         # Told of long work (indexing, counting, embedding) by a surface that shows it.
         self.report: Report | None = None
 
@@ -204,6 +210,7 @@ class Workspace:
         return self._conn
 
     def close(self) -> None:
+        self._kept()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -390,6 +397,7 @@ class Workspace:
                 raise NotIndexed(self.root)
             if self._graph is not None and self._graph[0] == generation:
                 return self._graph[1]
+            self._kept()  # the kept graph files are written by one thread at a time
             cache = os.path.join(os.path.dirname(self.db_path), GRAPH_CACHE_FILE)
             with _without_cyclic_gc():
                 graph, rows = self._handed_graph(conn, cache, generation) or self._read_graph(
@@ -582,6 +590,7 @@ class Workspace:
         """The engine of ``graph`` (see :meth:`focus_engine`), kept for the next call."""
         from coderooms import embeddings, tokens
 
+        self._kept()  # what an earlier engine kept is on disk: this one may read it
         previous = self._engine[1] if self._engine is not None else None
         state = self._state_path(focus_state.STATE_FILE)
         tag = self._state_tag()
@@ -630,11 +639,13 @@ class Workspace:
             # until there is much of it: writing focus.npz (tens of MB on a large
             # repository) on every edit would cost more than the edit's own work.
             self._unsaved += engine.index.fresh_work
+            writes: list[Callable[[], None]] = []
             if self._unsaved and (previous is None or self._unsaved > MAX_UNSAVED_WORK):
-                focus_state.save(state, engine.index.known_work(), tag)
+                writes.append(partial(focus_state.save, state, engine.index.known_work(), tag))
                 self._unsaved = 0
             if not lived or not self._kept_elsewhere(generation, built_path):
-                self._keep_built(engine, generation, built_path, built_key)
+                writes.append(self._keep_built(engine, generation, built_path, built_key))
+            self._keep(writes)
             if handed is not None and self.report is not None:
                 self.report(HANDED_ENGINE_PHASE, 1, 1)
         engine.prepare()  # while the models may still be loading on the other thread
@@ -659,18 +670,51 @@ class Workspace:
 
     def _keep_built(
         self, engine: FocusEngine, generation: str, built_path: str, built_key: str
-    ) -> None:
-        """Write the built index of ``generation``, and bring graph.cache to the same
-        generation, so that the next edits need not write it."""
+    ) -> Callable[[], None]:
+        """What writes the built index of ``generation``, and brings graph.cache to the
+        same generation, so that the next edits need not write it (see :meth:`_keep`).
+        The index gives what it built here, on the thread that ranks with it."""
         cache = self._state_path(GRAPH_CACHE_FILE)
         disk = self._on_disk
-        focus_state.save_built(built_path, engine.index.built(), built_key)
-        self._built_on_disk = (generation, _file_mark(built_path))
-        if disk is None or disk.base != generation:
-            held = self._rows
+        built = engine.index.built()
+        held = self._rows if disk is None or disk.base != generation else None
+
+        def write() -> None:
+            focus_state.save_built(built_path, built, built_key)
+            self._built_on_disk = (generation, _file_mark(built_path))
             if held is not None and held[0] == generation:
                 _write_cache(cache, generation, held[1])
                 self._on_disk = _DiskGraph(generation, generation, frozenset(), _file_mark(cache))
+
+        return write
+
+    def _keep(self, writes: list[Callable[[], None]]) -> None:
+        """Run ``writes`` (of the files kept beside the index): here, or with
+        :attr:`keep_aside` on a thread of their own while this one ranks and answers
+        (on sympy they are 0.3 s of a first focus's tail with the other core idle). The
+        thread is not a daemon, so a process ends with them written; whatever next reads
+        or writes those files, or the workspace's record of them, waits for it first
+        (:meth:`_kept`). A file is replaced whole (:func:`focus_state.replaced_whole`):
+        a process killed meanwhile leaves the old one, a cache the next process rebuilds."""
+        if not writes:
+            return
+        if not self.keep_aside:
+            for write in writes:
+                write()
+            return
+
+        def run() -> None:
+            for write in writes:
+                write()
+
+        self._keeping = threading.Thread(target=run, name="coderooms-keep")
+        self._keeping.start()
+
+    def _kept(self) -> None:
+        """Wait for the kept files a thread writes (see :meth:`_keep`), if any."""
+        keeping, self._keeping = self._keeping, None
+        if keeping is not None:
+            keeping.join()
 
     def _restored(
         self, graph: CodeGraph, state: str, tag: str, built_path: str, built_key: str

@@ -5,16 +5,19 @@ gives are those made from nothing, and answer the same."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from test_focus_state import GOALS as SHOP_GOALS
 from test_focus_state import SHOP, _from_nothing
 
-from coderooms import embeddings, workspace
+from coderooms import embeddings, tokens, workspace
 from coderooms.embeddings import EmbeddingModelUnavailable
+from coderooms.focus import salience
 from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS, SymbolPlace, file_key
 from coderooms.focus.documents import file_work as make_file_work
 from coderooms.focus.runtime import FocusEngine
@@ -95,6 +98,61 @@ def test_the_handed_graph_is_not_read_back_from_the_database(
     monkeypatch.undo()
     other = Workspace.open(root)  # a new process reads the cache the handover wrote
     assert other.graph() == ws.graph()
+
+
+def test_the_engine_takes_the_keys_the_workers_made_instead_of_hashing_its_nodes(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    ws.index(workers=1, prepare_focus=True)
+
+    def refuse(*_args: object) -> bytes:
+        raise AssertionError("a node's key was made again")
+
+    for name in ("file_key", "symbol_key", "symbol_embed_key"):
+        monkeypatch.setattr(salience.docs, name, refuse)
+    monkeypatch.setattr(salience, "_digest", refuse)
+    ws.graph()
+    engine = FocusEngine.from_reader(
+        ws.graph(), ws, tokens.COUNTER, embeddings.embed, known=ws._handed.known_work()
+    )
+    monkeypatch.undo()
+    assert engine.index.fresh_work == 0
+    want = _from_nothing(Workspace.open(root))
+    assert engine.index.row_keys() == want.index.row_keys()
+    _same_index(engine, want)
+    assert _answers(engine) == _answers(want)
+
+
+def test_a_workspace_keeping_aside_writes_the_kept_files_on_a_thread_it_waits_for(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    ws.keep_aside = True
+    ws.index(workers=1, prepare_focus=True)
+    writers: list[str] = []
+    save_built, reached, release = focus_state.save_built, threading.Event(), threading.Event()
+
+    def slow_save(*args: Any) -> None:
+        writers.append(threading.current_thread().name)
+        reached.set()
+        release.wait(timeout=30)
+        save_built(*args)
+
+    monkeypatch.setattr(focus_state, "save_built", slow_save)
+    answers = _answers(ws.focus_engine())  # answered while the built index is unwritten
+    assert reached.wait(timeout=30)  # focus.npz is written first, on the same thread
+    assert writers == ["coderooms-keep"]
+    assert not (root / ".coderooms" / focus_state.BUILT_FILE).exists()
+    release.set()
+    ws.close()  # waits for the thread
+    assert (root / ".coderooms" / focus_state.BUILT_FILE).exists()
+    assert (root / ".coderooms" / focus_state.STATE_FILE).exists()
+    later = Workspace.open(root).focus_engine()  # a new process restores what was kept
+    assert later.index.fresh_work == 0
+    assert _answers(later) == answers
 
 
 def test_a_file_whose_work_did_not_come_is_counted_by_the_engine(

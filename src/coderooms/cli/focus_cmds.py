@@ -46,9 +46,11 @@ def indexed_workspace(repo: str, prepare_focus: bool = False) -> Workspace:
     """The workspace of ``repo``, its index brought up to date, showing long work on
     stderr (a first index, or code to count and embed). An index the disk still matches
     (see :meth:`Workspace.refresh`) is not run again: a check costs a ``stat`` a file.
-    ``prepare_focus`` when a focus engine follows (see :meth:`Workspace.index`)."""
+    ``prepare_focus`` when a focus engine follows (see :meth:`Workspace.index`). What
+    the engine keeps for the next process is written while this one answers."""
     ws = Workspace.open(repo)
     ws.report = PhaseProgress()
+    ws.keep_aside = True  # a one-shot command: the process ends with the files written
     ws.refresh(prepare_focus=prepare_focus)
     return ws
 

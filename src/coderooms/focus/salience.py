@@ -188,6 +188,10 @@ class KnownWork:
     embedding_keys: tuple[bytes, ...] = ()
     embeddings: np.ndarray | None = None
     token_counts: Mapping[bytes, int] = field(default_factory=dict)  # by text_key(text)
+    # Per node id, the keys of its document (NO_KEY: none) and of its embedding text, when
+    # the work was made for the nodes of one graph (a cold run's): an index over that
+    # graph built from nothing else takes them instead of hashing its nodes again.
+    node_keys: Mapping[str, tuple[bytes, bytes]] = field(default_factory=dict)
 
     @classmethod
     def nothing(cls) -> KnownWork:
@@ -445,11 +449,12 @@ class SalienceIndex:
                 if previous.embedder is not embedder:
                     known = known.without_embeddings()
         nodes = self.nodes
+        told = known.node_keys if known is not None and previous is None else {}
         file_keys = self._carried_keys(
-            old_documents, self.file_rows, lambda i: self._file_key(nodes[i].path)
+            old_documents, self.file_rows, _told(told, 0, nodes, lambda n: self._file_key(n.path))
         )
         symbol_keys = self._carried_keys(
-            old_documents, self.symbol_rows, lambda i: self._symbol_key(nodes[i])
+            old_documents, self.symbol_rows, _told(told, 0, nodes, self._symbol_key)
         )
         if lender is not None:
             self.file_documents = self._borrowed_documents(
@@ -497,7 +502,9 @@ class SalienceIndex:
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
             if len(old_embeddings) == len(previous.nodes if previous else ()):
-                keys = self._carried_keys(old_embeddings, None, lambda i: self._embed_key(nodes[i]))
+                keys = self._carried_keys(
+                    old_embeddings, None, _told(told, 1, nodes, self._embed_key)
+                )
             else:
                 keys = tuple(self._embed_key(node) for node in self.nodes)
             if lender is not None and lender.embedder is embedder and lender.embeddings is not None:
@@ -1656,6 +1663,23 @@ def _key_finder(keys: tuple[bytes, ...], lookups: int) -> Callable[[bytes], int 
         return None
 
     return scan
+
+
+def _told(
+    told: Mapping[str, tuple[bytes, bytes]],
+    part: int,
+    nodes: Sequence[CodeNode],
+    make: Callable[[CodeNode], bytes],
+) -> Callable[[int], bytes]:
+    """The key of row ``i``: part ``part`` of what ``told`` holds for its node (see
+    :attr:`KnownWork.node_keys`), else made by ``make``."""
+
+    def key(i: int) -> bytes:
+        node = nodes[i]
+        pair = told.get(node.id)
+        return make(node) if pair is None else pair[part]
+
+    return key
 
 
 def text_key(text: str) -> bytes:
