@@ -705,7 +705,15 @@ class Workspace:
 
         def run() -> None:
             for write in writes:
-                write()
+                try:
+                    write()
+                except Exception as exc:  # a cache: the next process rebuilds what is lost
+                    print(
+                        f"coderooms: could not keep the focus state beside the index "
+                        f"({type(exc).__name__}: {exc}); the next process rebuilds it",
+                        file=sys.stderr,
+                    )
+                    return
 
         self._keeping = threading.Thread(target=run, name="coderooms-keep")
         self._keeping.start()

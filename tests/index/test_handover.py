@@ -155,6 +155,30 @@ def test_a_workspace_keeping_aside_writes_the_kept_files_on_a_thread_it_waits_fo
     assert _answers(later) == answers
 
 
+def test_a_kept_file_that_cannot_be_written_aside_is_a_line_not_a_traceback(
+    make_repo: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    ws.keep_aside = True
+    ws.index(workers=1, prepare_focus=True)
+
+    def full_disk(*_args: Any) -> None:
+        raise MemoryError("no room to marshal")
+
+    monkeypatch.setattr(focus_state, "save_built", full_disk)
+    answers = _answers(ws.focus_engine())
+    ws.close()
+    err = capsys.readouterr().err
+    assert "could not keep the focus state" in err and "MemoryError" in err
+    assert "Traceback" not in err
+    assert not (root / ".coderooms" / focus_state.BUILT_FILE).exists()
+    monkeypatch.undo()
+    assert _answers(Workspace.open(root).focus_engine()) == answers  # rebuilt, same answers
+
+
 def test_a_file_whose_work_did_not_come_is_counted_by_the_engine(
     make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
