@@ -48,6 +48,7 @@ from first_focus import SOURCE, baseline_source
 from coderooms import embeddings, tokens
 from coderooms.focus.runtime import FocusEngine
 from coderooms.index.focus_state import BUILT_FILE, STATE_FILE
+from coderooms.launch import BLAS_THREAD_VARIABLES
 from coderooms.workspace import Workspace
 from index import MIRRORED, edit_one, pick_file, print_rows, subject
 
@@ -160,6 +161,8 @@ def paired_edits(args: argparse.Namespace) -> None:
             target = pick_file(root)
             here = Path(__file__).resolve().parent  # for index.edit_one
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(here)])}
+            for name in BLAS_THREAD_VARIABLES:  # one BLAS thread, as every coderooms command
+                env.setdefault(name, "1")
             if args.frozen:
                 env["BENCH_FROZEN"] = "1"
             command = [sys.executable, "-c", EDIT_SIDE, str(source), str(root), str(target)]
