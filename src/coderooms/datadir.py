@@ -8,9 +8,14 @@ never shows in the user's ``git status``, with nothing to add to their own ignor
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import threading
+from collections.abc import Iterator
+from typing import BinaryIO
 
-__all__ = ["DATA_DIR", "SELF_IGNORE", "make_dirs"]
+__all__ = ["DATA_DIR", "SELF_IGNORE", "make_dirs", "replaced_whole"]
 
 DATA_DIR = ".coderooms"
 """The folder's name."""
@@ -32,3 +37,28 @@ def make_dirs(path: str | os.PathLike[str]) -> None:
                 file.write(SELF_IGNORE)
         except FileExistsError:  # another process created the folder at the same moment
             pass
+
+
+@contextlib.contextmanager
+def replaced_whole(path: str) -> Iterator[BinaryIO]:
+    """A file to write the new content of ``path`` to, renamed over ``path`` when the
+    block ends: a reader finds the old file or the new one, never a part. A write that
+    fails (OSError) leaves the old file and is not raised: what is kept beside the index
+    is a cache, and a lost write only costs the next reader work. When the file cannot
+    even be made (a folder gone or read-only), the block writes to nowhere; when the
+    block raises, its part-written file is removed."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        fh = open(tmp, "wb")  # noqa: SIM115  # closed below, before the rename
+    except OSError:
+        yield io.BytesIO()  # dropped
+        return
+    try:
+        with fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        if not isinstance(exc, OSError):
+            raise

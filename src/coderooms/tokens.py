@@ -27,7 +27,6 @@ byte-pair merges over the same ranks, so the same counts; past
 from __future__ import annotations
 
 import binascii
-import contextlib
 import gzip
 import hashlib
 import importlib.util
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING
 
 import tiktoken
 
+from coderooms.datadir import replaced_whole
 from coderooms.errors import HostError
 
 if TYPE_CHECKING:
@@ -508,17 +508,11 @@ def _read_kept_ranks(path: str) -> dict[bytes, int] | None:
 
 
 def _write_kept_ranks(path: str, ranks: dict[bytes, int]) -> None:
-    """Keep ``ranks`` at ``path`` in one step (written aside, then renamed); a failure to
-    write only leaves the next process to decode them again."""
+    """Keep ``ranks`` at ``path`` in one step; a failure to write only leaves the next
+    process to decode them again (see :func:`~coderooms.datadir.replaced_whole`)."""
     payload = marshal.dumps(ranks)
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(_kept_ranks_head() + hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+    with replaced_whole(path) as fh:
+        fh.write(_kept_ranks_head() + hashlib.sha256(payload).digest() + payload)
 
 
 def _bpe_path() -> Path:

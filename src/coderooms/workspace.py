@@ -27,7 +27,7 @@ from operator import itemgetter
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from coderooms.datadir import make_dirs
+from coderooms.datadir import make_dirs, replaced_whole
 from coderooms.focus.graph import (
     CodeEdge,
     CodeGraph,
@@ -694,7 +694,7 @@ class Workspace:
         (on sympy they are 0.3 s of a first focus's tail with the other core idle). The
         thread is not a daemon, so a process ends with them written; whatever next reads
         or writes those files, or the workspace's record of them, waits for it first
-        (:meth:`_kept`). A file is replaced whole (:func:`focus_state.replaced_whole`):
+        (:meth:`_kept`). A file is replaced whole (:func:`replaced_whole`):
         a process killed meanwhile leaves the old one, a cache the next process rebuilds."""
         if not writes:
             return
@@ -1263,7 +1263,7 @@ def _write_stamp(path: str, root: str, generation: str, stamp: _Stamp) -> None:
     step; a failure to write only costs the next process an indexer run."""
     # The fields as they are (astuple would copy every nested tuple, deeply).
     fields = (stamp.files, stamp.dirs, stamp.database)
-    with focus_state.replaced_whole(path) as fh:
+    with replaced_whole(path) as fh:
         fh.write(marshal.dumps((_stamp_key(), root, generation, *fields)))
 
 
@@ -1327,7 +1327,7 @@ def _write_cache(path: str, generation: str, rows: GraphRows) -> None:
         edges = marshal.dumps(edges)
     nodes = marshal.dumps((files, symbols, signals, co_changes, head_time))
     head = marshal.dumps((_cache_key(), generation, len(nodes)))
-    with focus_state.replaced_whole(path) as fh:
+    with replaced_whole(path) as fh:
         fh.write(_CACHE_HEAD_SIZE.pack(len(head)) + head)
         fh.write(nodes)
         fh.write(edges)
@@ -1373,7 +1373,7 @@ def _read_graph_delta(path: str) -> _DiskGraph | None:
 def _write_graph_delta(path: str, delta: _DiskGraph) -> None:
     """Keep ``delta`` at ``path`` in one step (a failure costs a reader the whole read)."""
     kept = (_cache_key(), delta.base, delta.after, tuple(sorted(delta.paths)))
-    with focus_state.replaced_whole(path) as fh:
+    with replaced_whole(path) as fh:
         fh.write(marshal.dumps(kept))
 
 

@@ -308,7 +308,7 @@ def test_a_long_lived_workspace_rewrites_focus_npz_only_past_its_bound(
 
 
 def test_a_whole_write_lands_at_once_and_a_failed_one_leaves_the_old_file(tmp_path: Path) -> None:
-    from coderooms.index.focus_state import replaced_whole
+    from coderooms.datadir import replaced_whole
 
     path = tmp_path / "kept.bin"
     with replaced_whole(str(path)) as fh:
@@ -319,3 +319,19 @@ def test_a_whole_write_lands_at_once_and_a_failed_one_leaves_the_old_file(tmp_pa
         raise OSError("disk full")  # not raised out: a lost write of a cache
     assert path.read_bytes() == b"first"
     assert [p.name for p in tmp_path.iterdir()] == ["kept.bin"]  # no temporary file left
+
+
+def test_a_whole_write_with_nowhere_to_go_is_dropped_and_a_raising_block_leaves_no_part(
+    tmp_path: Path,
+) -> None:
+    from coderooms.datadir import replaced_whole
+
+    gone = tmp_path / "no-such-folder" / "kept.bin"
+    with replaced_whole(str(gone)) as fh:  # before: "generator didn't yield"
+        fh.write(b"lost")
+    assert not gone.parent.exists()
+    path = tmp_path / "kept.bin"
+    with pytest.raises(KeyError), replaced_whole(str(path)) as fh:
+        fh.write(b"part")
+        raise KeyError("a bug in the writer")
+    assert list(tmp_path.iterdir()) == []  # neither the new file nor a part of it

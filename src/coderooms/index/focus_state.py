@@ -15,7 +15,6 @@ reads as no known work at all.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -24,14 +23,13 @@ import mmap
 import os
 import struct
 import sys
-import threading
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
+from coderooms.datadir import replaced_whole
 from coderooms.focus import lexical, salience, text
 from coderooms.focus.lexical import DocumentCounts
 from coderooms.focus.salience import BuiltIndex, KnownWork
@@ -161,22 +159,6 @@ def _write(path: str, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` to ``path`` in one step (see :func:`replaced_whole`)."""
     with replaced_whole(path) as fh:
         np.savez(fh, **arrays)  # type: ignore[arg-type]
-
-
-@contextlib.contextmanager
-def replaced_whole(path: str) -> Iterator[BinaryIO]:
-    """A file to write the new content of ``path`` to, renamed over ``path`` when the
-    block ends: a reader finds the old file or the new one, never a part. A write that
-    fails (OSError) leaves the old file and is not raised: what is kept beside the index
-    is a cache, and a lost write only costs the next reader work."""
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            yield fh
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
 
 
 def _documents(data: np.lib.npyio.NpzFile, name: str) -> DocumentCounts:
