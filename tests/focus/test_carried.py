@@ -5,15 +5,22 @@ edits that add, change and delete nodes, edges and documents."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coderooms.focus import lexical
+from coderooms import embeddings, tokens
+from coderooms.focus import lexical, salience
 from coderooms.focus.carried import Feed, carried_transition, touched_rows, transition_of
 from coderooms.focus.lexical import BM25, CountedBM25, DocumentCounts, TermColumns
+from coderooms.focus.runtime import FocusEngine
+from coderooms.workspace import Workspace
 
 NAMES = tuple(f"n{k:02d}" for k in range(12))  # ids sort as their rows do
 STRENGTHS = (0.0, 0.25, 0.5, 1.0)
@@ -198,3 +205,85 @@ def test_past_the_bound_held_apart_the_columns_are_made_whole(
     whole = CountedBM25(after_docs, dict(terms), (before, lent))
     assert whole.columns().to_now is None  # made whole when first asked
     assert whole.scores(["x", "z"]).tobytes() == carried.scores(["x", "z"]).tobytes()
+
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/one.py": "from pkg.two import gamma\n\n\ndef alpha():\n    return gamma()\n\n\n"
+    "def beta():\n    return alpha()\n",
+    "pkg/two.py": "def gamma():\n    return 1\n\n\nclass Base:\n    def run(self):\n"
+    "        return gamma()\n",
+    "pkg/three.py": "from pkg.one import beta\n\n\ndef delta():\n    return beta()\n",
+}
+EDITS: tuple[tuple[str, str | None], ...] = (
+    ("pkg/one.py", FILES["pkg/one.py"] + "\n\ndef added():\n    return beta()\n"),  # a node
+    ("pkg/two.py", FILES["pkg/two.py"].replace("return 1", "return 2")),  # a body
+    ("pkg/one.py", FILES["pkg/one.py"].replace("def beta", "def renamed")),  # gone, new
+    ("pkg/four.py", "from pkg.two import Base\n\n\ndef epsilon():\n    return Base()\n"),
+    ("pkg/three.py", None),  # a file gone, and the edges into it
+)
+
+
+def test_every_structure_an_edit_carries_equals_the_one_built_whole(tmp_path: Path) -> None:
+    """Through the workspace's edit path: each edit's index lays its rows out, renumbers
+    its row tables, patches its transition matrix and follows its term columns from the
+    index before (each checked to be carried), all equal to what is built from every
+    row, and the engine answers as one built from nothing over the same files."""
+    root = tmp_path / "repo"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    ws = Workspace.open(root)
+    ws.index(workers=1)
+    ws.focus_engine()
+    patched: list[bool] = []
+    made = salience.carried_transition
+
+    def spy(*args: Any) -> sp.csr_matrix | None:
+        out = made(*args)
+        patched.append(out is not None)
+        return out
+
+    with (
+        mock.patch.object(salience, "MAX_TOUCHED_SHARE", 1),
+        mock.patch.object(salience, "carried_transition", spy),
+    ):
+        for path, text in EDITS:
+            if text is None:
+                (root / path).unlink()
+            else:
+                (root / path).write_text(text, encoding="utf-8")
+            ws.index(workers=1)
+            index = ws.focus_engine().index
+            laid = index._layout_rows
+            assert laid is not None and laid.there is not None
+            nodes, ids, kinds, places = salience._nodes_by_id(index.graph)
+            assert (laid.nodes, tuple(laid.ids), tuple(laid.kinds)) == (nodes, ids, kinds)
+            assert places is not None and laid.places is not None
+            assert laid.places.tolist() == places.tolist()
+            files = [row for row, kind in enumerate(kinds) if kind == "file"]
+            assert index.position == {name: row for row, name in enumerate(ids)}
+            assert index.file_rows == files
+            assert index.symbol_rows == [
+                row for row, kind in enumerate(kinds) if kind in ("class", "function", "method")
+            ]
+            of_path = {nodes[row].path: row for row in files}
+            assert index.file_row_of.tolist() == [
+                of_path.get(node.path, row) for row, node in enumerate(nodes)
+            ]
+            assert patched.pop() is True
+            _same_matrix(index.transition, transition_of(index._feed()))
+            for bm25 in (index.file_bm25, index.symbol_bm25):
+                whole = TermColumns.whole(bm25.documents)
+                for at in range(len(bm25.documents.terms)):
+                    mine, theirs = bm25.columns().column(at), whole.column(at)
+                    assert [a.tolist() for a in mine] == [b.tolist() for b in theirs]
+            cold = FocusEngine.from_reader(
+                ws.graph(), ws, tokens.count_tokens, embeddings.embed
+            )  # built from nothing over the same graph
+            for goal in ("alpha returns the wrong value", "Base.run calls gamma"):
+                assert (
+                    ws.focus_engine().focus(goal, 400).to_json() == cold.focus(goal, 400).to_json()
+                )
+                assert ws.focus_engine().seek(goal).to_json() == cold.seek(goal).to_json()
+    ws.close()

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 from collections import Counter, defaultdict
@@ -317,6 +318,93 @@ def _nodes_by_id(
     return ordered, tuple(n.id for n in ordered), tuple(n.kind for n in ordered), None
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """An index's rows: its nodes in id order, their ids and kinds, where each sits in
+    the graph (None: not known) and, for an index laid out from the one before (see
+    :func:`_carried_layout`), per row the row there of the very same node (-1: made
+    anew)."""
+
+    nodes: tuple[CodeNode, ...]
+    ids: Sequence[str]
+    kinds: Sequence[str]
+    places: np.ndarray | None
+    there: np.ndarray | None = None
+
+
+def _carried_layout(graph: CodeGraph, previous: SalienceIndex) -> _Layout | None:
+    """The rows :func:`_nodes_by_id` gives, from ``previous``'s: the nodes the graph took
+    from ``previous``'s graph (see :class:`TakenNodes`) keep their order there, and the
+    few made anew (an edited file's) are placed among them by their ids. None when that
+    is not known, or an id repeats (a stable sort then orders the twins by place)."""
+    nodes, before = graph.nodes, previous.graph.nodes
+    taken = nodes.taken if isinstance(nodes, NodeTable) else None
+    old = previous._layout_rows
+    if taken is None or taken.before() is not before or old is None or old.places is None:
+        return None
+    if not isinstance(nodes, NodeTable) or len(previous.position) != len(old.nodes):
+        return None
+    ids = nodes.ids
+    to_here = np.full(len(before), -1, dtype=np.int64)  # a place there to its place here
+    for here, there, length in taken.runs:
+        to_here[there : there + length] = np.arange(here, here + length, dtype=np.int64)
+    placed = to_here[old.places]  # per row there: its node's place here (-1: not taken)
+    kept = np.flatnonzero(placed >= 0)
+    carried = placed[kept]
+    made = np.ones(len(ids), dtype=np.bool_)
+    made[carried] = False
+    fresh = sorted(np.flatnonzero(made).tolist(), key=ids.__getitem__)
+    old_ids, kept_rows = old.ids, kept.tolist()
+    at: list[int] = []  # per fresh node: how many carried rows come before it
+    for k, place in enumerate(fresh):
+        name = ids[place]
+        spot = bisect.bisect_left(range(len(kept_rows)), name, key=lambda j: old_ids[kept_rows[j]])
+        after = spot < len(kept_rows) and old_ids[kept_rows[spot]] == name
+        if after or (k and ids[fresh[k - 1]] == name):
+            return None  # a repeated id
+        at.append(spot)
+    size = len(ids)
+    fresh_rows = np.asarray(at, dtype=np.int64) + np.arange(len(fresh), dtype=np.int64)
+    is_fresh = np.zeros(size, dtype=np.bool_)
+    is_fresh[fresh_rows] = True
+    places = np.empty(size, dtype=np.int64)
+    places[fresh_rows] = fresh
+    places[~is_fresh] = carried
+    row_there = np.full(size, -1, dtype=np.int64)
+    row_there[~is_fresh] = kept
+    # Rows there that follow each other here too: the runs each table is copied in.
+    gaps = (np.flatnonzero(np.diff(kept) != 1) + 1).tolist()
+    bounds = sorted({0, len(kept_rows), *at, *gaps})
+
+    def spliced(old_rows: tuple[_T, ...], made: list[_T]) -> tuple[_T, ...]:
+        return _spliced_rows(old_rows, kept_rows, bounds, at, made)
+
+    return _Layout(
+        spliced(old.nodes, [nodes[place] for place in fresh]),
+        spliced(tuple(old.ids), [ids[place] for place in fresh]),
+        spliced(tuple(old.kinds), [nodes.kinds[place] for place in fresh]),
+        places,
+        row_there,
+    )
+
+
+def _spliced_rows(
+    old: tuple[_T, ...], kept: list[int], bounds: list[int], at: list[int], fresh: list[_T]
+) -> tuple[_T, ...]:
+    """``old[kept[j]]`` for each ``j`` in order, with ``fresh[k]`` put before the
+    ``at[k]``-th of them (``at`` ascending), copied in the runs between ``bounds``
+    (ascending, from 0 to ``len(kept)``: each run's rows follow each other in ``old``)."""
+    out: list[_T] = []
+    k = 0
+    for a, b in zip(bounds, [*bounds[1:], None], strict=True):
+        while k < len(at) and at[k] == a:
+            out.append(fresh[k])
+            k += 1
+        if b is not None:
+            out.extend(old[kept[a] : kept[a] + b - a])
+    return tuple(out)
+
+
 def _picked(nodes: Sequence[CodeNode], rows: list[int]) -> Sequence[CodeNode]:
     """``nodes[row]`` for each of ``rows``, in order (of a tuple, in one step)."""
     if isinstance(nodes, tuple) and len(rows) > 1:
@@ -403,7 +491,11 @@ class SalienceIndex:
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: Sequence[CodeNode]
-        self.nodes, ids, kinds, self._order = _nodes_by_id(graph)
+        layout = _carried_layout(graph, previous) if previous is not None else None
+        layout_of = layout or _Layout(*_nodes_by_id(graph))
+        self._layout_rows: _Layout | None = layout_of
+        self.nodes, ids, kinds = layout_of.nodes, layout_of.ids, layout_of.kinds
+        self._order = layout_of.places
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
@@ -419,6 +511,8 @@ class SalienceIndex:
             self.symbol_rows: list[int] = laid_out.symbol_rows
             self.file_of_path: dict[str, int] = laid_out.file_of_path
             self.file_row_of: np.ndarray = laid_out.file_row_of
+        elif previous is not None and layout is not None and layout.there is not None:
+            self._rows_after(previous, layout.there, ids, kinds)
         else:  # each a pass of the interpreter's own loops over the ids and kinds
             count = len(ids)
             self.position = dict(zip(ids, range(count), strict=True))  # a repeated id: its last
@@ -530,6 +624,46 @@ class SalienceIndex:
                 )
             else:
                 self.embeddings = self._embed_all(embedder, known, keys)
+
+    def _rows_after(
+        self, previous: SalienceIndex, there: np.ndarray, ids: Sequence[str], kinds: Sequence[str]
+    ) -> None:
+        """The row tables (position, file and symbol rows, each row's file row) of rows laid
+        out from ``previous``'s (see :func:`_carried_layout`; ``there``: per row, its row
+        there, -1 for a node made anew; no id repeats): up to the first row that moved
+        they are ``previous``'s; past it each is made again, and a carried row's file row
+        is its file row there, renumbered. The same tables as made from every row."""
+        count = len(ids)
+        moved = np.flatnonzero(there != np.arange(count, dtype=np.int64))
+        first = int(moved[0]) if moved.size else count
+        kept = np.flatnonzero(there >= 0)
+        gone = np.ones(len(previous.nodes), dtype=np.bool_)
+        gone[there[kept]] = False
+        old_ids = previous._layout_rows.ids if previous._layout_rows is not None else None
+        if old_ids is None:
+            old_ids = [node.id for node in previous.nodes]
+        position = previous.position.copy()
+        for row in np.flatnonzero(gone).tolist():
+            del position[old_ids[row]]
+        position.update(zip(ids[first:], range(first, count), strict=True))
+        self.position = position
+        tail = range(first, count)
+        old_files, old_symbols = previous.file_rows, previous.symbol_rows
+        self.file_rows = old_files[: bisect.bisect_left(old_files, first)]
+        self.file_rows += compress(tail, map(_FILE_KIND.__eq__, kinds[first:]))
+        self.symbol_rows = old_symbols[: bisect.bisect_left(old_symbols, first)]
+        self.symbol_rows += compress(tail, map(_SYMBOL_KINDS.__contains__, kinds[first:]))
+        self.file_of_path = {self.nodes[i].path: i for i in self.file_rows}
+        to_here = np.full(len(previous.nodes), -1, dtype=np.int64)
+        to_here[there[kept]] = kept
+        file_row_of = np.full(count, -1, dtype=np.int64)
+        old_file = previous.file_row_of[there[kept]]
+        # A row outside every file was its own file row: a file of its path may be new.
+        file_row_of[kept] = np.where(old_file == there[kept], -1, to_here[old_file])
+        get = self.file_of_path.get
+        for row in np.flatnonzero(file_row_of < 0).tolist():
+            file_row_of[row] = get(self.nodes[row].path, row)
+        self.file_row_of = file_row_of
 
     def _lent_bm25(
         self, lender: SalienceIndex | None, kind: Literal["file", "symbol"]
@@ -666,6 +800,9 @@ class SalienceIndex:
         taken = nodes.taken if isinstance(nodes, NodeTable) else None
         if taken is None or taken.before() is not before:
             return None
+        laid = self._layout_rows
+        if laid is not None and laid.there is not None:  # laid out from previous's rows
+            return laid.there
         if self._order is None or previous._order is None:
             return None
         if len(self.position) != len(self.nodes) or len(previous.position) != len(before):
@@ -793,6 +930,7 @@ class SalienceIndex:
             raise ValueError("the graph does not hold the nodes the index was built over")
         index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))
         index._order = np.asarray(order, dtype=np.int64)
+        index._layout_rows = None  # an edit after it sorts its rows
         index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
         index.embedder = embedder
         index._report = None
