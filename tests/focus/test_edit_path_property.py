@@ -116,11 +116,15 @@ def test_after_any_edits_the_engine_is_bit_for_bit_a_cold_build(
             _same_columns(engine)
             assert_same_built(engine.index.built(), fresh.index.built())
             assert _answers(engine) == _answers(fresh)
+            _same_columns(engine)
             # A new process: the graph from graph.cache and graph.delta, the engine from
             # the built index kept for the cached generation, patched by row.
             elsewhere = Workspace.open(root)
             _same_graph(elsewhere.graph(), cold.graph())
-            assert_same_built(elsewhere.focus_engine().index.built(), fresh.index.built())
+            restored = elsewhere.focus_engine()
+            assert _answers(restored) == _answers(fresh)
+            _same_columns(restored)  # after the answers: the columns they made or carried
+            assert_same_built(restored.index.built(), fresh.index.built())
             elsewhere.close()
             cold.close()
         ws.close()
