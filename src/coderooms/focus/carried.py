@@ -107,7 +107,8 @@ def touched_rows(
     through = np.append(renumber, -1)  # the -1 after every row: what -1 reads
 
     def here(rows: np.ndarray) -> np.ndarray:
-        return through[rows]
+        renumbered: np.ndarray = through[rows]
+        return renumbered
 
     was_fed, is_fed = before.edges_fed(), after.edges_fed()
     kept = np.ones(len(before.src), dtype=np.bool_)

@@ -292,7 +292,8 @@ class TermColumns:
 
 def _through(rows: np.ndarray, renumber: np.ndarray) -> np.ndarray:
     """``renumber[row]`` for each row (-1 stays -1)."""
-    return np.append(renumber, -1)[rows]  # the -1 after every row: what -1 reads
+    through: np.ndarray = np.append(renumber, -1)[rows]  # the -1 after them: what -1 reads
+    return through
 
 
 class CountedBM25:
