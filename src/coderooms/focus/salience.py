@@ -945,6 +945,7 @@ class SalienceIndex:
         index._file_keys = {}
         index._fresh_documents = 0
         index._term_ids = {}
+        index._lent_from = {}
         index._known = known or KnownWork.nothing
         index._kept_documents = (built.file_documents, built.symbol_documents)
         index._counted = {}
