@@ -161,8 +161,8 @@ def paired_edits(args: argparse.Namespace) -> None:
             target = pick_file(root)
             here = Path(__file__).resolve().parent  # for index.edit_one
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(here)])}
-            for name in BLAS_THREAD_VARIABLES:  # one BLAS thread, as every coderooms command
-                env.setdefault(name, "1")
+            for variable in BLAS_THREAD_VARIABLES:  # one BLAS thread, as every coderooms command
+                env.setdefault(variable, "1")
             if args.frozen:
                 env["BENCH_FROZEN"] = "1"
             command = [sys.executable, "-c", EDIT_SIDE, str(source), str(root), str(target)]

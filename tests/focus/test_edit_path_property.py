@@ -11,13 +11,16 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from fixture_repo import assert_same_built
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coderooms import embeddings, tokens
+from coderooms.focus import salience
 from coderooms.focus.graph import CodeGraph, EdgeColumns
+from coderooms.focus.lexical import TermColumns
 from coderooms.focus.runtime import FocusEngine
 from coderooms.workspace import Workspace
 
@@ -61,6 +64,16 @@ def _same_graph(mine: CodeGraph, theirs: CodeGraph) -> None:
     assert EdgeColumns.of(mine.edges) == EdgeColumns.of(theirs.edges)
 
 
+def _same_columns(engine: FocusEngine) -> None:
+    """The BM25 term columns the engine's index holds (carried from the index before,
+    made whole, or not made yet) equal those made whole from its documents."""
+    for bm25 in (engine.index.file_bm25, engine.index.symbol_bm25):
+        columns, whole = bm25.columns(), TermColumns.whole(bm25.documents)
+        for at in range(len(bm25.documents.terms)):
+            mine, theirs = columns.column(at), whole.column(at)
+            assert [part.tolist() for part in mine] == [part.tolist() for part in theirs]
+
+
 def _cold(root: Path, scratch: Path) -> tuple[Workspace, FocusEngine]:
     """A copy of ``root`` indexed and its engine built from nothing."""
     if scratch.exists():
@@ -84,7 +97,8 @@ def _cold(root: Path, scratch: Path) -> tuple[Workspace, FocusEngine]:
 def test_after_any_edits_the_engine_is_bit_for_bit_a_cold_build(
     start: list[tuple[str, str]], steps: list[tuple[str, str | None]]
 ) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    # Every edit carries the transition matrix's untouched rows, however many it touched.
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(salience, "MAX_TOUCHED_SHARE", 1):
         root = Path(tmp) / "repo"
         for path, text in start:
             _write(root, path, text)
@@ -99,13 +113,18 @@ def test_after_any_edits_the_engine_is_bit_for_bit_a_cold_build(
             engine = ws.focus_engine()
             cold, fresh = _cold(root, Path(tmp) / "cold")
             _same_graph(ws.graph(), cold.graph())
+            _same_columns(engine)
             assert_same_built(engine.index.built(), fresh.index.built())
             assert _answers(engine) == _answers(fresh)
+            _same_columns(engine)
             # A new process: the graph from graph.cache and graph.delta, the engine from
             # the built index kept for the cached generation, patched by row.
             elsewhere = Workspace.open(root)
             _same_graph(elsewhere.graph(), cold.graph())
-            assert_same_built(elsewhere.focus_engine().index.built(), fresh.index.built())
+            restored = elsewhere.focus_engine()
+            assert _answers(restored) == _answers(fresh)
+            _same_columns(restored)  # after the answers: the columns they made or carried
+            assert_same_built(restored.index.built(), fresh.index.built())
             elsewhere.close()
             cold.close()
         ws.close()

@@ -183,6 +183,119 @@ class BM25:
         return np.asarray(block @ factor).ravel()
 
 
+MAX_HELD_ENTRIES = 65_536
+"""Term counts of documents an edit counted (or could not take whole) that carried
+columns (see :class:`TermColumns`) hold apart from the columns they renumber; past this
+the columns are made whole again."""
+
+
+class TermColumns:
+    """The counts of some documents by term: for term id ``t``, the documents holding it
+    (ascending) and its count in each. Made whole (``base``, documents by term in
+    compressed columns) or, for the documents of an index built on an earlier one, the
+    earlier columns read through ``to_now`` (a document there to its position here, -1:
+    gone) with the entries of the documents not taken from there held apart (``held``:
+    term ids, documents and counts, sorted by term then document). A column is read for
+    the terms a query asks of: nothing is made again for the documents an edit kept."""
+
+    def __init__(
+        self,
+        base: sp.csc_matrix,
+        to_now: np.ndarray | None = None,
+        held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        self.base = base
+        self.to_now = to_now
+        empty = np.zeros(0, dtype=np.int64)
+        self.held = held if held is not None else (empty, empty, np.zeros(0, dtype=np.float64))
+
+    @classmethod
+    def whole(cls, documents: DocumentCounts) -> TermColumns:
+        size = len(documents.ptr) - 1
+        shape = (size, max(len(documents.terms), 1))
+        counts = documents.counts.astype(np.float64)
+        by_row = sp.csr_matrix((counts, documents.ids, documents.ptr), shape=shape)
+        return cls(sp.csc_matrix(by_row.tocsc()))
+
+    def column(self, at: int) -> tuple[np.ndarray, np.ndarray]:
+        """The documents holding term ``at`` (ascending) and its counts there."""
+        base = self.base
+        if at < base.shape[1]:
+            start, end = base.indptr[at], base.indptr[at + 1]
+            rows, counts = base.indices[start:end], base.data[start:end]
+        else:
+            rows, counts = base.indices[:0], base.data[:0]
+        if self.to_now is not None:
+            rows = self.to_now[rows]
+            if rows.size and rows.min() < 0:
+                kept = rows >= 0
+                rows, counts = rows[kept], counts[kept]
+        terms, held_rows, held_counts = self.held
+        if terms.size:
+            low, high = np.searchsorted(terms, [at, at + 1]).tolist()
+            if high > low:
+                rows = np.concatenate([rows, held_rows[low:high]])
+                counts = np.concatenate([counts, held_counts[low:high]])
+        if self.to_now is not None and rows.size > 1 and np.any(rows[1:] < rows[:-1]):
+            order = np.argsort(rows, kind="stable")
+            rows, counts = rows[order], counts[order]
+        return rows, counts
+
+    def frequency(self, at: int) -> int:
+        """How many documents hold term ``at``."""
+        if self.to_now is None and not self.held[0].size:
+            if at >= self.base.shape[1]:
+                return 0
+            return int(self.base.indptr[at + 1] - self.base.indptr[at])
+        return len(self.column(at)[0])
+
+    def followed(
+        self, before: int, lent: np.ndarray, documents: DocumentCounts
+    ) -> TermColumns | None:
+        """The columns of ``documents``, whose document ``d`` is document ``lent[d]`` of
+        the ``before`` these columns are of (the same terms under the same ids) or, where
+        that is -1, counted anew; None when too much would be held apart (then made
+        whole)."""
+        size = len(documents.ptr) - 1
+        taken = np.flatnonzero(lent >= 0)
+        to_here = np.full(before, -1, dtype=np.int64)
+        to_here[lent[taken][::-1]] = taken[::-1]  # a document lent twice: its first
+        apart = np.ones(size, dtype=np.bool_)
+        apart[to_here[to_here >= 0]] = False
+        to_now = to_here if self.to_now is None else _through(self.to_now, to_here)
+        terms, rows, counts = self.held
+        rows = _through(rows, to_here)
+        kept = rows >= 0
+        parts = [(terms[kept], rows[kept], counts[kept])]
+        fresh = np.flatnonzero(apart)
+        if fresh.size:
+            ptr = documents.ptr
+            lengths = ptr[fresh + 1] - ptr[fresh]
+            at = np.repeat(ptr[fresh] - np.cumsum(lengths) + lengths, lengths) + np.arange(
+                int(lengths.sum()), dtype=np.int64
+            )
+            parts.append(
+                (
+                    documents.ids[at].astype(np.int64),
+                    np.repeat(fresh, lengths),
+                    documents.counts[at].astype(np.float64),
+                )
+            )
+        terms = np.concatenate([part[0] for part in parts])
+        if len(terms) > MAX_HELD_ENTRIES:
+            return None
+        rows = np.concatenate([part[1] for part in parts])
+        counts = np.concatenate([part[2] for part in parts])
+        order = np.lexsort((rows, terms))
+        return TermColumns(self.base, to_now, (terms[order], rows[order], counts[order]))
+
+
+def _through(rows: np.ndarray, renumber: np.ndarray) -> np.ndarray:
+    """``renumber[row]`` for each row (-1 stays -1)."""
+    through: np.ndarray = np.append(renumber, -1)[rows]  # the -1 after them: what -1 reads
+    return through
+
+
 class CountedBM25:
     """BM25 over documents kept as their term counts (see :class:`DocumentCounts`): a
     term's weights are worked out when a query asks for it, so nothing is weighed ahead.
@@ -193,9 +306,15 @@ class CountedBM25:
     which the terms first occur)."""
 
     def __init__(
-        self, documents: DocumentCounts, term_ids: Mapping[str, int] | None = None
+        self,
+        documents: DocumentCounts,
+        term_ids: Mapping[str, int] | None = None,
+        lent: tuple[CountedBM25, np.ndarray] | None = None,
     ) -> None:
-        """``term_ids``: term to its id in ``documents.terms``, when the caller has it."""
+        """``term_ids``: term to its id in ``documents.terms``, when the caller has it.
+        ``lent``: an earlier index over documents whose terms keep their ids here, and
+        per document here the one there it is (-1: counted anew): its columns are
+        carried (see :class:`TermColumns`) rather than made again."""
         self.documents = documents
         self.size = len(documents.ptr) - 1  # its keys may be left out
         self._term_ids = term_ids
@@ -207,16 +326,14 @@ class CountedBM25:
         lengths = (total[ptr[1:]] - total[ptr[:-1]]).astype(np.float64)
         average = float(lengths.mean()) if self.size else 0.0
         self._norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / max(average, 1.0))
-        self._by_term: sp.csc_matrix | None = None
+        self._by_term: TermColumns | None = None
+        if lent is not None and lent[0]._by_term is not None:
+            self._by_term = lent[0]._by_term.followed(lent[0].size, lent[1], documents)
 
-    def _columns(self) -> sp.csc_matrix:
-        """The counts as documents by term id, in compressed columns (made once)."""
+    def columns(self) -> TermColumns:
+        """The counts by term (made whole when first asked, unless carried)."""
         if self._by_term is None:
-            documents = self.documents
-            shape = (self.size, max(len(documents.terms), 1))
-            counts = documents.counts.astype(np.float64)
-            by_row = sp.csr_matrix((counts, documents.ids, documents.ptr), shape=shape)
-            self._by_term = sp.csc_matrix(by_row.tocsc())
+            self._by_term = TermColumns.whole(self.documents)
         return self._by_term
 
     def _id(self, term: str) -> int | None:
@@ -229,22 +346,19 @@ class CountedBM25:
         at = self._id(term)
         if at is None:
             return 0
-        indptr = self._columns().indptr
-        return int(indptr[at + 1] - indptr[at])
+        return self.columns().frequency(at)
 
     def documents_with(self, term: str) -> np.ndarray:
         """Positions of the documents holding ``term``, ascending."""
         at = self._id(term)
         if at is None:
             return np.zeros(0, dtype=np.int64)
-        columns = self._columns()
-        return np.sort(columns.indices[columns.indptr[at] : columns.indptr[at + 1]])
+        return np.sort(self.columns().column(at)[0])
 
-    def _first_place(self, at: int) -> int:
-        """Where term ``at`` first occurs in the documents, counted over all their terms:
-        the column order of a :class:`BM25` built over them."""
-        columns = self._columns()
-        first = int(columns.indices[columns.indptr[at]])  # ascending: the first document
+    def _first_place(self, first: int, at: int) -> int:
+        """Where term ``at`` first occurs in the documents, counted over all their terms,
+        ``first`` being the first document holding it: the column order of a
+        :class:`BM25` built over them."""
         ptr = self.documents.ptr
         start = int(ptr[first])
         ids = self.documents.ids[start : int(ptr[first + 1])]
@@ -255,33 +369,31 @@ class CountedBM25:
         weights = query if isinstance(query, Mapping) else Counter(query)
         if self.size == 0:
             return np.zeros(self.size, dtype=np.float64)
-        columns = self._columns()
-        indptr = columns.indptr
+        columns = self.columns()
         known = []
         for term, weight in weights.items():
             at = self._id(term)
-            if at is not None and indptr[at + 1] > indptr[at]:
-                known.append((self._first_place(at), at, float(weight)))
+            if at is None:
+                continue
+            rows, counts = columns.column(at)
+            if rows.size:
+                first = self._first_place(int(rows[0]), at)
+                known.append((first, at, float(weight), rows, counts))
         if not known:
             return np.zeros(self.size, dtype=np.float64)
-        known.sort()
-        ids = np.asarray([at for _, at, _ in known], dtype=np.int64)
-        starts, ends = indptr[ids], indptr[ids + 1]
-        lengths = ends - starts
-        block_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        known.sort(key=lambda entry: entry[:2])
+        lengths = np.asarray([len(entry[3]) for entry in known], dtype=np.int64)
+        block_ptr = np.zeros(len(known) + 1, dtype=np.int64)
         np.cumsum(lengths, out=block_ptr[1:])
-        gather = np.repeat(starts - block_ptr[:-1], lengths) + np.arange(
-            int(block_ptr[-1]), dtype=np.int64
-        )
-        tf = columns.data[gather]
-        rows = columns.indices[gather]
+        tf = np.concatenate([entry[4] for entry in known])
+        rows = np.concatenate([entry[3] for entry in known])
         frequency = np.diff(block_ptr).astype(np.float64)
         idf = np.log1p((self.size - frequency + 0.5) / (frequency + 0.5))
-        column = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
+        column = np.repeat(np.arange(len(known), dtype=np.int64), lengths)
         data = tf * (BM25_K1 + 1.0) / (tf + self._norm[rows])
         data = data * idf[column]
-        block = sp.csc_matrix((data, rows, block_ptr), shape=(self.size, len(ids)))
-        factor = np.asarray([w for _, _, w in known], dtype=np.float64)
+        block = sp.csc_matrix((data, rows, block_ptr), shape=(self.size, len(known)))
+        factor = np.asarray([entry[2] for entry in known], dtype=np.float64)
         return np.asarray(block @ factor).ravel()
 
 

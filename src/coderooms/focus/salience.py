@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 from collections import Counter, defaultdict
@@ -29,6 +30,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from coderooms.focus import documents as docs
+from coderooms.focus.carried import (
+    MAX_COPY_RUNS,
+    Feed,
+    carried_transition,
+    spans_copied,
+    touched_rows,
+    transition_of,
+)
 from coderooms.focus.documents import FILE_TEXT_CAP_CHARS, KEY_SIZE
 from coderooms.focus.errors import UnknownSignal
 from coderooms.focus.graph import (
@@ -57,7 +66,9 @@ EMBEDDING_PHASE = "embedding code"
 REPORT_EVERY = 500  # documents counted between two reports
 EMBED_BATCH = 2048  # texts embedded between two reports (rows do not depend on batching)
 
-MAX_COPY_RUNS = 256  # runs of rows copied one by one; more: a gather of every row
+MAX_TOUCHED_SHARE = 0.5
+"""Share of the rows an edit may touch for the index built on the one before to carry
+the others' rows of the transition matrix; past it the matrix is built whole."""
 MAX_KEY_SCANS = 512  # keys looked up by a scan of the previous keys; more: a table of them
 # (on sympy's 40k keys a scan takes about 20 us, a table of them 10-17 ms)
 SOURCE_PRIOR_FLOOR = 0.9
@@ -307,6 +318,93 @@ def _nodes_by_id(
     return ordered, tuple(n.id for n in ordered), tuple(n.kind for n in ordered), None
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """An index's rows: its nodes in id order, their ids and kinds, where each sits in
+    the graph (None: not known) and, for an index laid out from the one before (see
+    :func:`_carried_layout`), per row the row there of the very same node (-1: made
+    anew)."""
+
+    nodes: tuple[CodeNode, ...]
+    ids: Sequence[str]
+    kinds: Sequence[str]
+    places: np.ndarray | None
+    there: np.ndarray | None = None
+
+
+def _carried_layout(graph: CodeGraph, previous: SalienceIndex) -> _Layout | None:
+    """The rows :func:`_nodes_by_id` gives, from ``previous``'s: the nodes the graph took
+    from ``previous``'s graph (see :class:`TakenNodes`) keep their order there, and the
+    few made anew (an edited file's) are placed among them by their ids. None when that
+    is not known, or an id repeats (a stable sort then orders the twins by place)."""
+    nodes, before = graph.nodes, previous.graph.nodes
+    taken = nodes.taken if isinstance(nodes, NodeTable) else None
+    old = previous._layout_rows
+    if taken is None or taken.before() is not before or old is None or old.places is None:
+        return None
+    if not isinstance(nodes, NodeTable) or len(previous.position) != len(old.nodes):
+        return None
+    ids = nodes.ids
+    to_here = np.full(len(before), -1, dtype=np.int64)  # a place there to its place here
+    for here, there, length in taken.runs:
+        to_here[there : there + length] = np.arange(here, here + length, dtype=np.int64)
+    placed = to_here[old.places]  # per row there: its node's place here (-1: not taken)
+    kept = np.flatnonzero(placed >= 0)
+    carried = placed[kept]
+    made = np.ones(len(ids), dtype=np.bool_)
+    made[carried] = False
+    fresh = sorted(np.flatnonzero(made).tolist(), key=ids.__getitem__)
+    old_ids, kept_rows = old.ids, kept.tolist()
+    at: list[int] = []  # per fresh node: how many carried rows come before it
+    for k, place in enumerate(fresh):
+        name = ids[place]
+        spot = bisect.bisect_left(range(len(kept_rows)), name, key=lambda j: old_ids[kept_rows[j]])
+        after = spot < len(kept_rows) and old_ids[kept_rows[spot]] == name
+        if after or (k and ids[fresh[k - 1]] == name):
+            return None  # a repeated id
+        at.append(spot)
+    size = len(ids)
+    fresh_rows = np.asarray(at, dtype=np.int64) + np.arange(len(fresh), dtype=np.int64)
+    is_fresh = np.zeros(size, dtype=np.bool_)
+    is_fresh[fresh_rows] = True
+    places = np.empty(size, dtype=np.int64)
+    places[fresh_rows] = fresh
+    places[~is_fresh] = carried
+    row_there = np.full(size, -1, dtype=np.int64)
+    row_there[~is_fresh] = kept
+    # Rows there that follow each other here too: the runs each table is copied in.
+    gaps = (np.flatnonzero(np.diff(kept) != 1) + 1).tolist()
+    bounds = sorted({0, len(kept_rows), *at, *gaps})
+
+    def spliced(old_rows: tuple[_T, ...], made: list[_T]) -> tuple[_T, ...]:
+        return _spliced_rows(old_rows, kept_rows, bounds, at, made)
+
+    return _Layout(
+        spliced(old.nodes, [nodes[place] for place in fresh]),
+        spliced(tuple(old.ids), [ids[place] for place in fresh]),
+        spliced(tuple(old.kinds), [nodes.kinds[place] for place in fresh]),
+        places,
+        row_there,
+    )
+
+
+def _spliced_rows(
+    old: tuple[_T, ...], kept: list[int], bounds: list[int], at: list[int], fresh: list[_T]
+) -> tuple[_T, ...]:
+    """``old[kept[j]]`` for each ``j`` in order, with ``fresh[k]`` put before the
+    ``at[k]``-th of them (``at`` ascending), copied in the runs between ``bounds``
+    (ascending, from 0 to ``len(kept)``: each run's rows follow each other in ``old``)."""
+    out: list[_T] = []
+    k = 0
+    for a, b in zip(bounds, [*bounds[1:], None], strict=True):
+        while k < len(at) and at[k] == a:
+            out.append(fresh[k])
+            k += 1
+        if b is not None:
+            out.extend(old[kept[a] : kept[a] + b - a])
+    return tuple(out)
+
+
 def _picked(nodes: Sequence[CodeNode], rows: list[int]) -> Sequence[CodeNode]:
     """``nodes[row]`` for each of ``rows``, in order (of a tuple, in one step)."""
     if isinstance(nodes, tuple) and len(rows) > 1:
@@ -393,7 +491,11 @@ class SalienceIndex:
         self.graph = graph
         self.config = config or SalienceConfig()
         self.nodes: Sequence[CodeNode]
-        self.nodes, ids, kinds, self._order = _nodes_by_id(graph)
+        layout = _carried_layout(graph, previous) if previous is not None else None
+        layout_of = layout or _Layout(*_nodes_by_id(graph))
+        self._layout_rows: _Layout | None = layout_of
+        self.nodes, ids, kinds = layout_of.nodes, layout_of.ids, layout_of.kinds
+        self._order = layout_of.places
         self.texts: Mapping[str, str] = LazyTexts(
             texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS]
         )
@@ -409,6 +511,8 @@ class SalienceIndex:
             self.symbol_rows: list[int] = laid_out.symbol_rows
             self.file_of_path: dict[str, int] = laid_out.file_of_path
             self.file_row_of: np.ndarray = laid_out.file_row_of
+        elif previous is not None and layout is not None and layout.there is not None:
+            self._rows_after(previous, layout.there, ids, kinds)
         else:  # each a pass of the interpreter's own loops over the ids and kinds
             count = len(ids)
             self.position = dict(zip(ids, range(count), strict=True))  # a repeated id: its last
@@ -435,6 +539,8 @@ class SalienceIndex:
         old_documents: tuple[bytes, ...] = ()
         old_embeddings: tuple[bytes, ...] = ()
         self._term_ids: dict[str, dict[str, int]] = {}  # per document kind: term -> its id
+        # per document kind: per document, the lender's document it was taken from (-1: none)
+        self._lent_from: dict[str, np.ndarray] = {}
         lender: SalienceIndex | None = None  # built in this process: lends rows by row
         if previous is not None:
             old_documents, old_embeddings = previous.row_keys()
@@ -479,11 +585,16 @@ class SalienceIndex:
                 document_keys[row] = key
         self.document_keys: tuple[bytes, ...] = tuple(document_keys)  # per row; NO_KEY: none
         self.reused_keys = same  # rows whose keys were taken from ``previous``
-        self.file_bm25 = CountedBM25(self.file_documents, self._term_ids.get("file"))
-        self.symbol_bm25 = CountedBM25(self.symbol_documents, self._term_ids.get("symbol"))
+        self.file_bm25 = CountedBM25(
+            self.file_documents, self._term_ids.get("file"), self._lent_bm25(lender, "file")
+        )
+        self.symbol_bm25 = CountedBM25(
+            self.symbol_documents, self._term_ids.get("symbol"), self._lent_bm25(lender, "symbol")
+        )
         self._build_tables(previous if same else None)
         self._ends: EdgeEnds | None = self._edge_ends(previous)
-        self.transition = self._transition()
+        self._fed: Feed | None = None
+        self.transition = self._transition(previous)
         self._spreading: tuple[sp.csr_matrix, np.ndarray] | None = None
         _, dst_rows, _, imports = self._ends
         targets = dst_rows[imports & (dst_rows >= 0)]
@@ -513,6 +624,56 @@ class SalienceIndex:
                 )
             else:
                 self.embeddings = self._embed_all(embedder, known, keys)
+
+    def _rows_after(
+        self, previous: SalienceIndex, there: np.ndarray, ids: Sequence[str], kinds: Sequence[str]
+    ) -> None:
+        """The row tables (position, file and symbol rows, each row's file row) of rows laid
+        out from ``previous``'s (see :func:`_carried_layout`; ``there``: per row, its row
+        there, -1 for a node made anew; no id repeats): up to the first row that moved
+        they are ``previous``'s; past it each is made again, and a carried row's file row
+        is its file row there, renumbered. The same tables as made from every row."""
+        count = len(ids)
+        moved = np.flatnonzero(there != np.arange(count, dtype=np.int64))
+        first = int(moved[0]) if moved.size else count
+        kept = np.flatnonzero(there >= 0)
+        gone = np.ones(len(previous.nodes), dtype=np.bool_)
+        gone[there[kept]] = False
+        old_ids = previous._layout_rows.ids if previous._layout_rows is not None else None
+        if old_ids is None:
+            old_ids = [node.id for node in previous.nodes]
+        position = previous.position.copy()
+        for row in np.flatnonzero(gone).tolist():
+            del position[old_ids[row]]
+        position.update(zip(ids[first:], range(first, count), strict=True))
+        self.position = position
+        tail = range(first, count)
+        old_files, old_symbols = previous.file_rows, previous.symbol_rows
+        self.file_rows = old_files[: bisect.bisect_left(old_files, first)]
+        self.file_rows += compress(tail, map(_FILE_KIND.__eq__, kinds[first:]))
+        self.symbol_rows = old_symbols[: bisect.bisect_left(old_symbols, first)]
+        self.symbol_rows += compress(tail, map(_SYMBOL_KINDS.__contains__, kinds[first:]))
+        self.file_of_path = {self.nodes[i].path: i for i in self.file_rows}
+        to_here = np.full(len(previous.nodes), -1, dtype=np.int64)
+        to_here[there[kept]] = kept
+        file_row_of = np.full(count, -1, dtype=np.int64)
+        old_file = previous.file_row_of[there[kept]]
+        # A row outside every file was its own file row: a file of its path may be new.
+        file_row_of[kept] = np.where(old_file == there[kept], -1, to_here[old_file])
+        get = self.file_of_path.get
+        for row in np.flatnonzero(file_row_of < 0).tolist():
+            file_row_of[row] = get(self.nodes[row].path, row)
+        self.file_row_of = file_row_of
+
+    def _lent_bm25(
+        self, lender: SalienceIndex | None, kind: Literal["file", "symbol"]
+    ) -> tuple[CountedBM25, np.ndarray] | None:
+        """The lender's BM25 of ``kind`` and where each document here was taken from
+        there, when the documents were borrowed from it (their terms keep their ids)."""
+        lent = self._lent_from.get(kind)
+        if lender is None or lent is None:
+            return None
+        return (lender.file_bm25 if kind == "file" else lender.symbol_bm25), lent
 
     def _carried_keys(
         self, old: tuple[bytes, ...], rows: list[int] | None, make: Callable[[int], bytes]
@@ -639,6 +800,9 @@ class SalienceIndex:
         taken = nodes.taken if isinstance(nodes, NodeTable) else None
         if taken is None or taken.before() is not before:
             return None
+        laid = self._layout_rows
+        if laid is not None and laid.there is not None:  # laid out from previous's rows
+            return laid.there
         if self._order is None or previous._order is None:
             return None
         if len(self.position) != len(self.nodes) or len(previous.position) != len(before):
@@ -766,6 +930,7 @@ class SalienceIndex:
             raise ValueError("the graph does not hold the nodes the index was built over")
         index.nodes = _NodesInOrder(graph.nodes, cast(list[int], order))
         index._order = np.asarray(order, dtype=np.int64)
+        index._layout_rows = None  # an edit after it sorts its rows
         index.texts = LazyTexts(texts, lambda path: texts[path][:FILE_TEXT_CAP_CHARS])
         index.embedder = embedder
         index._report = None
@@ -780,6 +945,7 @@ class SalienceIndex:
         index._file_keys = {}
         index._fresh_documents = 0
         index._term_ids = {}
+        index._lent_from = {}
         index._known = known or KnownWork.nothing
         index._kept_documents = (built.file_documents, built.symbol_documents)
         index._counted = {}
@@ -797,6 +963,7 @@ class SalienceIndex:
         index._spreading = (sp.csr_matrix(built.transposed, shape=size), built.has_out)
         index._imported = frozenset(built.imported)
         index._ends = None  # an edit after it reads every edge once
+        index._fed = None
         index._facts = {}
         index._packaged = built.packaged
         index.prior = built.prior
@@ -1015,6 +1182,7 @@ class SalienceIndex:
         np.cumsum(lengths, out=ptr[1:])
         ids = _spans_copied(old.ids, fresh_ids, starts, lengths, ptr)
         counts = _spans_copied(old.counts, fresh_counts, starts, lengths, ptr)
+        self._lent_from[kind] = source
         return DocumentCounts(keys, tuple(term_ids), ptr, ids, counts)
 
     def _borrowed_embeddings(
@@ -1127,6 +1295,14 @@ class SalienceIndex:
         """What ranking reads of every edge (see :data:`EdgeEnds`): from ``previous``'s
         when the graph's edges say how they follow from its graph's (an edit), else read
         off every edge."""
+        patch = self._patch_from(previous)
+        if previous is not None and previous._ends is not None and patch is not None:
+            return self._patched_ends(previous, previous._ends, patch)
+        return self._ends_of(EdgeColumns.of(self.graph.edges))
+
+    def _patch_from(self, previous: SalienceIndex | None) -> EdgePatch | None:
+        """How this graph's edges follow from ``previous``'s graph's, when they do and
+        ``previous`` read them with the same weights (see :class:`EdgePatch`)."""
         edges = self.graph.edges
         patch = edges.patch if isinstance(edges, DeferredEdges) else None
         if (
@@ -1136,8 +1312,8 @@ class SalienceIndex:
             and previous._ends is not None
             and previous.config.edge_weights == self.config.edge_weights
         ):
-            return self._patched_ends(previous, previous._ends, patch)
-        return self._ends_of(EdgeColumns.of(edges))
+            return patch
+        return None
 
     def _ends_of(self, edges: EdgeColumns) -> EdgeEnds:
         count = len(edges.src)
@@ -1184,10 +1360,7 @@ class SalienceIndex:
         on either side, the other way round of where each row's id sits there (see
         :meth:`_unchanged_rows`), rather than a lookup of every id there."""
         there = self._id_there
-        unique = len(self.position) == len(self.nodes) and len(previous.position) == len(
-            previous.nodes
-        )
-        if there is not None and len(there) == len(self.nodes) and unique:
+        if there is not None and len(there) == len(self.nodes) and self._unique_ids(previous):
             renumber = np.full(len(previous.nodes), -1, dtype=np.int64)
             found = np.flatnonzero(there >= 0)
             renumber[there[found]] = found
@@ -1195,41 +1368,59 @@ class SalienceIndex:
         old_ids = [node.id for node in previous.nodes]
         return np.fromiter(map(self.position.get, old_ids, repeat(-1)), np.int64, len(old_ids))
 
-    def _transition(self) -> sp.csr_matrix:
-        n = len(self.nodes)
-        weights = self.config.edge_weights
-        assert self._ends is not None
-        src, dst, strength, _ = self._ends
-        kept = (src >= 0) & (dst >= 0) & (src != dst) & (strength > 0)
-        a, b, w = src[kept], dst[kept], strength[kept]
-        # Each edge both ways, forward first: the order duplicates are summed in.
-        rows = [np.empty(2 * len(a), dtype=np.int64)]
-        cols = [np.empty(2 * len(a), dtype=np.int64)]
-        rows[0][0::2], rows[0][1::2] = a, b
-        cols[0][0::2], cols[0][1::2] = b, a
-        data = [np.empty(2 * len(w), dtype=np.float64)]
-        data[0][0::2], data[0][1::2] = w, w * self.config.backward
-        together: list[tuple[int, int, float]] = []
-        for path_a, path_b, commits in self.graph.co_changes:
-            row_a = self.file_of_path.get(path_a)
-            row_b = self.file_of_path.get(path_b)
-            strength_ab = weights.get("co_change", 0.0) * math.log1p(commits)
-            if row_a is None or row_b is None or row_a == row_b or strength_ab <= 0:
-                continue
-            together.append((row_a, row_b, strength_ab))
-        if together:
-            pair_a, pair_b, pair_w = (np.asarray(column) for column in zip(*together, strict=True))
-            rows.append(np.stack([pair_a, pair_b], axis=1).ravel())
-            cols.append(np.stack([pair_b, pair_a], axis=1).ravel())
-            data.append(np.repeat(pair_w.astype(np.float64), 2))
-        matrix = sp.csr_matrix(
-            (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(n, n),
-            dtype=np.float64,
+    def _feed(self) -> Feed:
+        """What the transition matrix is made of (see :class:`Feed`), kept for the index
+        built on this one."""
+        if self._fed is None:
+            assert self._ends is not None
+            src, dst, strength, _ = self._ends
+            co_change = self.config.edge_weights.get("co_change", 0.0)
+            rows = self.file_of_path.get
+            pairs = self.graph.co_changes
+            self._fed = Feed(
+                len(self.nodes),
+                src,
+                dst,
+                strength,
+                np.fromiter((rows(a, -1) for a, _, _ in pairs), np.int64, len(pairs)),
+                np.fromiter((rows(b, -1) for _, b, _ in pairs), np.int64, len(pairs)),
+                np.fromiter(
+                    (co_change * math.log1p(n) for _, _, n in pairs), np.float64, len(pairs)
+                ),
+                self.config.backward,
+            )
+        return self._fed
+
+    def _transition(self, previous: SalienceIndex | None = None) -> sp.csr_matrix:
+        """The transition matrix: for an index built on ``previous`` whose edges follow
+        from its edges (an edit), ``previous``'s but for the rows the edit touched (see
+        :mod:`coderooms.focus.carried`); else built whole. The same matrix either way."""
+        feed = self._feed()
+        patch = self._patch_from(previous)
+        if previous is None or patch is None or previous._fed is None:
+            return transition_of(feed)
+        if previous.config.backward != self.config.backward or not self._unique_ids(previous):
+            return transition_of(feed)
+        renumber = self._renumber_from(previous)
+        dropped = np.asarray(patch.dropped, dtype=np.int64)
+        landed = np.asarray(patch.landed, dtype=np.int64)
+        if len(previous._fed.pair_a) != len(feed.pair_a) or (
+            previous.graph.co_changes is not self.graph.co_changes
+            and previous.graph.co_changes != self.graph.co_changes
+        ):
+            return transition_of(feed)
+        touched = touched_rows(previous._fed, feed, renumber, dropped, landed)
+        if int(touched.sum()) > MAX_TOUCHED_SHARE * len(touched):
+            return transition_of(feed)
+        fresh = transition_of(feed, touched)
+        carried = carried_transition(previous.transition, renumber, touched, fresh)
+        return carried if carried is not None else transition_of(feed)
+
+    def _unique_ids(self, previous: SalienceIndex) -> bool:
+        """Whether no id repeats here or in ``previous`` (rows then renumber in order)."""
+        return len(self.position) == len(self.nodes) and len(previous.position) == len(
+            previous.nodes
         )
-        out = np.asarray(matrix.sum(axis=1)).ravel()
-        inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
-        return sp.csr_matrix(sp.diags(inverse) @ matrix)
 
     def spreading(self) -> tuple[sp.csr_matrix, np.ndarray]:
         """The transition matrix transposed (how rank flows into each node) and which
@@ -1581,33 +1772,7 @@ class _RenumberedRows(Mapping[str, list[int]]):
         return len(self._built_whole())
 
 
-def _spans_copied(
-    old: np.ndarray,
-    fresh: list[np.ndarray],
-    starts: np.ndarray,
-    lengths: np.ndarray,
-    ptr: np.ndarray,
-) -> np.ndarray:
-    """Per document in order, its span ``starts[d] .. starts[d] + lengths[d]`` of ``old``
-    followed by ``fresh`` (``ptr``: where each lands), as one int64 array: copied in runs
-    of spans that follow each other there (an edit leaves a few long ones), else
-    gathered entry by entry."""
-    added = np.concatenate(fresh) if fresh else np.zeros(0, dtype=np.int64)
-    ends = starts + lengths
-    breaks = (np.flatnonzero(starts[1:] != ends[:-1]) + 1).tolist()
-    if len(starts) == 0 or len(breaks) >= MAX_COPY_RUNS:
-        gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]), dtype=np.int64)
-        return np.concatenate([old, added]).astype(np.int64)[gather]
-    first = [0, *breaks]
-    last = [*(b - 1 for b in breaks), len(starts) - 1]
-    pieces: list[np.ndarray] = []
-    split = len(old)
-    for start, end in zip(starts[first].tolist(), ends[last].tolist(), strict=True):
-        if start < split:
-            pieces.append(old[start : min(end, split)])
-        if end > split:
-            pieces.append(added[max(start, split) - split : end - split])
-    return np.concatenate([*pieces, np.zeros(0, dtype=np.int64)]).astype(np.int64, copy=False)
+_spans_copied = spans_copied
 
 
 def _copy_rows(old: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:
