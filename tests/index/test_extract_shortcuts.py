@@ -1,6 +1,6 @@
 """The shortcuts extraction and resolution take give exactly what the long way gives:
-owners by bisection, docstrings read from the text, facts in a fixed order, and
-resolutions shared between the owners of one file."""
+owners by bisection, docstrings read from the text, long texts put on one line by their
+head, facts in a fixed order, and resolutions shared between the owners of one file."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tree_sitter import QueryCursor
 from coderooms.index import indexer
 from coderooms.index.errors import UnreadableFacts
 from coderooms.index.extract import python
-from coderooms.index.extract.common import DefSite, Owners, node_text
+from coderooms.index.extract.common import HEAD_READ_FACTOR, DefSite, Owners, node_text, one_line
 from coderooms.workspace import Workspace
 
 # --- owners ------------------------------------------------------------------------
@@ -107,6 +107,30 @@ def test_docstrings_read_from_the_text_equal_the_tree(source: bytes) -> None:
             signature_end=body.start_byte if body else -1,
         )
         assert python._docstring(source, site) == python.docstring_from_tree(source, node)
+
+
+# --- one line ---------------------------------------------------------------------
+
+
+def one_line_the_long_way(text: str, limit: int) -> str:
+    collapsed = " ".join(text.split())
+    return collapsed if len(collapsed) <= limit else collapsed[: limit - 1] + "…"
+
+
+# Words and whitespace runs of every kind str.split knows, long enough to pass the head.
+SPACED = st.lists(
+    st.sampled_from(["w", "word", "é", " ", "  ", "\n", "\t\t", "\r\n", "\u2028", "\xa0", "\x1c"]),
+    max_size=120,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(SPACED, st.integers(1, 12))
+@example(" " * (HEAD_READ_FACTOR * 3) + "a b c d", 3)  # a head of whitespace alone
+@example("ab" * (HEAD_READ_FACTOR * 3 // 2) + " c", 3)  # the head cut inside a word
+@example("a " * (HEAD_READ_FACTOR * 2) + "b", 4)  # past the limit by the last word only
+def test_a_long_text_on_one_line_by_its_head_equals_the_whole(text: str, limit: int) -> None:
+    assert one_line(text, limit) == one_line_the_long_way(text, limit)
 
 
 def test_plain_docstrings_skip_the_tree_and_others_still_read() -> None:

@@ -25,7 +25,19 @@ def content_hash(data: bytes | memoryview) -> str:
     return sha256(data).hexdigest()[:HASH_HEX_CHARS]
 
 
+HEAD_READ_FACTOR = 4
+"""A text longer than this many times its limit (a long docstring) is first collapsed
+by its head alone: when that runs past the limit, so does the whole, and the two agree
+up to the head's end."""
+
+
 def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace runs collapsed to a space), cut to ``limit``
+    characters with an ellipsis when longer."""
+    if limit > 0 and len(text) > HEAD_READ_FACTOR * limit:
+        head = " ".join(text[: HEAD_READ_FACTOR * limit].split())
+        if len(head) > limit:
+            return head[: limit - 1] + "…"
     collapsed = " ".join(text.split())
     return collapsed if len(collapsed) <= limit else collapsed[: limit - 1] + "…"
 

@@ -6,8 +6,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import cache, partial
-from itertools import chain, compress, repeat
-from operator import add, and_, attrgetter, not_
+from itertools import chain, compress, count, repeat
+from operator import add, and_, attrgetter, itemgetter, not_
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
@@ -261,40 +261,50 @@ def receiver_before(source: bytes, dot: int) -> str:
     (``Foo.create(…)`` reads ``Foo.create()``), or ``?`` for anything else."""
     if dot <= 0 or source[dot : dot + 1] != b".":
         return "?"
-    window = source[max(0, dot - RECEIVER_SCAN_BYTES) : dot]
-    if window.endswith(b"super()"):
-        return "super()"
+    window = source[dot - RECEIVER_SCAN_BYTES if dot > RECEIVER_SCAN_BYTES else 0 : dot]
     if window.endswith(b")"):
+        if window.endswith(b"super()"):
+            return "super()"
         opened = _call_start(window)
         if opened <= 0:
             return "?"
         callee = _name_before(source, dot - len(window) + opened)
         return "?" if callee == "?" else callee + "()"
-    return _name_before(source, dot)
+    return _name_ending(window, dot)  # one call per method call: the window is read once
 
 
 def _name_before(source: bytes, end: int) -> str:
     """The dotted name whose text ends at byte ``end``, or ``?`` when what ends there
     is not one (or only the tail of a longer expression)."""
-    window = source[max(0, end - RECEIVER_SCAN_BYTES) : end]
-    dot = end
+    low = end - RECEIVER_SCAN_BYTES
+    return _name_ending(source[low if low > 0 else 0 : end], end)
+
+
+_BEFORE_A_LONGER_EXPRESSION = frozenset(b")]}'\"")  # f().x, a[0].y, "s".z …
+
+
+def _name_ending(window: bytes, end: int) -> str:
+    """:func:`_name_before` of ``end``, given ``window``: the bytes before ``end``, at
+    most ``RECEIVER_SCAN_BYTES`` of them."""
     # The run of name characters that ends at the dot (rstrip finds where it starts).
     start = len(window.rstrip(_NAME_BYTES))
-    tail = window[start:]
-    if not tail or _DOTTED_NAME.fullmatch(tail) is None:
+    if start == len(window):
         return "?"
-    before = window[start - 1 : start] if start > 0 else b""
-    if before in (b")", b"]", b"}", b"'", b'"') or (start == 0 and dot > RECEIVER_SCAN_BYTES):
-        return "?"  # the tail of a longer expression (f().x, a[0].y …)
-    return tail.decode("utf-8", "replace")
+    tail = window[start:]
+    if _DOTTED_NAME.fullmatch(tail) is None:
+        return "?"
+    if start:
+        if window[start - 1] in _BEFORE_A_LONGER_EXPRESSION:
+            return "?"  # the tail of a longer expression
+    elif end > RECEIVER_SCAN_BYTES:
+        return "?"  # a name longer than the window: only its tail is seen
+    return tail.decode("ascii")  # a dotted name is ASCII
 
 
-def _split_pair(source: bytes, node: Node) -> tuple[str, str, int] | None:
+def _split_pair(source: bytes, node: Node, start: int, end: int) -> tuple[str, str, int] | None:
     """``(receiver, attribute, attribute start byte)`` of an ``a.b`` node whose sides are
-    both plain names; read from the text, through the children when the text holds more
-    than the two names and the dot (a comment between them)."""
-    start = node.start_byte
-    end = node.end_byte
+    both plain names, from ``start`` to ``end``; read from the text, through the children
+    when the text holds more than the two names and the dot (a comment between them)."""
     text = source[start:end].decode("utf-8", "replace")
     dot = text.find(".")
     receiver = text[:dot].rstrip()
@@ -310,6 +320,7 @@ def _split_pair(source: bytes, node: Node) -> tuple[str, str, int] | None:
 
 _start = attrgetter("start_byte")
 _end = attrgetter("end_byte")
+_first = itemgetter(0)
 _before = partial(add, -1)  # the byte before an offset
 
 
@@ -428,9 +439,13 @@ def extract(facts: FileFacts, source: bytes) -> None:
     call_name_starts = set(starts)
     call_name_starts.update(attr_starts)
     # self.x and cls.x stay: a property (or a method passed as a value) is read so.
-    pairs = sorted((n for n in caps.get("ref.pair", ()) if n.end_byte not in call_ends), key=_start)
-    for node, owner in zip(pairs, owners_of(map(_start, pairs)), strict=True):
-        split = _split_pair(source, node)
+    # Each node's bytes are read once (a node's offsets cost more than a bisection).
+    pair_nodes = caps.get("ref.pair", ())
+    pairs = sorted(zip(map(_start, pair_nodes), map(_end, pair_nodes), count()))
+    for (start, end, at), owner in zip(pairs, owners_of(map(_first, pairs)), strict=True):
+        if end in call_ends:
+            continue
+        split = _split_pair(source, pair_nodes[at], start, end)
         if split is None:
             continue
         receiver, attr, attr_start = split
@@ -562,52 +577,58 @@ def _types(
     and attributes of ``self`` or ``cls``; ``nodes`` are the bound names (@typed), and
     ``extra`` rows already made (returns, ``__all__``) are kept as they are."""
     found: dict[tuple[str, str, str], None] = dict.fromkeys(extra)
+    # Each node's type and offsets are asked for once: every answer is a new object.
     for bound in nodes:
-        if bound.type == "assignment":
+        assigned = bound.type == "assignment"
+        if assigned:
             var = bound.child_by_field_name("left")
             if var is None:
                 continue
-            if var.type in ("pattern_list", "tuple_pattern"):
+            var_type = var.type
+            if var_type in ("pattern_list", "tuple_pattern"):
                 for part in var.named_children:  # unpacked names: locals of no known type
                     if part.type == "identifier":
                         found[owner_at(part.start_byte), node_text(source, part), LOCAL] = None
                 continue
-            if var.type not in ("identifier", "attribute"):
+            if var_type not in ("identifier", "attribute"):
                 continue
         else:
             var = bound.child_by_field_name("name") or bound.named_child(0)
             if var is None or var.type != "identifier":
                 continue
-        name = node_text(source, var)
+        var_start = var.start_byte
+        name = source[var_start : var.end_byte].decode("utf-8", "replace")
         if "." in name:
             head, _, attr = name.partition(".")
             if head not in IGNORED_REFERENCES or "." in attr:
                 continue
         annotation = bound.child_by_field_name("type")
-        right = bound.child_by_field_name("right") if bound.type == "assignment" else None
         if annotation is not None:
             evidence = one_line(node_text(source, annotation), TYPE_TEXT_MAX_CHARS)
-        elif right is None:
-            continue
-        elif right.type == "call":
-            function = right.child_by_field_name("function")
-            if function is None or function.type not in ("identifier", "attribute"):
-                continue
-            evidence = node_text(source, function) + "()"
-        elif right.type in ("identifier", "attribute"):
-            if not _at_module_level(bound):  # an alias only at module level
-                if "." not in name:
-                    found[owner_at(var.start_byte), name, LOCAL] = None
-                continue
-            evidence = "=" + node_text(source, right)
-        elif right.type in _LITERAL_TYPES:
-            evidence = _LITERAL_TYPES[right.type]
-        elif "." in name:
-            continue
         else:
-            evidence = LOCAL  # bound here, to what is not known: still a local name
+            right = bound.child_by_field_name("right") if assigned else None
+            if right is None:
+                continue
+            right_type = right.type
+            if right_type == "call":
+                function = right.child_by_field_name("function")
+                if function is None or function.type not in ("identifier", "attribute"):
+                    continue
+                evidence = node_text(source, function) + "()"
+            elif right_type in ("identifier", "attribute"):
+                if not _at_module_level(bound):  # an alias only at module level
+                    if "." not in name:
+                        found[owner_at(var_start), name, LOCAL] = None
+                    continue
+                evidence = "=" + node_text(source, right)
+            elif right_type in _LITERAL_TYPES:
+                evidence = _LITERAL_TYPES[right_type]
+            elif "." in name:
+                continue
+            else:
+                evidence = LOCAL  # bound here, to what is not known: still a local name
         # A parameter belongs to its function: its start lies inside the definition.
-        found[owner_at(var.start_byte), name, evidence] = None
+        found[owner_at(var_start), name, evidence] = None
     return sorted(found)
 
 
