@@ -418,12 +418,6 @@ def _run(
         resolved = len(results)
         for statement in rebuild_symbols + rebuild:
             conn.execute(statement)
-        if pool is not None:
-            if handing is not None:
-                handing.collect()
-            pool.close()
-            pool.join()
-            pool = None
         phases["resolve"] = time.perf_counter() - mark
         phases["store_cpu"] = time.thread_time() - cpu_mark
         mark = time.perf_counter()
@@ -466,12 +460,20 @@ def _run(
             db.commit_checkpointing_aside(conn)
         else:
             conn.execute("COMMIT")
-        if progress is not None and stored:
-            progress(STORE_PHASE, stored, stored)
         keep_table(key, generation, table)
         _keep_reads(key, generation, reads, changed)
         if handing is not None:
             handing.finish(generation, changed, results)
+        if pool is not None:
+            # The workers embedded while this process resolved, stored and committed:
+            # what is left of their work is waited for only now (still in the phase).
+            if handing is not None:
+                handing.collect()
+            pool.close()
+            pool.join()
+            pool = None
+        if progress is not None and stored:
+            progress(STORE_PHASE, stored, stored)
         phases["git_and_commit"] = time.perf_counter() - mark
     except BaseException:
         # A stop can land after COMMIT or inside a SQLite call: roll back only what is
