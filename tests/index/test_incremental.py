@@ -229,6 +229,105 @@ def test_a_sequence_of_changes_matches_a_cold_index(repo: Path, tmp_path: Path) 
         assert dump(repo) == cold_dump(repo, tmp_path)
 
 
+def _helped_repo_files(modules: int) -> dict[str, str]:
+    """A package whose modules re-export, subclass and call each other, and a test per
+    module: enough files that a cold run on two workers forks a resolution helper, and
+    resolution reaching across the two shares (imports, bases, re-exports, fixtures)."""
+    files: dict[str, str] = {"pkg/__init__.py": "from pkg.mod0 import Base0 as Root\n"}
+    files["tests/conftest.py"] = (
+        "import pytest\nfrom pkg.mod0 import Base0\n\n\n@pytest.fixture\n"
+        "def base() -> Base0:\n    return Base0()\n"
+    )
+    for i in range(modules):
+        up = (i + modules // 2) % modules  # a module of the other share
+        files[f"pkg/mod{i}.py"] = (
+            f"from pkg import Root\nfrom pkg.mod{up} import helper{up}\n\n\n"
+            f"class Base{i}({'Root' if i else 'object'}):\n    def run(self):\n"
+            f"        return self.step() + helper{up}()\n\n    def step(self):\n"
+            f"        return {i}\n\n\ndef helper{i}():\n    return Base{i}().step()\n"
+        )
+        files[f"tests/test_mod{i}.py"] = (
+            f"from pkg.mod{i} import Base{i}\n\n\ndef test_run(base):\n"
+            f"    assert Base{i}().run() + base.step() >= 0\n"
+        )
+    return files
+
+
+def _stored(root: Path) -> dict[str, object]:
+    """What :func:`dump` holds, and the edges in the order they were stored, the
+    unresolved counts and every file's exports digest."""
+    import sqlite3
+
+    conn = sqlite3.connect(root / ".coderooms" / "index.db")
+    try:
+        return {
+            **dump(root),
+            "edges_as_stored": conn.execute("SELECT * FROM edges ORDER BY rowid").fetchall(),
+            "exports": conn.execute("SELECT * FROM exports ORDER BY path").fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def _index_helped(root: Path, workers: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Index ``root`` cold on ``workers``; how many files a forked helper resolved."""
+    from coderooms.index import indexer
+
+    shares: list[int] = []
+    start = indexer.ForkedShare.start
+
+    def counted(
+        resolver: object, affected: list[str], changed: list[object]
+    ) -> indexer.ForkedShare | None:
+        helper = start(resolver, affected, changed)  # type: ignore[arg-type]
+        shares.append(len(helper.paths) if helper is not None else 0)
+        return helper
+
+    monkeypatch.setattr(indexer.ForkedShare, "start", counted)
+    with Workspace.open(root) as ws:
+        ws.index(workers=workers)
+    return sum(shares)
+
+
+def test_a_forked_resolution_helper_stores_what_one_process_does(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper resolves the last share of the files: every edge (in the order
+    stored), count and exports digest comes out as from one process."""
+    files = _helped_repo_files(40)
+    serial = make_repo(files, name="serial")
+    parallel = make_repo(files, name="parallel")
+    assert _index_helped(serial, 1, monkeypatch) == 0
+    helped = _index_helped(parallel, 2, monkeypatch)
+    assert 0 < helped < len(files)
+    assert _stored(serial) == _stored(parallel)
+    edges = {(e[2], e[0], e[1]) for e in dump(parallel)["edges"]}  # type: ignore[union-attr]
+    assert ("inherits", "pkg/mod7.py::Base7", "pkg/mod0.py::Base0") in edges
+    assert ("calls", "pkg/mod7.py::Base7.run", "pkg/mod27.py::helper27") in edges
+    assert ("references", "tests/test_mod39.py::test_run", "tests/conftest.py::base") in edges
+
+
+def test_a_resolution_helper_that_dies_costs_time_not_edges(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the forked helper exits without answering, its files are resolved here."""
+    import os
+
+    from coderooms.index import indexer
+
+    files = _helped_repo_files(40)
+    serial = make_repo(files, name="serial")
+    parallel = make_repo(files, name="parallel")
+    _index_helped(serial, 1, monkeypatch)
+
+    def die(*_: object) -> None:
+        os._exit(indexer.HELPER_EXIT_FAILED)
+
+    monkeypatch.setattr(indexer, "_serve_share", die)
+    assert _index_helped(parallel, 2, monkeypatch) > 0
+    assert _stored(serial) == _stored(parallel)
+
+
 def test_parallel_and_serial_runs_build_the_same_index(make_repo: Callable[..., Path]) -> None:
     files = {f"m{i}/mod{i}.py": f"def f{i}():\n    return f{(i + 1) % 60}()\n" for i in range(60)}
     serial = make_repo(files, name="serial")

@@ -9,6 +9,7 @@ import gc
 import multiprocessing
 import multiprocessing.pool
 import os
+import pickle
 import secrets
 import signal
 import sqlite3
@@ -18,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import chain
+from typing import NoReturn
 
 from coderooms.focus.documents import FileWork
 from coderooms.index import db
@@ -42,12 +44,20 @@ CHUNK_FILES = 8  # files per task sent to a worker
 WRITE_BATCH_FILES = 256  # new files stored per statement
 MAX_WORKERS = 8
 GENERATION_TOKEN_BYTES = 8
-BULK_TABLES = ("symbols", "edges")  # written in bulk by a cold build
+SYMBOL_TABLES = ("symbols",)  # written in bulk by a cold build, while parsing
+EDGE_TABLES = ("edges",)  # written in bulk by a cold build, once resolved
 
 PARSE_PHASE = "indexing files"
 RESOLVE_PHASE = "resolving references"
 STORE_PHASE = "storing the index"
 REPORT_EVERY = 100  # files resolved between two reports
+HELPER_MIN_FILES = 64  # below this a cold run resolves in one process (a fork costs more)
+# Of a cold run's resolution work (counted by _resolution_cost), what the forked helper
+# does: its share's files cost more than they count (the test files at the end of a
+# sorted Python tree), and it pays for the pages it copies and its pickle, while this
+# process stores its own share's rows. Measured balanced on pytest and sympy.
+HELPER_SHARE = 0.45
+HELPER_EXIT_FAILED = 3  # a helper's exit status when resolving its share raised
 
 Progress = Callable[[str, int, int], None]
 """Told of each phase of a run as it goes: (phase, items done, items in the phase). A
@@ -249,6 +259,7 @@ def _run(
 
     pool: multiprocessing.pool.Pool | None = None
     git_proc: GitLogPass | None = None
+    helper: ForkedShare | None = None
     # The write lock before anything is read: a run that waited for another run's lock
     # then sees that run's work (and does an incremental run, not a second cold build).
     conn.execute("BEGIN IMMEDIATE")
@@ -294,7 +305,9 @@ def _run(
         changed: list[FileFacts] = []
         old_symbols: dict[str, set[SymbolKey]] = {}
         # A cold build fills empty tables: their indexes are rebuilt once at the end.
-        rebuild = db.drop_indexes(conn, BULK_TABLES) if cold else []
+        # (The symbols' indexes apart: their rows are all in once parsing is over.)
+        rebuild_symbols = db.drop_indexes(conn, SYMBOL_TABLES) if cold else []
+        rebuild = db.drop_indexes(conn, EDGE_TABLES) if cold else []
         for path in deleted:
             old_symbols[path] = _symbol_keys(conn, path)
             db.delete_file(conn, path)
@@ -362,31 +375,49 @@ def _run(
         affected, table, resolver, reads = _prepare_resolution(
             conn, key, generation, cold, changed, deleted, old_symbols
         )
+        if resolver is not None and cold and forks and pool is None:
+            # A cold run whose workers are gone (nothing left for them) holds every
+            # file's facts: a forked copy of this process resolves the last share of the
+            # files on another core meanwhile (see ForkedShare), forked before the git
+            # log's thread starts.
+            helper = ForkedShare.start(resolver, affected, changed)
         if want_git and git_proc is None:
             git_proc = GitLogPass(root)
         results: list[ResolvedFile] = []
+        stored_early = 0  # of the results: those stored while the helper worked
         digests: dict[str, str] = {}
         if resolver is not None:
-            results = _resolve_files(resolver, affected, progress)
+            mine = affected if helper is None else affected[: len(affected) - len(helper.paths)]
+            results = _resolve_files(resolver, mine, progress, total=len(affected))
+            if helper is not None:
+                # While the helper resolves its share: this share's digests and rows
+                # (stored first, as one process stores them), the symbols' indexes.
+                digests.update((path, resolver.exports(path)) for path in mine)
+                _store_edges(conn, results, replace=False)
+                stored_early = len(results)
+                for statement in rebuild_symbols:
+                    conn.execute(statement)
+                rebuild_symbols = []
+                theirs, their_digests = helper.results()
+                results += theirs
+                digests.update(their_digests)
+                if progress is not None and helper.paths:
+                    progress(RESOLVE_PHASE, len(affected), len(affected))
             results += _follow_exports(conn, resolver, results, deleted, digests, cold=cold)
         # Resolution alone, then what storing its edges (and rebuilding the indexes a
         # cold build dropped) costs on top: the benchmark weighs the two apart.
         phases["resolve_cpu"] = time.thread_time() - cpu_mark
+        if helper is not None:
+            phases["resolve_cpu"] += helper.cpu_seconds
         cpu_mark = time.thread_time()
         stored = sum(len(rows) for _, rows, _ in results)
         if progress is not None and stored:
             progress(STORE_PHASE, 0, stored)
-        _store_edges(conn, results, replace=not cold)
+        _store_edges(conn, results[stored_early:], replace=not cold)
         conn.executemany("INSERT OR REPLACE INTO exports VALUES (?, ?)", sorted(digests.items()))
         resolved = len(results)
-        for statement in rebuild:
+        for statement in rebuild_symbols + rebuild:
             conn.execute(statement)
-        if pool is not None:
-            if handing is not None:
-                handing.collect()
-            pool.close()
-            pool.join()
-            pool = None
         phases["resolve"] = time.perf_counter() - mark
         phases["store_cpu"] = time.thread_time() - cpu_mark
         mark = time.perf_counter()
@@ -429,12 +460,20 @@ def _run(
             db.commit_checkpointing_aside(conn)
         else:
             conn.execute("COMMIT")
-        if progress is not None and stored:
-            progress(STORE_PHASE, stored, stored)
         keep_table(key, generation, table)
         _keep_reads(key, generation, reads, changed)
         if handing is not None:
             handing.finish(generation, changed, results)
+        if pool is not None:
+            # The workers embedded while this process resolved, stored and committed:
+            # what is left of their work is waited for only now (still in the phase).
+            if handing is not None:
+                handing.collect()
+            pool.close()
+            pool.join()
+            pool = None
+        if progress is not None and stored:
+            progress(STORE_PHASE, stored, stored)
         phases["git_and_commit"] = time.perf_counter() - mark
     except BaseException:
         # A stop can land after COMMIT or inside a SQLite call: roll back only what is
@@ -444,6 +483,8 @@ def _run(
                 conn.execute("ROLLBACK")
         if pool is not None:
             stop_pool(pool)
+        if helper is not None:
+            helper.cancel()
         if git_proc is not None:
             git_proc.cancel()
         raise
@@ -668,20 +709,140 @@ ResolvedFile = tuple[str, list[tuple[str, str, str, float, str]], tuple[int, ...
 
 
 def _resolve_files(
-    resolver: Resolver, paths: list[str], progress: Progress | None = None
+    resolver: Resolver,
+    paths: list[str],
+    progress: Progress | None = None,
+    total: int | None = None,
 ) -> list[ResolvedFile]:
-    """Edge rows and unresolved counts of each file, as stored."""
+    """Edge rows and unresolved counts of each file, as stored. ``total``: the files of
+    the phase when these are the first of them (the rest resolved elsewhere)."""
     out: list[ResolvedFile] = []
-    if progress is not None and paths:
-        progress(RESOLVE_PHASE, 0, len(paths))
+    total = len(paths) if total is None else total
+    if progress is not None and total:
+        progress(RESOLVE_PHASE, 0, total)
     for done, path in enumerate(paths, 1):
         res = resolver.resolve_file(path)
         # In the order resolution found them (itself fixed): readers sort what they load.
         rows = [(s, d, k, w, path) for (s, d, k), w in res.edges.items()]
         out.append((path, rows, tuple(res.unresolved[r] for r in UNRESOLVED_REASONS)))
-        if progress is not None and (done % REPORT_EVERY == 0 or done == len(paths)):
-            progress(RESOLVE_PHASE, done, len(paths))
+        if progress is not None and (done % REPORT_EVERY == 0 or done == total):
+            progress(RESOLVE_PHASE, done, total)
     return out
+
+
+FILE_COST = 5  # what resolving a file costs besides its calls, counted in calls
+
+
+def _resolution_cost(facts: FileFacts | None) -> int:
+    """How much resolving a file costs, roughly, in calls: fitted on pytest and sympy,
+    its calls predict it best (a reference is cheap, most resolve from a memo)."""
+    return FILE_COST + (len(facts.calls) if facts is not None else 0)
+
+
+class ForkedShare:
+    """The last files of a cold run's resolution, resolved by a forked copy of this
+    process (it inherits the symbol table, every file's facts and the resolver), which
+    sends back their rows and export digests, pickled, over a pipe.
+
+    The share is the tail of the sorted files, ``HELPER_SHARE`` of their cost: each
+    process resolves a run of neighbouring files, which mostly read the same few files'
+    facts, so little of what the resolver remembers is worked out twice (measured on
+    sympy: the two halves cost 1.00-1.08x the whole). The helper runs only in a process
+    with no other thread (see :func:`can_fork`) and never touches the database; if it
+    fails, this process resolves the share itself."""
+
+    def __init__(self, resolver: Resolver, paths: list[str], pid: int, pipe: int) -> None:
+        self.paths = paths
+        self.cpu_seconds = 0.0  # the helper's CPU time, known once its results are in
+        self._resolver = resolver
+        self._pid = pid  # 0 once reaped
+        self._pipe = pipe
+
+    @classmethod
+    def start(
+        cls, resolver: Resolver, affected: list[str], changed: list[FileFacts]
+    ) -> ForkedShare | None:
+        """The helper resolving the last share of ``affected``, or None when the run is
+        too small or this process may not fork."""
+        if len(affected) < HELPER_MIN_FILES or not can_fork() or not hasattr(os, "fork"):
+            return None
+        facts = {f.path: f for f in changed}
+        costs = [_resolution_cost(facts.get(path)) for path in affected]
+        left = sum(costs) * HELPER_SHARE
+        split = len(affected)
+        while split > 1 and left > 0:
+            split -= 1
+            left -= costs[split]
+        paths = affected[split:]
+        read_end, write_end = os.pipe()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+                os.close(read_end)
+                _serve_share(resolver, paths, write_end)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        os.close(write_end)
+        return cls(resolver, paths, pid, read_end)
+
+    def results(self) -> tuple[list[ResolvedFile], dict[str, str]]:
+        """The share's rows and export digests: the helper's, or worked out here when it
+        failed (killed, out of memory)."""
+        chunks: list[bytes] = []
+        try:
+            while chunk := os.read(self._pipe, PIPE_READ_BYTES):
+                chunks.append(chunk)
+        except BaseException:
+            self.cancel()
+            raise
+        os.close(self._pipe)
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = 0
+        if os.waitstatus_to_exitcode(status) == 0 and chunks:
+            got: tuple[list[ResolvedFile], dict[str, str], float]
+            got = pickle.loads(b"".join(chunks))
+            results, digests, self.cpu_seconds = got
+            return results, digests
+        results = _resolve_files(self._resolver, self.paths)
+        return results, {path: self._resolver.exports(path) for path in self.paths}
+
+    def cancel(self) -> None:
+        """Stop the helper (its work is being abandoned)."""
+        if not self._pid:
+            return
+        with contextlib.suppress(OSError):
+            os.close(self._pipe)
+        with contextlib.suppress(OSError):
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+        self._pid = 0
+
+
+PIPE_READ_BYTES = 1 << 20
+
+
+def _serve_share(resolver: Resolver, paths: list[str], pipe: int) -> NoReturn:  # pragma: no cover
+    """The helper's life: resolve ``paths``, write their rows and digests, exit. Only the
+    parent acts on a stop signal (as in the pool's workers); whatever happens, the child
+    ends here, never unwinding into the parent's code (its transaction, its pool)."""
+    code = HELPER_EXIT_FAILED
+    try:
+        if hasattr(os, "setpgrp"):
+            os.setpgrp()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        results = _resolve_files(resolver, paths)
+        digests = {path: resolver.exports(path) for path in paths}
+        # A forked child's clock starts at zero: its CPU time is the share's.
+        got = (results, digests, time.process_time())
+        data = memoryview(pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
+        while data:
+            data = data[os.write(pipe, data) :]
+        code = 0
+    finally:
+        os._exit(code)
 
 
 def _follow_exports(
@@ -696,7 +857,8 @@ def _follow_exports(
     """Resolve the importers of every file whose exports moved, and theirs in turn,
     until no digest moves (a re-export chain: ``b`` imports ``alpha`` from ``a``, ``c``
     imports it from ``b``). Fills ``digests`` with the digest of every file resolved."""
-    digests.update((path, resolver.exports(path)) for path, _, _ in results)
+    # A cold run's helper sent the digests of the files it resolved.
+    digests.update((p, resolver.exports(p)) for p, _, _ in results if p not in digests)
     if cold:
         return []
     old = dict(conn.execute("SELECT path, digest FROM exports"))
