@@ -12,9 +12,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coderooms.focus.carried import spans_copied
 from coderooms.focus.graph import CodeEdge, CodeGraph, CodeNode, DeferredEdges, EdgeColumns
 from coderooms.focus.lexical import BM25, DocumentCounts, top_ranked
-from coderooms.focus.salience import SalienceIndex, _spans_copied
+from coderooms.focus.salience import SalienceIndex
 
 
 def _plain_top_ranked(scores: np.ndarray, limit: int) -> list[int]:
@@ -189,7 +190,7 @@ def test_document_spans_copied_in_runs_equal_a_gather_of_every_entry(
     np.cumsum(length_array, out=ptr[1:])
     every = np.repeat(start_array - ptr[:-1], length_array) + np.arange(int(ptr[-1]))
     want = np.concatenate([old, *fresh]).astype(np.int64)[every]
-    got = _spans_copied(old, fresh, start_array, length_array, ptr)
+    got = spans_copied(old, fresh, start_array, length_array, ptr)
     assert got.dtype == np.int64 and got.tolist() == want.tolist()
 
 

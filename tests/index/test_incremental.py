@@ -328,6 +328,52 @@ def test_a_resolution_helper_that_dies_costs_time_not_edges(
     assert _stored(serial) == _stored(parallel)
 
 
+def test_a_resolution_helper_that_cannot_fork_costs_time_not_edges(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If no process can be forked for the helper (EAGAIN), the run resolves every file
+    here: no error, the same rows, and the helper's pipe is not left open."""
+    import errno
+    import os
+
+    from coderooms.index import indexer
+
+    files = _helped_repo_files(40)
+    serial = make_repo(files, name="serial")
+    parallel = make_repo(files, name="parallel")
+    _index_helped(serial, 1, monkeypatch)
+    start = indexer.ForkedShare.start
+    pipes: list[tuple[int, int]] = []
+    real_pipe = os.pipe
+
+    def no_fork() -> int:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    def tracked_pipe() -> tuple[int, int]:
+        ends = real_pipe()
+        pipes.append(ends)
+        return ends
+
+    def unforkable(
+        resolver: object, affected: list[str], changed: list[object]
+    ) -> indexer.ForkedShare | None:
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "fork", no_fork)
+            patched.setattr(os, "pipe", tracked_pipe)
+            helper = start(resolver, affected, changed)  # type: ignore[arg-type]
+        assert helper is None
+        return helper
+
+    monkeypatch.setattr(indexer.ForkedShare, "start", unforkable)
+    with Workspace.open(parallel) as ws:
+        ws.index(workers=2)
+    assert len(pipes) == 1  # the helper was asked for
+    for end in pipes[0]:
+        with pytest.raises(OSError):
+            os.fstat(end)  # closed
+    assert _stored(serial) == _stored(parallel)
+
+
 def test_parallel_and_serial_runs_build_the_same_index(make_repo: Callable[..., Path]) -> None:
     files = {f"m{i}/mod{i}.py": f"def f{i}():\n    return f{(i + 1) % 60}()\n" for i in range(60)}
     serial = make_repo(files, name="serial")

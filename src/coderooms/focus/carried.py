@@ -84,6 +84,12 @@ def transition_of(feed: Feed, rows_of: np.ndarray | None = None) -> sp.csr_matri
     return sp.csr_matrix(sp.diags(inverse) @ matrix)
 
 
+def renumbered(rows: np.ndarray, renumber: np.ndarray) -> np.ndarray:
+    """``renumber[row]`` for each of ``rows`` (-1, no row, stays -1)."""
+    through: np.ndarray = np.append(renumber, -1)[rows]  # the -1 after them: what -1 reads
+    return through
+
+
 def touched_rows(
     before: Feed,
     after: Feed,
@@ -104,24 +110,21 @@ def touched_rows(
     def mark(rows: np.ndarray) -> None:
         touched[rows[rows >= 0]] = True
 
-    through = np.append(renumber, -1)  # the -1 after every row: what -1 reads
-
-    def here(rows: np.ndarray) -> np.ndarray:
-        renumbered: np.ndarray = through[rows]
-        return renumbered
-
     was_fed, is_fed = before.edges_fed(), after.edges_fed()
     kept = np.ones(len(before.src), dtype=np.bool_)
     kept[dropped] = False
     new = np.zeros(len(after.src), dtype=np.bool_)
     new[landed] = True
     gone = ~kept & was_fed
-    mark(here(before.src[gone]))
-    mark(here(before.dst[gone]))
+    mark(renumbered(before.src[gone], renumber))
+    mark(renumbered(before.dst[gone], renumber))
     mark(after.src[new & is_fed])
     mark(after.dst[new & is_fed])
     there, now = np.flatnonzero(kept), np.flatnonzero(~new)
-    old_src, old_dst = here(before.src[there]), here(before.dst[there])
+    old_src, old_dst = (
+        renumbered(before.src[there], renumber),
+        renumbered(before.dst[there], renumber),
+    )
     fed_then, fed_now = was_fed[there], is_fed[now]
     same = (fed_then == fed_now) & (
         ~fed_now
@@ -137,7 +140,7 @@ def touched_rows(
     mark(after.src[now[moved & fed_now]])
     mark(after.dst[now[moved & fed_now]])
     pairs_then, pairs_now = before.pairs_fed(), after.pairs_fed()
-    old_a, old_b = here(before.pair_a), here(before.pair_b)
+    old_a, old_b = renumbered(before.pair_a, renumber), renumbered(before.pair_b, renumber)
     same_pairs = (pairs_then == pairs_now) & (
         ~pairs_now
         | (

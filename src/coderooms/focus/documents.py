@@ -23,7 +23,7 @@ from itertools import accumulate, chain
 import numpy as np
 
 from coderooms.focus.lexical import DocumentCounts
-from coderooms.focus.text import WORD_PATTERN, WORD_TERMS_CACHE_SIZE, tokenize, word_terms
+from coderooms.focus.text import WORD_PATTERN, tokenize, word_terms
 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
@@ -194,20 +194,6 @@ def file_work(path: str, content_hash: str, text: str, symbols: Sequence[SymbolP
     )
 
 
-class _WordTerms(dict[str, tuple[str, ...]]):
-    """:func:`~coderooms.focus.text.word_terms` of every word asked for, kept: a file's
-    words are looked up by a C-level map, a plain dict's lookup where a cached call costs
-    three times as much (the cache's own bookkeeping); a word seen first is tokenised
-    then."""
-
-    def __missing__(self, word: str) -> tuple[str, ...]:
-        terms = self[word] = word_terms(word)
-        return terms
-
-
-_WORD_TERMS = _WordTerms()  # this process's, emptied past WORD_TERMS_CACHE_SIZE words
-
-
 class _LineTerms:
     """The terms of a text's lines, any run of lines on demand. A word never spans a line
     break, so a text's terms are its lines' terms in order: when ``\\n`` is its only
@@ -219,9 +205,7 @@ class _LineTerms:
             self._bounds: Sequence[int] = range(count + 1)
             return
         words = _WORD_OR_NEWLINE.findall(text)
-        if len(_WORD_TERMS) > WORD_TERMS_CACHE_SIZE:
-            _WORD_TERMS.clear()
-        self._terms = list(map(_WORD_TERMS.__getitem__, words))  # a newline has none
+        self._terms = list(map(word_terms, words))  # a newline has none
         bounds = [0]  # where each line's words start: past each newline (found in C)
         find = words.index
         with contextlib.suppress(ValueError):

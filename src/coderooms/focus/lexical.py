@@ -14,6 +14,8 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
+from coderooms.focus.carried import renumbered
+
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -262,9 +264,9 @@ class TermColumns:
         to_here[lent[taken][::-1]] = taken[::-1]  # a document lent twice: its first
         apart = np.ones(size, dtype=np.bool_)
         apart[to_here[to_here >= 0]] = False
-        to_now = to_here if self.to_now is None else _through(self.to_now, to_here)
+        to_now = to_here if self.to_now is None else renumbered(self.to_now, to_here)
         terms, rows, counts = self.held
-        rows = _through(rows, to_here)
+        rows = renumbered(rows, to_here)
         kept = rows >= 0
         parts = [(terms[kept], rows[kept], counts[kept])]
         fresh = np.flatnonzero(apart)
@@ -288,12 +290,6 @@ class TermColumns:
         counts = np.concatenate([part[2] for part in parts])
         order = np.lexsort((rows, terms))
         return TermColumns(self.base, to_now, (terms[order], rows[order], counts[order]))
-
-
-def _through(rows: np.ndarray, renumber: np.ndarray) -> np.ndarray:
-    """``renumber[row]`` for each row (-1 stays -1)."""
-    through: np.ndarray = np.append(renumber, -1)[rows]  # the -1 after them: what -1 reads
-    return through
 
 
 class CountedBM25:

@@ -1180,8 +1180,8 @@ class SalienceIndex:
             starts[fresh_at] = len(old.ids) + np.cumsum(sizes) - sizes
         ptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        ids = _spans_copied(old.ids, fresh_ids, starts, lengths, ptr)
-        counts = _spans_copied(old.counts, fresh_counts, starts, lengths, ptr)
+        ids = spans_copied(old.ids, fresh_ids, starts, lengths, ptr)
+        counts = spans_copied(old.counts, fresh_counts, starts, lengths, ptr)
         self._lent_from[kind] = source
         return DocumentCounts(keys, tuple(term_ids), ptr, ids, counts)
 
@@ -1770,9 +1770,6 @@ class _RenumberedRows(Mapping[str, list[int]]):
 
     def __len__(self) -> int:
         return len(self._built_whole())
-
-
-_spans_copied = spans_copied
 
 
 def _copy_rows(old: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:

@@ -774,13 +774,20 @@ class ForkedShare:
             split -= 1
             left -= costs[split]
         paths = affected[split:]
-        read_end, write_end = os.pipe()
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:  # out of descriptors: this process resolves every file
+            return None
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
                 os.close(read_end)
                 _serve_share(resolver, paths, write_end)
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): resolved here instead
+            os.close(read_end)
+            os.close(write_end)
+            return None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(write_end)
@@ -828,11 +835,7 @@ def _serve_share(resolver: Resolver, paths: list[str], pipe: int) -> NoReturn:  
     ends here, never unwinding into the parent's code (its transaction, its pool)."""
     code = HELPER_EXIT_FAILED
     try:
-        if hasattr(os, "setpgrp"):
-            os.setpgrp()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        _start_worker()  # as a pool's worker: its own group, the stop signals the parent's
         results = _resolve_files(resolver, paths)
         digests = {path: resolver.exports(path) for path in paths}
         # A forked child's clock starts at zero: its CPU time is the share's.
