@@ -93,3 +93,33 @@ def test_closing_the_workspace_waits_for_its_checkpoint(
     assert not [t for t in threading.enumerate() if t.name == "coderooms-checkpoint"]
     assert not (root / ".coderooms" / "index.db-wal").exists()
     shutil.copytree(root, root.parent / "copy")  # what raced before
+
+
+SLOW_START_S = 0.3  # long enough for a waiter to reach the thread before it starts
+
+
+def test_a_waiter_never_joins_a_checkpoint_that_has_not_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two workspaces on one index in one process: the one closing first waits for the
+    # other's checkpoint, which may be between being listed and being started.
+    starting = threading.Event()
+
+    class SlowStart(threading.Thread):
+        def start(self) -> None:
+            if self.name == "coderooms-checkpoint":
+                starting.set()
+                time.sleep(SLOW_START_S)
+            super().start()
+
+    monkeypatch.setattr(db.threading, "Thread", SlowStart)
+    path = tmp_path / "index.db"
+    conn = db.connect(str(path))
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO skipped VALUES ('f', 'binary', 1, 1)")
+    committer = threading.Thread(target=db.commit_checkpointing_aside, args=(conn,))
+    committer.start()
+    assert starting.wait(JOIN_S)
+    db.wait_for_checkpoints(str(path))  # raised "cannot join thread before it is started"
+    committer.join(JOIN_S)
+    conn.close()

@@ -208,9 +208,9 @@ def commit_checkpointing_aside(conn: sqlite3.Connection) -> threading.Thread:
                 other.close()
 
     thread = threading.Thread(target=checkpoint, name="coderooms-checkpoint")
-    with _checkpoints_lock:
+    with _checkpoints_lock:  # started under the lock: a waiter never joins it unstarted
         _checkpoints.setdefault(path, []).append(thread)
-    thread.start()
+        thread.start()
     return thread
 
 
