@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from coderooms.focus.lexical import BM25, top_ranked
-from coderooms.focus.text import goal_cues, split_identifier, tokenize
+from coderooms.focus.text import STOPWORDS, goal_cues, split_identifier, tokenize, word_terms
 
 TRACEBACK = """Running the suite fails:
 
@@ -93,3 +96,31 @@ def test_goal_cues_find_configuration_and_prose_files_by_their_path() -> None:
         "(not numpy.c_ or obj.method or e.g. v1.2)"
     )
     assert cues.paths == ("tox.ini", "docs/usage.rst", "setup.cfg", "MANIFEST.in")
+
+
+# Identifier-shaped words (what tokenize takes for one), weighted towards the spots
+# where splitting at underscores first could differ: case runs, digits, underscores.
+_WORDS = st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,14}\Z").map(lambda w: w.rstrip("\n"))
+
+
+@given(_WORDS)
+@settings(max_examples=400, deadline=None)
+def test_word_terms_are_the_parts_split_identifier_finds(word: str) -> None:
+    """word_terms finds its parts in one pass over the word: they are split_identifier's
+    (which splits at underscores first), normalized and filtered the documented way."""
+    parts = split_identifier(word)
+    expected = [
+        part[:-1] if len(part) > 4 and part.endswith("s") and not part.endswith("ss") else part
+        for part in parts
+        if len(part) >= 2 and part not in STOPWORDS and not part.isdigit()
+    ]
+    if len(parts) > 1:
+        expected.append(word.lower())
+    assert list(word_terms(word)) == expected
+    assert tokenize(word) == expected
+
+
+def test_word_terms_of_words_with_underscores_between_case_runs() -> None:
+    assert word_terms("AB_Cd") == ("ab", "cd", "ab_cd")
+    assert word_terms("HTTP_ServerNames") == ("http", "server", "name", "http_servernames")
+    assert word_terms("x__Y2") == ("x__y2",)

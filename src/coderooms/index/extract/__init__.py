@@ -123,12 +123,18 @@ def nesting_work(data: bytes) -> int:
     return int(depths[steps > 0].sum(dtype=np.int64))
 
 
-def process_file(root: str, path: str, old_hash: str | None = None) -> Outcome:
-    """Read ``root/path`` and learn what it defines; never raises for a bad file."""
-    return read_and_process(root, path, old_hash)[0]
+def process_file(
+    root: str, path: str, old_hash: str | None = None, *, encode: bool = True
+) -> Outcome:
+    """Read ``root/path`` and learn what it defines; never raises for a bad file.
+    Without ``encode``, the facts' stored form (:attr:`FileFacts.encoded`) is left for
+    whoever stores them to make (:func:`~coderooms.index.db.write_new_files` does)."""
+    return read_and_process(root, path, old_hash, encode=encode)[0]
 
 
-def read_and_process(root: str, path: str, old_hash: str | None = None) -> tuple[Outcome, bytes]:
+def read_and_process(
+    root: str, path: str, old_hash: str | None = None, *, encode: bool = True
+) -> tuple[Outcome, bytes]:
     """As :func:`process_file`, with the bytes it read (empty when it read none): what
     else a caller makes of the file is then made of the bytes its facts were, and the
     file is read and hashed once."""
@@ -182,7 +188,8 @@ def read_and_process(root: str, path: str, old_hash: str | None = None) -> tuple
         python.extract(facts, data)
     else:
         curly.extract(facts, data)
-    facts.encoded = encode_facts(facts)
+    if encode:
+        facts.encoded = encode_facts(facts)
     facts.uses = "\n".join(sorted(names_used(facts)))
     return facts, data
 
