@@ -346,7 +346,7 @@ def test_pieces_read_from_the_vocabulary_are_the_tokenizers_own() -> None:
     encoder._learn(set(pieces))
     assert any(len(p) > 1 and p.isascii() and p.isalnum() for p in pieces)
     expected = encoder.tokenizer.encode_batch_fast(pieces, add_special_tokens=False)
-    run_at, run_len, runs = encoder._piece_arrays()
+    run_at, run_len, runs = encoder._run_at, encoder._run_len, encoder._runs
     for piece, encoding in zip(pieces, expected, strict=True):
         at = encoder.pieces[piece]
         assert list(runs[run_at[at] : run_at[at] + run_len[at]]) == encoding.ids, piece

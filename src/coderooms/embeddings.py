@@ -181,12 +181,14 @@ class _Encoder:
         self._char_limit: int | None = None
         self.unknown: int | None = parts.unk_token_id
         # Each distinct piece tokenised so far, by its number n: its tokens are
-        # runs[run_at[n] : run_at[n] + run_len[n]] (see _learn and _piece_arrays).
+        # runs[run_at[n] : run_at[n] + run_len[n]] (see _learn), in arrays that grow by
+        # doubling (a small batch that learns a few pieces copies nothing).
         self.pieces: dict[str, int] = {}
-        self._run_at: list[int] = []
-        self._run_len: list[int] = []
-        self._runs: list[int] = []
-        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._learnt = 0  # pieces numbered
+        self._run_at = np.zeros(0, dtype=np.int64)
+        self._run_len = np.zeros(0, dtype=np.int64)
+        self._runs = np.zeros(0, dtype=np.int64)
+        self._tokens = 0  # entries of _runs in use
         # A piece of ASCII letters and digits that is a word of the vocabulary (after
         # the normaliser's lowercasing) is that one token: WordPiece takes a whole word
         # it knows first, and nothing in the normaliser or pre-tokenizer changes such a
@@ -259,7 +261,7 @@ class _Encoder:
         flat = list(chain.from_iterable(split))
         self._learn(set(flat))
         numbers = np.fromiter(map(self.pieces.__getitem__, flat), dtype=np.int64, count=len(flat))
-        run_at, run_len, runs = self._piece_arrays()
+        run_at, run_len, runs = self._run_at, self._run_len, self._runs
         lengths = run_len[numbers]
         token_ends = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
         # Token t of the flat run, the k-th of its piece's, is runs[run_at[piece] + k].
@@ -323,11 +325,9 @@ class _Encoder:
         unseen = pieces.difference(self.pieces)
         if not unseen:
             return
-        if len(self._run_at) + len(unseen) > PIECE_CACHE_MAX_ENTRIES:
+        if self._learnt + len(unseen) > PIECE_CACHE_MAX_ENTRIES:
             self.pieces.clear()
-            self._run_at.clear()
-            self._run_len.clear()
-            self._runs.clear()
+            self._learnt = self._tokens = 0
             unseen = pieces
         ordered = sorted(unseen)
         whole = self._whole
@@ -342,24 +342,27 @@ class _Encoder:
         rest = [piece for piece in ordered if piece not in known]
         encodings = self.tokenizer.encode_batch_fast(rest, add_special_tokens=False)
         known.update(zip(rest, (e.ids for e in encodings), strict=True))
-        run_at, run_len, runs = self._run_at, self._run_len, self._runs
-        for piece in ordered:
-            ids = known[piece]
-            self.pieces[piece] = len(run_at)
-            run_at.append(len(runs))
-            run_len.append(len(ids))
-            runs.extend(ids)
-        self._arrays = None
+        runs = [known[piece] for piece in ordered]
+        lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
+        tokens = np.fromiter(chain.from_iterable(runs), dtype=np.int64, count=int(lengths.sum()))
+        first, at = self._learnt, self._tokens
+        self._run_at = _room(self._run_at, first + len(runs))
+        self._run_len = _room(self._run_len, first + len(runs))
+        self._runs = _room(self._runs, at + len(tokens))
+        self._run_len[first : first + len(runs)] = lengths
+        self._run_at[first : first + len(runs)] = at + np.cumsum(lengths) - lengths
+        self._runs[at : at + len(tokens)] = tokens
+        self.pieces.update(zip(ordered, range(first, first + len(runs)), strict=True))
+        self._learnt, self._tokens = first + len(runs), at + len(tokens)
 
-    def _piece_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``run_at``, ``run_len`` and ``runs`` (see ``__init__``) as arrays."""
-        if self._arrays is None:
-            self._arrays = (
-                np.asarray(self._run_at, dtype=np.int64),
-                np.asarray(self._run_len, dtype=np.int64),
-                np.asarray(self._runs, dtype=np.int64),
-            )
-        return self._arrays
+
+def _room(array: np.ndarray, size: int) -> np.ndarray:
+    """``array``, or a copy twice as long or more, with room for ``size`` entries."""
+    if size <= len(array):
+        return array
+    grown = np.zeros(max(size, 2 * len(array)), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
 
 
 def _resolve(name_or_path: str | Path | None) -> Path:
