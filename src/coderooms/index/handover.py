@@ -228,7 +228,10 @@ class FirstBuild:
         if not keys:
             return KnownWork(file_documents, symbol_documents, node_keys=told)
         table = np.concatenate(self._vectors)
-        rows = table[np.asarray(self._embedding_rows, dtype=np.int64)]
+        # Rows the workers made come in the works' order, one per key: the table is them.
+        rows = (
+            table if self._by_workers else table[np.asarray(self._embedding_rows, dtype=np.int64)]
+        )
         return KnownWork(file_documents, symbol_documents, keys, rows, node_keys=told)
 
     def _node_keys(self) -> dict[str, tuple[bytes, bytes]]:
