@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from coderooms import embeddings
 from coderooms.embeddings import (
+    BERT_PIECES,
     DEFAULT_MODEL_DIR,
     EmbeddingModelUnavailable,
     embed,
@@ -333,3 +334,58 @@ def test_a_text_too_short_to_be_cut_is_embedded_without_the_vocabulary() -> None
     assert len(long[0]) > (reference.char_limit or 0)
     assert np.array_equal(encoder.mean_vectors(long), reference.mean_vectors(long))
     assert encoder.char_limit == reference.char_limit
+
+
+def test_pieces_read_from_the_vocabulary_are_the_tokenizers_own() -> None:
+    encoder = embeddings._read_plain(embeddings.DEFAULT_MODEL_DIR)
+    assert encoder is not None and encoder._whole  # the shipped model reads whole words
+    vocabulary = sorted(encoder._whole)[::97]  # every 97th entry: words, ##pieces, marks
+    pieces = vocabulary + [w.upper() for w in vocabulary] + [w.title() for w in vocabulary]
+    pieces += ["Matrix", "det", "DETERMINANT", "x" * 100, "a" * 101, "9" * 101, "é", "Ünïcode"]
+    pieces = sorted({p for p in pieces if p and BERT_PIECES.fullmatch(p)})
+    encoder._learn(set(pieces))
+    assert any(len(p) > 1 and p.isascii() and p.isalnum() for p in pieces)
+    expected = encoder.tokenizer.encode_batch_fast(pieces, add_special_tokens=False)
+    run_at, run_len, runs = encoder._run_at, encoder._run_len, encoder._runs
+    for piece, encoding in zip(pieces, expected, strict=True):
+        at = encoder.pieces[piece]
+        assert list(runs[run_at[at] : run_at[at] + run_len[at]]) == encoding.ids, piece
+
+
+def counted_the_long_way(encoder: embeddings._Encoder, text: str) -> dict[int, int]:
+    """A text's token counts as model2vec makes them: its pieces tokenised in turn, the
+    first token_limit tokens kept, then the unknown ones dropped."""
+    if encoder.token_limit is not None and len(text) > encoder.token_limit:
+        text = text[: encoder.char_limit]
+    pieces = BERT_PIECES.findall(text)
+    encoded = encoder.tokenizer.encode_batch_fast(pieces, add_special_tokens=False)
+    ids = [i for e in encoded for i in e.ids][: encoder.token_limit]
+    counts: dict[int, int] = {}
+    for i in ids:
+        if i != encoder.unknown:
+            counts[i] = counts.get(i, 0) + 1
+    return counts
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(PIECE_ALPHABET, max_size=700).map("".join), max_size=5))
+def test_counts_gathered_with_numpy_are_those_of_each_text_the_long_way(texts: list[str]) -> None:
+    encoder = embeddings._encoder(DEFAULT_MODEL_DIR)
+    plain = [t for t in texts if not any(a in t for a in encoder.added)]
+    together, counts = encoder._occurrences(plain)
+    assert together.has_canonical_format and together.shape[0] == len(plain)
+    for row, text in enumerate(plain):
+        expected = counted_the_long_way(encoder, text)
+        got = together[row]
+        assert dict(zip(got.indices.tolist(), got.data.tolist(), strict=True)) == expected
+        assert counts[row] == sum(expected.values())
+
+
+def test_counts_past_the_token_limit_are_cut_before_unknown_tokens_drop() -> None:
+    encoder = embeddings._encoder(DEFAULT_MODEL_DIR)
+    assert encoder.token_limit is not None
+    unknown = "\U0001f600"  # not in the vocabulary: one unknown token
+    text = " ".join([unknown, "a"] * encoder.token_limit)  # twice the limit in tokens
+    assert len(text) <= (encoder.char_limit or 0)
+    _, (count,) = encoder._occurrences([text])
+    assert count == encoder.token_limit // 2 == sum(counted_the_long_way(encoder, text).values())

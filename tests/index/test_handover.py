@@ -5,6 +5,7 @@ gives are those made from nothing, and answer the same."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,13 +19,14 @@ from test_focus_state import SHOP, _from_nothing
 from coderooms import embeddings, tokens, workspace
 from coderooms.embeddings import EmbeddingModelUnavailable
 from coderooms.focus import salience
-from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS, SymbolPlace, file_key
+from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS, SymbolPlace, file_key, unit_rows
 from coderooms.focus.documents import file_work as make_file_work
 from coderooms.focus.runtime import FocusEngine
 from coderooms.index import focus_state, indexer
 from coderooms.index.extract import read_and_process
 from coderooms.index.facts import FileFacts
 from coderooms.index.handover import _PLACE, FirstBuild, file_work
+from coderooms.index.handover import unit_rows_in_worker as handover_rows
 from coderooms.workspace import Workspace
 
 LONG_BODY = "".join(f"    value_{i} = compute_{i}(alpha, beta)\n" for i in range(400))
@@ -211,10 +213,10 @@ def test_a_file_is_read_once_for_its_facts_and_its_work(
         return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr("builtins.open", counting_open)
-    [(facts, work)] = indexer.process_files(str(root), [("shop/cart.py", None)], None, True)
+    [(facts, work, rows)] = indexer.process_files(str(root), [("shop/cart.py", None)], None, True)
     monkeypatch.undo()
     assert opened == [str(root / "shop" / "cart.py")]
-    assert isinstance(facts, FileFacts) and work is not None
+    assert isinstance(facts, FileFacts) and work is not None and rows is None
     text = (root / "shop" / "cart.py").read_text(encoding="utf-8")
     symbols = [SymbolPlace(*_PLACE(s)) for s in facts.symbols]
     want = make_file_work(facts.path, facts.content_hash, text, symbols)
@@ -290,3 +292,50 @@ def test_a_long_body_is_cut_where_the_engine_cuts_it(make_repo: Callable[..., Pa
     ws.index(workers=1, prepare_focus=True)
     assert len(LONG_BODY) > SYMBOL_TEXT_CAP_CHARS
     _same_index(ws.focus_engine(), _from_nothing(Workspace.open(root)))
+
+
+def _no_rows(texts: list[str]) -> None:
+    """A worker's embedding task whose model did not load there."""
+
+
+def test_the_workers_embed_as_they_parse_and_resolution_gets_the_other_core(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(FILES)
+    assert len(FILES) >= max(indexer.PARALLEL_MIN_FILES, indexer.HELPER_MIN_FILES)
+    ws = Workspace.open(root)
+    helpers: list[tuple[list[object], bool, object]] = []
+    start = indexer.ForkedShare.start
+
+    def started(*args: Any) -> object:
+        # The pool's workers are gone when resolution starts: a helper may fork.
+        alive, free = multiprocessing.active_children(), indexer.can_fork()
+        helper = start(*args)
+        helpers.append((alive, free, helper))
+        return helper
+
+    monkeypatch.setattr(indexer.ForkedShare, "start", started)
+    handing = FirstBuild(workspace._embedder, handover_rows)
+    indexer.run(str(root), ws._connection(create=True), workers=2, first_build=handing)
+    [(alive, free, helper)] = helpers
+    assert alive == [] and (helper is not None or not free)  # another test's thread: no fork
+    assert handing._pending == []  # every text came embedded from a worker
+    known = handing.known_work()
+    assert known.embeddings is not None
+    texts = [text for work in handing.works for text in work.embedding_texts]
+    assert np.array_equal(known.embeddings, unit_rows(embeddings.embed(texts)))  # bit for bit
+
+
+def test_rows_a_worker_cannot_make_are_left_to_the_engine(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    handing = FirstBuild(workspace._embedder, _no_rows)
+    indexer.run(str(root), ws._connection(create=True), workers=2, first_build=handing)
+    known = handing.known_work()
+    assert known.embeddings is None and known.embedding_keys == ()
+    assert known.file_documents.size == len(handing.works) > 0
+    engine = FocusEngine.from_reader(ws.graph(), ws, tokens.COUNTER, embeddings.embed, known=known)
+    assert engine.index.fresh_embeddings > 0  # the engine embedded them
+    _same_index(engine, _from_nothing(Workspace.open(root)))

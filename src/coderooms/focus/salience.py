@@ -1255,7 +1255,13 @@ class SalienceIndex:
             return known.embeddings
         at: dict[bytes, int] = {}
         if known is not None and known.embeddings is not None:
-            at = {key: i for i, key in reversed(list(enumerate(known.embedding_keys)))}
+            held = known.embedding_keys  # a key held twice: its first row
+            at = dict(zip(reversed(held), range(len(held) - 1, -1, -1), strict=True))
+            there = list(map(at.get, keys))
+            if None not in there:  # every row known (a first focus after a cold run)
+                self.fresh_embeddings = 0
+                taken: np.ndarray = np.asarray(known.embeddings)[np.asarray(there, dtype=np.int64)]
+                return taken
         missing = {key: i for i, key in enumerate(keys) if key not in at}
         texts = {key: self._embed_text(self.nodes[i]) for key, i in missing.items()}
         fresh = sorted(set(texts.values()))

@@ -4,14 +4,15 @@ A first focus on a repository never indexed used to index it, read the whole gra
 out of ``index.db``, then read every file again to count its terms and embed its code,
 all in one process. Here the index workers, which hold each file's text as they parse it,
 make its documents and embedding texts too (:func:`file_work`), of the very bytes they
-parsed; the workers embed those texts while this process resolves, and the run's files, symbols and edges are kept
+parsed, and embed those texts with each chunk of files they parse (:func:`worker_rows`):
+once parsing ends the pool is gone and resolution has both cores (see
+:class:`~coderooms.index.indexer.ForkedShare`). The run's files, symbols and edges are kept
 in memory: the engine takes all of it as :class:`~coderooms.focus.salience.KnownWork`
 and the workspace builds the graph from the rows, equal to those it would read back.
 """
 
 from __future__ import annotations
 
-import multiprocessing.pool
 import operator
 import os
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from coderooms.focus.documents import (
     unit_rows,
 )
 from coderooms.focus.documents import file_work as make_file_work
-from coderooms.focus.salience import EMBED_BATCH, NO_KEY, Embedder, KnownWork
+from coderooms.focus.salience import NO_KEY, Embedder, KnownWork
 from coderooms.index.facts import FileFacts
 
 _PLACE = operator.attrgetter(*SymbolPlace.__slots__)  # a symbol's fact as its place
@@ -61,11 +62,33 @@ def unit_rows_in_worker(texts: list[str]) -> np.ndarray | None:
         return None
 
 
+RowsTask = Callable[[list[str]], "np.ndarray | None"]
+"""The unit rows of some texts, made on an index worker (None: the model cannot load)."""
+
+
+def worker_rows(task: RowsTask, works: Sequence[FileWork | None]) -> list[np.ndarray | None]:
+    """On an index worker: the unit rows of each work's embedding texts, embedded by
+    ``task`` in one call for the whole chunk (None for a file without work, and for
+    every file when the model cannot load)."""
+    texts = [text for work in works if work is not None for text in work.embedding_texts]
+    rows = task(texts) if texts else None
+    out: list[np.ndarray | None] = []
+    at = 0
+    for work in works:
+        if work is None or rows is None:
+            out.append(None)
+            continue
+        count = len(work.embedding_texts)
+        out.append(rows[at : at + count])
+        at += count
+    return out
+
+
 class FirstBuild:
     """Collects a cold run's work for the first engine: each file's documents as the
-    workers send them, their embedding rows (made by the workers while this process
-    resolves, see :meth:`embed_on`, else here when first asked for), then the rows of
-    the graph (see :meth:`finish`).
+    workers send them, with their embedding rows (made by the workers as they parse,
+    see :meth:`in_workers`, else here when first asked for), then the rows of the graph
+    (see :meth:`finish`).
 
     ``embedder`` gives the embedder the engine will embed with, and ``remote`` the same
     embedder's rows as a task for a worker (see :func:`unit_rows_in_worker`); ``warm``
@@ -76,18 +99,19 @@ class FirstBuild:
     def __init__(
         self,
         embedder: Callable[[], Embedder] | None,
-        remote: Callable[[list[str]], np.ndarray | None] | None = None,
+        remote: RowsTask | None = None,
         warm: Callable[[], None] | None = None,
     ) -> None:
         self._load = embedder
         self._remote = remote
         self._warm = warm
         self._embedder: Embedder | None = None
-        self._async: multiprocessing.pool.AsyncResult[list[np.ndarray | None]] | None = None
+        self._by_workers = False  # every work comes with its rows (see in_workers)
         self.works: list[FileWork] = []
         self._documents = DocumentMerger()  # joined as the works come, while workers parse
         self._row_of: dict[str, int] = {}  # embedding text -> its row
         self._pending: list[str] = []  # texts with a row number, not embedded yet
+        self._rows = 0  # rows in _vectors
         self._vectors: list[np.ndarray] = []
         self._embedding_rows: list[int] = []  # per embedding key, in works' order
         # The files, symbols and edges of the committed run, as the index holds them.
@@ -112,11 +136,29 @@ class FirstBuild:
         if warm is not None:
             warm()
 
-    def add(self, work: FileWork | None) -> None:
+    def in_workers(self) -> RowsTask | None:
+        """The task the parse workers embed each chunk's texts with (see
+        :func:`worker_rows`), when there is one and the model loaded here: every work
+        then comes to :meth:`add` with its rows."""
+        if self._remote is None or self._load is None or self._embedder is None:
+            return None
+        self._by_workers = True
+        return self._remote
+
+    def add(self, work: FileWork | None, rows: np.ndarray | None = None) -> None:
+        """``work``, with its embedding rows when a worker made them."""
         if work is None:  # unreadable now: the engine counts that file itself
             return
         self.works.append(work)
         self._documents.add(work)
+        if self._by_workers:
+            if rows is None:  # the worker's model did not load: its embedder says why
+                self._load = None
+            elif self._load is not None:
+                self._vectors.append(rows)
+                self._embedding_rows.extend(range(self._rows, self._rows + len(rows)))
+                self._rows += len(rows)
+            return
         row_of = self._row_of
         for text in work.embedding_texts:
             row = row_of.get(text)
@@ -124,27 +166,6 @@ class FirstBuild:
                 row = row_of[text] = len(row_of)
                 self._pending.append(text)
             self._embedding_rows.append(row)
-
-    def embed_on(self, pool: multiprocessing.pool.Pool) -> None:
-        """Have ``pool``'s workers embed the texts handed in so far, in batches of
-        ``EMBED_BATCH`` (:meth:`collect` takes the rows)."""
-        if self._remote is None or not self._pending:
-            return
-        batches = [
-            self._pending[at : at + EMBED_BATCH] for at in range(0, len(self._pending), EMBED_BATCH)
-        ]
-        self._async = pool.map_async(self._remote, batches)
-
-    def collect(self) -> None:
-        """Wait for the rows :meth:`embed_on` asked for."""
-        if self._async is None:
-            return
-        parts, self._async = self._async.get(), None
-        if any(part is None for part in parts):
-            self._load = None  # the engine embeds, and its embedder says why
-            return
-        self._vectors.extend(part for part in parts if part is not None)
-        self._pending = []
 
     def _embed_pending(self) -> None:
         if self._load is None or not self._pending:
@@ -199,7 +220,6 @@ class FirstBuild:
         """The documents of every file handed in, and their embedding rows when every
         text could be embedded."""
         file_documents, symbol_documents = self._documents.result()
-        self.collect()
         self._embed_pending()
         told = self._node_keys()
         if self._load is None or self._pending:
@@ -208,7 +228,10 @@ class FirstBuild:
         if not keys:
             return KnownWork(file_documents, symbol_documents, node_keys=told)
         table = np.concatenate(self._vectors)
-        rows = table[np.asarray(self._embedding_rows, dtype=np.int64)]
+        # Rows the workers made come in the works' order, one per key: the table is them.
+        rows = (
+            table if self._by_workers else table[np.asarray(self._embedding_rows, dtype=np.int64)]
+        )
         return KnownWork(file_documents, symbol_documents, keys, rows, node_keys=told)
 
     def _node_keys(self) -> dict[str, tuple[bytes, bytes]]:

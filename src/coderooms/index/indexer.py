@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import chain
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from coderooms.focus.documents import FileWork
 from coderooms.index import db
@@ -34,10 +34,13 @@ from coderooms.index.extract import (
 )
 from coderooms.index.facts import DECORATED, RETURNED, FileFacts, Skipped
 from coderooms.index.gitlog import GitLogPass, head_commit
-from coderooms.index.handover import FirstBuild, file_work
+from coderooms.index.handover import FirstBuild, RowsTask, file_work, worker_rows
 from coderooms.index.languages import PARSED_LANGUAGES, language_of
 from coderooms.index.resolve import UNRESOLVED_REASONS, Resolver, SymbolRow, SymbolTable
 from coderooms.index.summary import IndexSummary
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 CHUNK_FILES = 8  # files per task sent to a worker
@@ -72,10 +75,21 @@ def worker_count() -> int:
     return max(1, min(cores, MAX_WORKERS))
 
 
+Processed = tuple[Outcome, "FileWork | None", "np.ndarray | None"]
+"""A file's outcome, its focus documents and their embedding rows (see :func:`process_files`)."""
+
+
 def _process_chunk(
-    root: str, chunk: list[tuple[str, str | None]], with_work: bool = False
-) -> list[tuple[Outcome, FileWork | None]]:
-    return [_processed(root, path, old, with_work) for path, old in chunk]
+    root: str,
+    chunk: list[tuple[str, str | None]],
+    with_work: bool = False,
+    rows: RowsTask | None = None,
+) -> list[Processed]:
+    done = [_processed(root, path, old, with_work) for path, old in chunk]
+    if rows is None:
+        return [(outcome, work, None) for outcome, work in done]
+    made = worker_rows(rows, [work for _, work in done])
+    return [(outcome, work, row) for (outcome, work), row in zip(done, made, strict=True)]
 
 
 def _processed(
@@ -172,15 +186,17 @@ def process_files(
     todo: list[tuple[str, str | None]],
     pool: multiprocessing.pool.Pool | None,
     with_work: bool = False,
-) -> Iterator[tuple[Outcome, FileWork | None]]:
+    rows: RowsTask | None = None,
+) -> Iterator[Processed]:
     """Parse files, on the pool's processes when there is one; ``with_work``, each
-    parsed file comes with its focus documents."""
+    parsed file comes with its focus documents, and with ``rows`` and a pool, with
+    their embedding rows made by ``rows`` on the worker (see :func:`worker_rows`)."""
     if pool is None:
         for path, old in todo:
-            yield _processed(root, path, old, with_work)
+            yield (*_processed(root, path, old, with_work), None)
         return
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
-    task = partial(_process_chunk, root, with_work=with_work)
+    task = partial(_process_chunk, root, with_work=with_work, rows=rows)
     for outcomes in pool.imap_unordered(task, chunks):
         yield from outcomes
 
@@ -327,7 +343,10 @@ def _run(
         done = 0
         mark = time.perf_counter()
         unwritten: list[tuple[FileFacts, int]] = []
-        for outcome, work in process_files(root, todo, pool, handing is not None):
+        # The workers embed each chunk's texts as they parse it: the pool is done with
+        # once parsing is, and resolution gets the other core (see ForkedShare).
+        remote = handing.in_workers() if handing is not None and pool is not None else None
+        for outcome, work, rows in process_files(root, todo, pool, handing is not None, remote):
             done += 1
             if progress is not None:
                 progress(PARSE_PHASE, done, len(todo))
@@ -360,12 +379,10 @@ def _run(
                         unwritten = []
                 changed.append(outcome)
                 if handing is not None:
-                    handing.add(work)
+                    handing.add(work, rows)
 
         db.write_new_files(conn, unwritten)
-        if pool is not None and handing is not None:
-            handing.embed_on(pool)  # the workers embed while this process resolves
-        elif pool is not None:
+        if pool is not None:
             pool.close()
             pool.join()
             pool = None
@@ -467,14 +484,6 @@ def _run(
         _keep_reads(key, generation, reads, changed)
         if handing is not None:
             handing.finish(generation, changed, results)
-        if pool is not None:
-            # The workers embedded while this process resolved, stored and committed:
-            # what is left of their work is waited for only now (still in the phase).
-            if handing is not None:
-                handing.collect()
-            pool.close()
-            pool.join()
-            pool = None
         if progress is not None and stored:
             progress(STORE_PHASE, stored, stored)
         phases["git_and_commit"] = time.perf_counter() - mark
