@@ -106,9 +106,10 @@ _WORDS = st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,14}\Z").map(lambda w: w.rstri
 @given(_WORDS)
 @settings(max_examples=400, deadline=None)
 def test_word_terms_are_the_parts_split_identifier_finds(word: str) -> None:
-    """word_terms finds its parts in one pass over the word: they are split_identifier's
-    (which splits at underscores first), normalized and filtered the documented way."""
+    """Parts are found in one pass over the word: they are those of its underscore-free
+    chunks, and word_terms gives them normalized and filtered the documented way."""
     parts = split_identifier(word)
+    assert parts == [part for chunk in word.split("_") for part in split_identifier(chunk)]
     expected = [
         part[:-1] if len(part) > 4 and part.endswith("s") and not part.endswith("ss") else part
         for part in parts

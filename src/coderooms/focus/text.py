@@ -91,11 +91,13 @@ def split_identifier(word: str) -> list[str]:
 @lru_cache(maxsize=WORD_TERMS_CACHE_SIZE)
 def _identifier_parts(word: str) -> tuple[str, ...]:
     # Remembered: a signal splits every file name of the repository for every goal.
-    parts: list[str] = []
-    for chunk in word.split("_"):
-        if chunk:
-            parts.extend(p.lower() for p in _CAMEL.findall(chunk))
-    return tuple(parts)
+    return tuple(_parts(word))
+
+
+def _parts(word: str) -> list[str]:
+    # One pass over the whole word: no part (nor the lookahead of one) takes in an
+    # underscore, so snake_case splits where camelCase does.
+    return list(map(str.lower, _CAMEL.findall(word)))
 
 
 def _normalize(term: str) -> str:
@@ -113,16 +115,14 @@ def tokenize(text: str) -> list[str]:
 
 def _terms_of(word: str) -> tuple[str, ...]:
     """The search terms of one identifier-shaped word (see :data:`word_terms`)."""
-    # The parts of split_identifier, found in one pass over the whole word: no part
-    # (nor the lookahead of one) takes in an underscore, so splitting at underscores
-    # first finds the same parts. A file's distinct words all come here once per
-    # process: through split_identifier's cache this cost twice as much.
-    parts = list(map(str.lower, _CAMEL.findall(word)))
+    # A file's distinct words all come here once per process: through
+    # split_identifier's cache this cost twice as much.
+    parts = _parts(word)
     terms = [
-        part[:-1] if len(part) > 4 and part[-1] == "s" and part[-2] != "s" else part
+        _normalize(part)
         for part in parts
         if len(part) >= MIN_TERM_LENGTH and part not in STOPWORDS and not part.isdigit()
-    ]  # each part through _normalize, inline
+    ]
     if len(parts) > 1:
         terms.append(word.lower())
     return tuple(terms)

@@ -111,9 +111,9 @@ class FirstBuild:
         self._documents = DocumentMerger()  # joined as the works come, while workers parse
         self._row_of: dict[str, int] = {}  # embedding text -> its row
         self._pending: list[str] = []  # texts with a row number, not embedded yet
-        self._rows = 0  # rows in _vectors
         self._vectors: list[np.ndarray] = []
-        self._embedding_rows: list[int] = []  # per embedding key, in works' order
+        self._embedding_rows: list[int] = []  # per embedding key, in works' order (not
+        # kept when the workers embed: their rows come in that order already)
         # The files, symbols and edges of the committed run, as the index holds them.
         self.rows: tuple[list[tuple[Any, ...]], ...] | None = None
         self.generation = ""
@@ -155,9 +155,7 @@ class FirstBuild:
             if rows is None:  # the worker's model did not load: its embedder says why
                 self._load = None
             elif self._load is not None:
-                self._vectors.append(rows)
-                self._embedding_rows.extend(range(self._rows, self._rows + len(rows)))
-                self._rows += len(rows)
+                self._vectors.append(rows)  # one row per key, in the works' order
             return
         row_of = self._row_of
         for text in work.embedding_texts:
