@@ -45,6 +45,68 @@ def test_the_held_out_repository_never_chooses_its_own_weighting() -> None:
     assert held_out == [False]
 
 
+def _scored(file_hit: bool, function_hit: bool | None) -> dict[str, Any]:
+    return {
+        **{f"file_acc@{k}": file_hit for k in (1, 3, 5)},
+        "file_rr": float(file_hit),
+        "func_acc@10": function_hit,
+        "budget_recall": function_hit,
+    }
+
+
+def test_a_weighting_that_moves_only_functions_can_be_chosen() -> None:
+    # "fn" finds the same files as the defaults but more functions; an instance without
+    # function labels (None) counts for the files alone.
+    def row(repo: str, labelled: bool) -> dict[str, Any]:
+        return {
+            "repo": repo,
+            "family": {
+                "defaults": _scored(True, False if labelled else None),
+                "fn": _scored(True, True if labelled else None),
+            },
+        }
+
+    rows = [row("a", True), row("a", False), row("b", True), row("c", True)]
+    loro = localize.leave_one_repository_out(rows)
+    assert loro["chosen"] == {"a": "fn", "b": "fn", "c": "fn"}
+
+
+def test_ablation_rows_are_each_switched_off_signal_less_the_defaults() -> None:
+    rows = [
+        {"family": {"defaults": _scored(True, True), "semantic×0": _scored(False, True)}},
+        {"family": {"defaults": _scored(True, None), "semantic×0": _scored(True, None)}},
+    ]
+    assert localize.ablation_rows(rows) == {
+        "semantic": {
+            "file_acc@1": -0.5,
+            "file_acc@3": -0.5,
+            "file_acc@5": -0.5,
+            "func_acc@10": 0.0,
+            "budget_recall": 0.0,
+        }
+    }
+
+
+def test_a_kept_checkout_is_made_once_and_reused(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirrors" / "owner+name" / "repo"
+    mirror.mkdir(parents=True)
+    _git(mirror, "init", "-q")
+    (mirror / "a.py").write_text("x = 1\n")
+    _git(mirror, "add", ".")
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    inst = localize.Instance("o__n-1", "owner/name", _git(mirror, "rev-parse", "HEAD"), "", (), ())
+    keep = tmp_path / "keep"
+    root, missing = localize.kept_checkout(tmp_path / "mirrors", inst, keep)
+    assert missing == 0 and (root / "a.py").is_file()
+    (root / "mark").write_text("kept")  # what an index run leaves beside the files
+    again, _ = localize.kept_checkout(tmp_path / "mirrors", inst, keep)
+    assert again == root and (again / "mark").read_text() == "kept"
+    # a checkout that stopped half-way (no stamp) is made anew
+    (keep / inst.instance_id / "missing-blobs").unlink()
+    anew, _ = localize.kept_checkout(tmp_path / "mirrors", inst, keep)
+    assert anew == root and not (anew / "mark").exists()
+
+
 def _git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, check=True)
     return done.stdout.decode().strip()
