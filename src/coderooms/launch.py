@@ -67,6 +67,8 @@ def _exit_without_teardown() -> None:
     for thread in threading.enumerate():
         if thread is not current and not thread.daemon:
             thread.join()
+    if threading.active_count() > 1:
+        return  # a daemon thread still at work (a model loading): the exit it always had
     atexit._run_exitfuncs()
     try:
         sys.stdout.flush()
