@@ -8,10 +8,12 @@ This module imports nothing heavy.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
@@ -38,13 +40,42 @@ def _terminated_while_loading(signum: int, frame: object) -> None:
     os._exit(EXIT_TERMINATED)
 
 
-def _load() -> Callable[[], object]:
+def _load() -> tuple[Callable[[], object], bool]:
+    """The command line, and whether its command is one of ``ONE_SHOT``."""
     from coderooms.cli import ONE_SHOT, command_name, main_for
 
-    if command_name(sys.argv[1:]) in ONE_SHOT:
+    one_shot = command_name(sys.argv[1:]) in ONE_SHOT
+    if one_shot:
         gc.disable()  # before the command's own imports: see ONE_SHOT
         _import_sparse_alone()
-    return main_for(sys.argv[1:])
+    return main_for(sys.argv[1:]), one_shot
+
+
+def _exit_without_teardown() -> None:
+    """End a one-shot command that succeeded as the interpreter would, less freeing its
+    objects one by one: the command closed what it opened (its workspace and store, with
+    its context); the threads that are waited for at exit and the exit functions run,
+    the output is flushed, then the process ends. The graph and focus index of a large
+    repository are millions of objects: freeing them took 0.40-0.46 s after a first focus
+    on sympy (0.06-0.07 s without), with the answer printed and nothing left to do."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # the normal exit reports it
+    current = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread is not current and not thread.daemon:
+            thread.join()
+    if threading.active_count() > 1:
+        return  # a daemon thread still at work (a model loading): the exit it always had
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(0)
 
 
 def _import_sparse_alone() -> None:
@@ -75,8 +106,13 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _terminated_while_loading)  # the command line installs its own
     _one_blas_thread()  # before anything imports numpy
     try:
-        cli = _load()
+        cli, one_shot = _load()
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         raise SystemExit(EXIT_INTERRUPTED) from None
-    cli()
+    try:
+        cli()
+    except SystemExit as done:
+        if one_shot and done.code in (None, 0):
+            _exit_without_teardown()
+        raise

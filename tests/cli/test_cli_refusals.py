@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -240,6 +241,24 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(
         launch.main()
     assert stopped.value.code == 130
     assert capsys.readouterr().err == "error: interrupted\n"
+
+
+def test_a_one_shot_command_with_a_daemon_thread_at_work_exits_as_it_always_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The exit without teardown is only taken with every other thread done: a daemon
+    still at work (a model loading, say) gets the interpreter's exit."""
+    ended: list[int] = []
+    monkeypatch.setattr(launch.os, "_exit", ended.append)
+    release = threading.Event()
+    loading = threading.Thread(target=release.wait, daemon=True)
+    loading.start()
+    try:
+        launch._exit_without_teardown()
+    finally:
+        release.set()
+        loading.join()
+    assert ended == []
 
 
 def test_the_console_script_runs_the_command_line() -> None:

@@ -6,7 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coderooms.focus.lexical import BM25, top_ranked
-from coderooms.focus.text import STOPWORDS, goal_cues, split_identifier, tokenize, word_terms
+from coderooms.focus.text import (
+    STOPWORDS,
+    blank_runs,
+    goal_cues,
+    run_terms,
+    split_identifier,
+    tokenize,
+    word_terms,
+)
 
 TRACEBACK = """Running the suite fails:
 
@@ -125,3 +133,28 @@ def test_word_terms_of_words_with_underscores_between_case_runs() -> None:
     assert word_terms("AB_Cd") == ("ab", "cd", "ab_cd")
     assert word_terms("HTTP_ServerNames") == ("http", "server", "name", "http_servernames")
     assert word_terms("x__Y2") == ("x__y2",)
+
+
+# Text where words meet digits, non-ASCII letters, punctuation and line breaks.
+_CODE_TEXT = st.text(
+    alphabet=st.sampled_from(list("aZ_09 .(\n\t\r\x0cé€\u2028ß")) | st.characters(), max_size=60
+)
+
+
+@given(_CODE_TEXT)
+@settings(max_examples=400, deadline=None)
+def test_blanked_runs_give_the_terms_tokenize_gives(text: str) -> None:
+    """A text's runs of word characters after blank_runs, split at whitespace, have the
+    terms the word pattern's words have, line for line."""
+    blanked = blank_runs(text)
+    assert len(blanked) == len(text)
+    assert [t for run in blanked.split() for t in run_terms(run)] == tokenize(text)
+    lines = text.split("\n")
+    for line, blank_line in zip(lines, blanked.split("\n"), strict=True):
+        assert [t for run in blank_line.split() for t in run_terms(run)] == tokenize(line)
+
+
+def test_runs_led_by_digits_have_the_terms_of_the_word_past_them() -> None:
+    assert run_terms("0x1F") == word_terms("x1F") == ("x1f",)
+    assert run_terms("12fooBar") == word_terms("fooBar") == ("foo", "bar", "foobar")
+    assert run_terms("123") == ()

@@ -159,12 +159,14 @@ def test_pagerank_in_place_is_the_formula_bit_for_bit(make_repo: Callable[..., P
 def test_the_focus_command_loads_its_own_family_alone(make_repo: Callable[..., Path]) -> None:
     root, warm = _indexed(make_repo)
     program = (
-        "import sys; from coderooms import launch; sys.argv = ['coderooms', *sys.argv[1:]]\n"
-        "try:\n    launch.main()\nfinally:\n"
+        "import atexit, sys; from coderooms import launch; sys.argv = ['coderooms', *sys.argv[1:]]\n"
+        "def report():\n"
         "    loaded = sorted(m for m in sys.modules if m.startswith(('coderooms.cli.',"
         " 'coderooms.rooms', 'coderooms.store', 'coderooms.index.indexer', 'model2vec',"
         " 'coderooms.index.handover', 'coderooms.index.extract', 'pathspec', 'multiprocessing')))\n"
-        "    print(loaded, file=sys.stderr)"
+        "    print(loaded, file=sys.stderr)\n"
+        "atexit.register(report)  # a one-shot command ends with the exit functions run\n"
+        "launch.main()"
     )
     done = subprocess.run(
         [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
@@ -238,3 +240,34 @@ def test_an_index_lays_its_walk_out_from_its_second_walk_and_answers_the_same(
         answers += [json.dumps(ws.focus(goal, budget=600).to_json()) for goal in LAYOUT_GOALS[1:]]
         assert index._layout is not None
     assert answers == plain
+
+
+def test_a_first_focus_ends_without_teardown_with_its_index_closed_and_files_kept(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The one-shot exit skips freeing the process's objects, not its duties: the
+    workspace is closed (no write-ahead log left), the kept files are written, and
+    the exit functions run; the answer is the one a workspace in this process gives."""
+    root = make_repo(_files())
+    marker = tmp_path / "exit-functions-ran"
+    program = (
+        "import atexit, pathlib, sys; from coderooms import launch\n"
+        "sys.argv = ['coderooms', *sys.argv[1:]]\n"
+        f"atexit.register(pathlib.Path({str(marker)!r}).touch)\n"
+        "launch.main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    kept = root / ".coderooms"
+    assert not (kept / "index.db-wal").exists()
+    assert {"focus.npz", "focus-built.bin", "graph.cache"} <= {p.name for p in kept.iterdir()}
+    assert marker.exists()
+    with Workspace.open(str(root)) as ws:
+        assert json.loads(done.stdout) == json.loads(
+            json.dumps(ws.focus(GOAL, budget=600).to_json())
+        )

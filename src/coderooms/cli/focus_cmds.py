@@ -49,6 +49,9 @@ def indexed_workspace(repo: str, prepare_focus: bool = False) -> Workspace:
     ``prepare_focus`` when a focus engine follows (see :meth:`Workspace.index`). What
     the engine keeps for the next process is written while this one answers."""
     ws = Workspace.open(repo)
+    command = click.get_current_context(silent=True)
+    if command is not None:  # closed with the command (its log copied, its files kept)
+        command.call_on_close(ws.close)
     ws.report = PhaseProgress()
     ws.keep_aside = True  # a one-shot command: the process ends with the files written
     ws.refresh(prepare_focus=prepare_focus)

@@ -12,25 +12,24 @@ so a first focus takes them instead of reading every file again. A
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import operator
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
+from itertools import accumulate, chain, count, repeat
 
 import numpy as np
 
 from coderooms.focus.lexical import DocumentCounts
-from coderooms.focus.text import WORD_PATTERN, tokenize, word_terms
+from coderooms.focus.text import blank_runs, run_terms, tokenize
 
 FILE_TEXT_CAP_CHARS = 200_000  # large generated files: index only their head
 SYMBOL_TEXT_CAP_CHARS = 8_000
 EMBED_TEXT_CAP_CHARS = 600
 KEY_SIZE = 16  # bytes of a blake2b digest naming what a document or an embedding is of
 DOCUMENT_KINDS = frozenset({"class", "function", "method"})  # symbols with a document
-_WORD_OR_NEWLINE = re.compile(f"{WORD_PATTERN}|\n")
 # Line breaks str.splitlines knows besides "\n" (a text holding one is split line by line).
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
@@ -150,7 +149,7 @@ def file_work(path: str, content_hash: str, text: str, symbols: Sequence[SymbolP
     lines = text.splitlines()
     line_terms = _LineTerms(text, len(lines))
     # Where each line starts in the lines joined by newlines (a body's coordinates).
-    starts = [0, *accumulate(len(line) + 1 for line in lines)]
+    starts = [0, *accumulate(map(operator.add, map(len, lines), repeat(1)))]
     of_file = file_key(path, content_hash, text)
     in_path = path_terms(path)
     documents: list[Counter[str]] = [Counter(chain(in_path, line_terms.of(0, len(lines))))]
@@ -172,7 +171,7 @@ def file_work(path: str, content_hash: str, text: str, symbols: Sequence[SymbolP
     top = sorted((s.start_line, s.id, s.name) for s in symbols if s.parent is None)
     file_text = file_embed_text(path, "", (name for _, _, name in top))
     # The file's document holds nearly every term its symbols' documents hold.
-    vocabulary = {term: at for at, term in enumerate(documents[0])}
+    vocabulary = dict(zip(documents[0], count()))
     ids = list(range(len(vocabulary)))
     known = vocabulary.__getitem__
     for counted in documents[1:]:
@@ -197,23 +196,17 @@ def file_work(path: str, content_hash: str, text: str, symbols: Sequence[SymbolP
 class _LineTerms:
     """The terms of a text's lines, any run of lines on demand. A word never spans a line
     break, so a text's terms are its lines' terms in order: when ``\\n`` is its only
-    line break, the whole text is split into words at once and cut at its newlines."""
+    line break, the whole text is blanked at once (see :func:`blank_runs`) and each
+    line's runs of word characters found by ``str.split``, all in C."""
 
-    def __init__(self, text: str, count: int) -> None:
+    def __init__(self, text: str, line_count: int) -> None:
         if _OTHER_BREAKS.search(text):
             self._terms: list[Sequence[str]] = [tokenize(line) for line in text.splitlines()]
-            self._bounds: Sequence[int] = range(count + 1)
+            self._bounds: Sequence[int] = range(line_count + 1)
             return
-        words = _WORD_OR_NEWLINE.findall(text)
-        self._terms = list(map(word_terms, words))  # a newline has none
-        bounds = [0]  # where each line's words start: past each newline (found in C)
-        find = words.index
-        with contextlib.suppress(ValueError):
-            while True:
-                bounds.append(find("\n", bounds[-1]) + 1)
-        if len(bounds) <= count:  # the last line has no newline
-            bounds.append(len(words))
-        self._bounds = bounds
+        runs = list(map(str.split, blank_runs(text).split("\n")))
+        self._terms = list(map(run_terms, chain.from_iterable(runs)))
+        self._bounds = [0, *accumulate(map(len, runs))]  # where each line's runs start
 
     def of(self, first: int, last: int) -> Iterable[str]:
         """The terms of lines ``first`` to ``last`` (0-based, end excluded)."""

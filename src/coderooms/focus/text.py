@@ -143,6 +143,39 @@ class _WordTerms(dict[str, tuple[str, ...]]):
 word_terms: Callable[[str], tuple[str, ...]] = _WordTerms().__getitem__
 """The search terms of one identifier-shaped word (remembered)."""
 
+_DIGITS = "0123456789"
+# Every byte but an ASCII letter, digit, underscore or newline, as a space: what is left
+# of a text between spaces and newlines are runs of word characters (see blank_runs).
+_BLANKED = bytes(
+    c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_\n") else ord(" ")
+    for c in range(256)
+)
+
+
+def blank_runs(text: str) -> str:
+    """``text`` with every character that no :data:`WORD_PATTERN` word holds (all but
+    ASCII letters, digits and underscores) a space, newlines kept; one character for
+    one, so its lines stay its lines. Split at whitespace, each run is a word preceded
+    by the digits the pattern skips (see :data:`run_terms`). Done in C: on source
+    code, several times faster than finding the words with the pattern."""
+    return text.encode("ascii", "replace").translate(_BLANKED).decode("ascii")
+
+
+class _RunTerms(dict[str, tuple[str, ...]]):
+    """Each run's terms: those of its word, past its leading digits (none for a run of
+    digits); kept like :class:`_WordTerms`."""
+
+    def __missing__(self, run: str) -> tuple[str, ...]:
+        if len(self) >= WORD_TERMS_CACHE_SIZE:
+            self.clear()
+        terms = self[run] = word_terms(run.lstrip(_DIGITS))
+        return terms
+
+
+run_terms: Callable[[str], tuple[str, ...]] = _RunTerms().__getitem__
+"""The search terms of a run of word characters of :func:`blank_runs` (remembered): a
+text's terms are its runs' terms, in order."""
+
 
 def is_code_like(word: str) -> bool:
     """A name written the way code spells it, not an English word."""
