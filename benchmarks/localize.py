@@ -21,6 +21,11 @@ defaults and, for each ranking signal and fusion knob, a few alternatives) is sc
 every instance; for each repository the weighting with the best file Acc@5 (then Acc@1,
 then mean reciprocal rank) on the *other* repositories is chosen and scored on it.
 ``--without SIGNAL`` ranks with signals or edge kinds switched off (an ablation).
+
+``--held-out`` scores instead SWE-bench Lite's instances of the repositories the
+development set does not hold (``../shared/bench/swe-bench-lite.json``, with the
+published function labels of ``swe-bench-lite-274-functions.jsonl``), those with a local
+clone: code nothing was tuned on. Report only; never choose anything by it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -45,6 +51,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(os.environ.get("CODEROOMS_BENCH_DIR", PROJECT_ROOT.parent / "shared" / "bench"))
 MIRROR_DIR = Path(os.environ.get("CODEROOMS_MIRROR_DIR", PROJECT_ROOT.parent / ".mirror"))
 DATA_FILE = "swe-bench-dev.jsonl"
+HELD_OUT_FILE = "swe-bench-lite.json"  # --held-out: its instances of other repositories
+HELD_OUT_LABELS = "swe-bench-lite-274-functions.jsonl"  # their published function labels
+_PATCHED_FILE = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
 BUDGET_TOKENS = 8_000
 FILE_KS = (1, 3, 5)
 FUNCTION_KS = (5, 10)
@@ -87,6 +96,46 @@ def load_instances(path: Path) -> list[Instance]:
                     tuple(g.replace(":", "::", 1) for g in row["edit_functions"]),
                 )
             )
+    return sorted(out, key=lambda i: (i.repo, i.instance_id))
+
+
+def held_out_instances(bench: Path, dev: Sequence[Instance], mirrors: Path) -> list[Instance]:
+    """SWE-bench Lite's instances of the repositories the development set does not hold
+    (never to tune on: only to report), whose clone is under ``mirrors``: gold files are
+    the non-test files the patch changes, gold functions the published labels (none
+    where Lite-274 has none). Prints the repositories left out for want of a clone."""
+    lite, labels = bench / HELD_OUT_FILE, bench / HELD_OUT_LABELS
+    for needed in (lite, labels):
+        if not needed.is_file():
+            raise SystemExit(
+                f"no benchmark data at {needed}; pass --data (the folder beside it is read) or set CODEROOMS_BENCH_DIR"
+            )
+    seen = {i.repo for i in dev}
+    functions = {}
+    with labels.open() as handle:
+        for line in handle:
+            row = json.loads(line)
+            functions[row["instance_id"]] = row["edit_functions"]
+    out, missing = [], set()
+    for row in json.loads(lite.read_text()):
+        if row["repo"] in seen:
+            continue
+        if not (mirrors / row["repo"].replace("/", "+") / "repo").exists():
+            missing.add(row["repo"])
+            continue
+        patched = dict.fromkeys(_PATCHED_FILE.findall(row["patch"]))
+        out.append(
+            Instance(
+                row["instance_id"],
+                row["repo"],
+                row["base_commit"],
+                row["problem_statement"],
+                tuple(p for p in patched if not _is_test_path(p)),
+                tuple(g.replace(":", "::", 1) for g in functions.get(row["instance_id"], [])),
+            )
+        )
+    if missing:
+        print(f"held out, no local clone (left out): {', '.join(sorted(missing))}", file=sys.stderr)
     return sorted(out, key=lambda i: (i.repo, i.instance_id))
 
 
@@ -423,6 +472,12 @@ def by_repository(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=BENCH_DIR / DATA_FILE)
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="score SWE-bench Lite's instances of the repositories --data does not hold"
+        " (report only: never tune on them); --cv does not apply",
+    )
     parser.add_argument("--mirrors", type=Path, default=MIRROR_DIR)
     parser.add_argument("--repo", action="append", help="only these repositories")
     parser.add_argument("--instance", action="append", help="only these instance ids")
@@ -438,6 +493,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     instances = load_instances(args.data)
+    if args.held_out:
+        if args.cv:
+            raise SystemExit("--cv chooses on the development set; it does not apply to --held-out")
+        instances = held_out_instances(args.data.parent, instances, args.mirrors)
     if args.repo:
         instances = [i for i in instances if i.repo in set(args.repo)]
     if args.instance:

@@ -107,6 +107,48 @@ def test_a_kept_checkout_is_made_once_and_reused(tmp_path: Path) -> None:
     assert anew == root and not (anew / "mark").exists()
 
 
+def test_held_out_instances_are_other_repositories_with_a_clone(tmp_path: Path) -> None:
+    import json
+
+    patch = "diff --git a/pkg/core.py b/pkg/core.py\n+x\ndiff --git a/tests/test_core.py b/tests/test_core.py\n"
+    lite = [
+        {
+            "repo": "dev/one",
+            "instance_id": "dev__one-1",
+            "base_commit": "a",
+            "problem_statement": "p",
+            "patch": patch,
+        },
+        {
+            "repo": "new/two",
+            "instance_id": "new__two-1",
+            "base_commit": "b",
+            "problem_statement": "q",
+            "patch": patch,
+        },
+        {
+            "repo": "new/three",
+            "instance_id": "new__three-1",
+            "base_commit": "c",
+            "problem_statement": "r",
+            "patch": patch,
+        },
+    ]
+    (tmp_path / "swe-bench-lite.json").write_text(json.dumps(lite))
+    labels = {"instance_id": "new__two-1", "edit_functions": ["pkg/core.py:Core.run"]}
+    (tmp_path / "swe-bench-lite-274-functions.jsonl").write_text(json.dumps(labels) + "\n")
+    (tmp_path / "mirrors" / "new+two" / "repo").mkdir(parents=True)
+    (tmp_path / "mirrors" / "dev+one" / "repo").mkdir(parents=True)
+    dev = [localize.Instance("dev__one-0", "dev/one", "z", "", ("x.py",), ())]
+    found = localize.held_out_instances(tmp_path, dev, tmp_path / "mirrors")
+    # dev/one is in the development set; new/three has no clone
+    assert found == [
+        localize.Instance(
+            "new__two-1", "new/two", "b", "q", ("pkg/core.py",), ("pkg/core.py::Core.run",)
+        )
+    ]
+
+
 def _git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, check=True)
     return done.stdout.decode().strip()
