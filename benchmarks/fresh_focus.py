@@ -75,12 +75,13 @@ def peak_kib():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
     return 0
+def report_peak():
+    sys.stderr.write(f"\\npeak-kib {peak_kib()}\\n")
+import atexit
+atexit.register(report_peak)  # a one-shot command ends by its exit functions, not finally
 sys.argv = ["coderooms", *sys.argv[1:]]
 from coderooms import launch
-try:
-    launch.main()
-finally:
-    sys.stderr.write(f"\\npeak-kib {peak_kib()}\\n")
+launch.main()
 """
 # Warm focus in one process: the first focus builds or restores the engine, then each
 # focus is timed (its goal not the one before it, so no ranking is reused). numpy gets one
