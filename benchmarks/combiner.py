@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # last: benchmarks/mcp.py is no `mcp`
 from localize import (  # noqa: E402
     BENCH_DIR,
     DATA_FILE,
