@@ -17,7 +17,10 @@ stdio client. Reports, in one run:
   call with the same read over stdio by a bare client (both clients bare, so the ratio is
   the transports' own; issue 16: keep-alive ≤ 3 ms and ≤ 1.5× stdio);
 * median warm ``focus`` over stdio, the same goals through ``Workspace.focus``
-  in-process, and the same tool call through an in-memory MCP transport, with ratios.
+  in-process, through ``Workspace.focus_session`` in-process (the work a served focus
+  does: every served call is in a session, the connection's own, whose working set it
+  reads and advances), and the same tool call through an in-memory MCP transport, with
+  ratios.
   Over stdio it is timed with two clients: the SDK's (which also parses the result into
   its models and validates it against the tool's output schema, in its own process) and
   a bare JSON-RPC client that writes the request line and reads the response line, which
@@ -53,9 +56,10 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _H
 
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET, WorkingSet  # noqa: E402
 from coderooms.mcp.render import render_read  # noqa: E402
 from coderooms.mcp.server import build_server, fixed_caller  # noqa: E402
-from coderooms.mcp.service import RoomService  # noqa: E402
+from coderooms.mcp.service import IGNORED_LISTED, RoomService  # noqa: E402
 from mcp import Client  # noqa: E402
 
 sys.path.append(str(_HERE))
@@ -182,6 +186,16 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
             async def local(goal: str) -> None:
                 workspace.focus(goal).to_json()
 
+            # The call a served focus makes: in a session (the connection's own), what the
+            # session holds named rather than sent, its working set carried to the next.
+            in_session = Workspace.open(repo)
+            state = [WorkingSet(AGENT, "in-process", DEFAULT_SESSION_BUDGET)]
+
+            async def local_session(goal: str) -> None:
+                answer = in_session.focus_session(state[0], goal)
+                state[0] = answer.state
+                answer.to_json(IGNORED_LISTED)
+
             async def via_memory(goal: str) -> None:
                 result = await memory.call_tool("focus", {"goal": goal})
                 assert not result.is_error, result.content
@@ -196,6 +210,7 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
 
             ways = [
                 ("local", local),
+                ("session", local_session),
                 ("stdio", via_stdio),
                 ("memory", via_memory),
                 ("wire", via_wire),
@@ -203,7 +218,7 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
             timings: dict[str, list[float]] = {name: [] for name, _ in ways}
             for i in range(len(GOALS) + focus_samples):
                 goal = GOALS[i % len(GOALS)]
-                order = ways if i % 2 == 0 else ways[2:] + ways[:2]
+                order = ways if i % 2 == 0 else ways[3:] + ways[:3]
                 for name, way in order:
                     started = time.perf_counter()
                     await way(goal)
@@ -214,6 +229,7 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
         focus_memory = statistics.median(timings["memory"])
         focus_stdio = statistics.median(timings["stdio"])
         focus_wire = statistics.median(timings["wire"])
+        focus_session = statistics.median(timings["session"])
 
         async def ping_wire(_: int) -> None:
             wire.request("ping", {})
@@ -228,6 +244,9 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
     )
     print(f"  in-process (Workspace.focus + to_json)     {focus_local:8.3f}")
     print(
+        f"  in-process in a session (focus_session)   {focus_session:8.3f}  ratio {focus_session / focus_local:.2f}"
+    )
+    print(
         f"  in-process MCP call (memory transport)    {focus_memory:8.3f}  ratio {focus_memory / focus_local:.2f}"
     )
     print(
@@ -240,6 +259,10 @@ async def measure(db: str, repo: Path, store: Any, samples: int, focus_samples: 
     )
     print("  floor: one request and response, no tool)")
     print(f"  over stdio (wire) ≤ {TARGET_FOCUS_RATIO}× in-process: {verdict(focus_ok)}")
+    print(
+        f"  over stdio (wire) / the same session call in-process: {focus_wire / focus_session:.2f}"
+        " (what the server and its transport add to the work a served focus does)"
+    )
     return read_ok and focus_ok
 
 
