@@ -517,8 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-    report: dict[str, Any] = {"in_sample": by_repository(rows)}
-    print_table("in-sample", report["in_sample"])
+    scope = "held_out" if args.held_out else "in_sample"
+    report: dict[str, Any] = {scope: by_repository(rows)}
+    print_table("held out: never tuned on" if args.held_out else "in-sample", report[scope])
     if args.cv:
         loro = leave_one_repository_out(rows)
         report["cross_validated"] = by_repository(loro["rows"])
