@@ -86,17 +86,21 @@ def load_instances(path: Path) -> list[Instance]:
     with path.open() as handle:
         for line in handle:
             row = json.loads(line)
-            out.append(
-                Instance(
-                    row["instance_id"],
-                    row["repo"],
-                    row["base_commit"],
-                    row["problem_statement"],
-                    tuple(row["ground_truth_files"]),
-                    tuple(g.replace(":", "::", 1) for g in row["edit_functions"]),
-                )
-            )
+            out.append(_instance(row, row["ground_truth_files"], row["edit_functions"]))
     return sorted(out, key=lambda i: (i.repo, i.instance_id))
+
+
+def _instance(row: dict[str, Any], gold_files: Sequence[str], labels: Sequence[str]) -> Instance:
+    """An instance of a benchmark row; a label ``path:Class.method`` becomes the node id
+    ``path::Class.method``."""
+    return Instance(
+        row["instance_id"],
+        row["repo"],
+        row["base_commit"],
+        row["problem_statement"],
+        tuple(gold_files),
+        tuple(g.replace(":", "::", 1) for g in labels),
+    )
 
 
 def held_out_instances(bench: Path, dev: Sequence[Instance], mirrors: Path) -> list[Instance]:
@@ -108,7 +112,8 @@ def held_out_instances(bench: Path, dev: Sequence[Instance], mirrors: Path) -> l
     for needed in (lite, labels):
         if not needed.is_file():
             raise SystemExit(
-                f"no benchmark data at {needed}; pass --data (the folder beside it is read) or set CODEROOMS_BENCH_DIR"
+                f"no benchmark data at {needed}; pass --data (its folder is read)"
+                " or set CODEROOMS_BENCH_DIR"
             )
     seen = {i.repo for i in dev}
     functions = {}
@@ -124,16 +129,8 @@ def held_out_instances(bench: Path, dev: Sequence[Instance], mirrors: Path) -> l
             missing.add(row["repo"])
             continue
         patched = dict.fromkeys(_PATCHED_FILE.findall(row["patch"]))
-        out.append(
-            Instance(
-                row["instance_id"],
-                row["repo"],
-                row["base_commit"],
-                row["problem_statement"],
-                tuple(p for p in patched if not _is_test_path(p)),
-                tuple(g.replace(":", "::", 1) for g in functions.get(row["instance_id"], [])),
-            )
-        )
+        gold = [p for p in patched if not _is_test_path(p)]
+        out.append(_instance(row, gold, functions.get(row["instance_id"], [])))
     if missing:
         print(f"held out, no local clone (left out): {', '.join(sorted(missing))}", file=sys.stderr)
     return sorted(out, key=lambda i: (i.repo, i.instance_id))

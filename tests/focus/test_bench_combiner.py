@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_script import load_benchmark
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "combiner.py"
-spec = importlib.util.spec_from_file_location("bench_combiner", SCRIPT)
-assert spec is not None and spec.loader is not None
-combiner: Any = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = combiner
-spec.loader.exec_module(combiner)
+combiner: Any = load_benchmark("combiner")
 
 
 def _instance(repo: str, k: int, rng: np.random.Generator) -> Any:

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "discussion.py"
-spec = importlib.util.spec_from_file_location("bench_discussion", SCRIPT)
-assert spec is not None and spec.loader is not None
-discussion: Any = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = discussion
-spec.loader.exec_module(discussion)
+from bench_script import load_benchmark
+
+discussion: Any = load_benchmark("discussion")
 
 
 def _sample(sample_id: str, topic: str) -> dict[str, Any]:

@@ -3,18 +3,13 @@ checkout of a clone that lacks a blob."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "localize.py"
-spec = importlib.util.spec_from_file_location("bench_localize", SCRIPT)
-assert spec is not None and spec.loader is not None
-localize: Any = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = localize
-spec.loader.exec_module(localize)
+from bench_script import load_benchmark
+
+localize: Any = load_benchmark("localize")
 
 
 def test_acc_at_k_needs_every_gold_file_or_a_top_k_of_gold_only() -> None:

@@ -156,6 +156,19 @@ def test_pagerank_in_place_is_the_formula_bit_for_bit(make_repo: Callable[..., P
     assert salience._personalized_pagerank(index, seeds).tobytes() == r.tobytes()
 
 
+def _focus_in_new_process(
+    program: str, root: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``program`` (which runs the console script) as ``coderooms focus GOAL --json``."""
+    return subprocess.run(
+        [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+    )
+
+
 def test_the_focus_command_loads_its_own_family_alone(make_repo: Callable[..., Path]) -> None:
     root, warm = _indexed(make_repo)
     program = (
@@ -168,12 +181,7 @@ def test_the_focus_command_loads_its_own_family_alone(make_repo: Callable[..., P
         "atexit.register(report)  # a one-shot command ends with the exit functions run\n"
         "launch.main()"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
-        capture_output=True,
-        text=True,
-        cwd=root,
-    )
+    done = _focus_in_new_process(program, root)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == json.loads(warm)
     loaded = done.stderr.strip().splitlines()[-1]
@@ -196,13 +204,7 @@ def test_a_new_process_reads_the_ranks_the_one_before_kept_decoded(
     )
     answers = []
     for refuse in ("", "1"):
-        done = subprocess.run(
-            [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
-            capture_output=True,
-            text=True,
-            cwd=root,
-            env={**os.environ, "NO_DECODE": refuse},
-        )
+        done = _focus_in_new_process(program, root, {**os.environ, "NO_DECODE": refuse})
         assert done.returncode == 0, done.stderr
         answers.append(json.loads(done.stdout))
         assert kept.is_file()
@@ -256,12 +258,7 @@ def test_a_first_focus_ends_without_teardown_with_its_index_closed_and_files_kep
         f"atexit.register(pathlib.Path({str(marker)!r}).touch)\n"
         "launch.main()"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
-        capture_output=True,
-        text=True,
-        cwd=root,
-    )
+    done = _focus_in_new_process(program, root)
     assert done.returncode == 0, done.stderr
     kept = root / ".coderooms"
     assert not (kept / "index.db-wal").exists()
