@@ -4,8 +4,10 @@ was computed from, so neither update is lost; in every store kind."""
 from __future__ import annotations
 
 import asyncio
+import random
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from fixture_repo import shop_engine  # noqa: E402
 
 from coderooms.focus.errors import SessionContended  # noqa: E402
 from coderooms.focus.session import focus_in_session  # noqa: E402
-from coderooms.focus.workingset import WorkingSet, with_pins  # noqa: E402
+from coderooms.focus.workingset import Resident, WorkingSet, with_pins  # noqa: E402
 from coderooms.sessions import SAVE_ATTEMPTS, focus_call, ground_named_residents  # noqa: E402
 
 ENGINE = shop_engine()
@@ -206,3 +208,40 @@ async def test_two_agents_at_once_on_one_session_id_keep_their_own_working_sets(
     assert stored["bob"] is not None and stored["bob"].goals == (SECOND,)
     alone = focus_in_session(ENGINE, WorkingSet("alice", "s", 32_000), FIRST, 200).state
     assert {r.id for r in stored["alice"].resident} == {r.id for r in alone.resident}
+
+
+async def test_save_if_writes_what_changed_and_each_state_loads_back_whole(new_store) -> None:  # type: ignore[no-untyped-def]
+    """A save over the stored working set writes only the residents that differ: after
+    each of many saves that add, drop and change residents, the store gives back
+    exactly the working set saved (nothing stale kept, nothing unchanged lost)."""
+    sets = new_store().working_sets()
+    rng = random.Random(11)
+    ws = WorkingSet("alice", "s", 10_000)
+    stored: WorkingSet | None = None
+    for call in range(1, 31):
+        residents = {r.id: r for r in ws.resident}
+        for node in rng.sample(sorted(residents), min(len(residents), rng.randint(0, 3))):
+            del residents[node]
+        for _ in range(rng.randint(0, 4)):
+            node = f"shop/n{rng.randint(0, 15)}.py::f"
+            old = residents.get(node)
+            residents[node] = Resident(
+                node,
+                rng.choice(("full", "skeleton")),
+                rng.randint(1, 900),
+                f"digest-{rng.randint(0, 3)}",
+                call,
+                f"goal {call}",
+                (old.accesses + 1) if old else 1,
+                call,
+                rng.randint(0, 2),
+                rng.randint(0, 64) / 8,  # exact in any float column
+            )
+        saved = replace(
+            ws, calls=call, resident=tuple(sorted(residents.values(), key=lambda r: r.id))
+        )
+        assert await sets.save_if(saved, stored)
+        stored = await sets.load("alice", "s")
+        assert stored == saved
+        ws = saved
+    assert ws.resident  # the walk ended holding some

@@ -68,6 +68,13 @@ _RESIDENT_COLUMNS = (
     "node_id, render, tokens, digest, loaded_by, goal, accesses, last_access, grounded, salience"
 )
 
+_UPSERT_RESIDENT = (
+    f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (agent_id, session_id, node_id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _RESIDENT_COLUMNS.split(", ")[1:])
+)
+
 
 class WorkingSets(ABC):
     """The port focus hosts keep working sets through."""
@@ -230,7 +237,7 @@ class SqlWorkingSets(WorkingSets):
             )
             if stored != expected:
                 return False
-            _write(db, ws)
+            _write(db, ws, stored)
             return True
 
         return await self._store._writing(write)
@@ -250,8 +257,12 @@ class SqlWorkingSets(WorkingSets):
         return await self._store._writing(write)
 
 
-def _write(db: Any, ws: WorkingSet) -> None:
-    """Replace the session's rows with ``ws`` (inside a write transaction)."""
+def _write(db: Any, ws: WorkingSet, stored: WorkingSet | None = None) -> None:
+    """Replace the session's rows with ``ws`` (inside a write transaction). ``stored``,
+    when given, is what the store holds for the session now (read in this transaction):
+    then only the resident rows that differ are written. A focus call changes a few of a
+    session's residents and keeps the rest as they were; rewriting them all cost more
+    than the call's other work with the store (0.73 ms of a save with 58 residents)."""
     head, residents = working_set_rows(ws)
     db.execute(
         f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}) "
@@ -262,13 +273,21 @@ def _write(db: Any, ws: WorkingSet) -> None:
         "goals = excluded.goals",
         head,
     )
-    db.execute(
-        "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ?",
-        (ws.agent, ws.session),
-    )
-    for resident in residents:
+    if stored is None:
         db.execute(
-            f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            resident,
+            "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ?",
+            (ws.agent, ws.session),
         )
+        before: dict[str, tuple[Any, ...]] = {}
+    else:
+        before = {row[2]: row for row in working_set_rows(stored)[1]}
+        kept = {row[2] for row in residents}
+        for node_id in sorted(before.keys() - kept):
+            db.execute(
+                "DELETE FROM focus_resident WHERE agent_id = ? AND session_id = ? AND node_id = ?",
+                (ws.agent, ws.session, node_id),
+            )
+    for resident in residents:
+        if before.get(resident[2]) == resident:
+            continue  # stored as it is
+        db.execute(_UPSERT_RESIDENT, resident)
