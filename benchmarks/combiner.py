@@ -23,7 +23,7 @@ import json
 import math
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,7 @@ def candidates_of(inst: Instance, root: Path) -> Candidates:
         paths = list(ranked[:CANDIDATES_PER_LIST])
         for order in places.values():
             paths += [p for p in list(order)[:CANDIDATES_PER_LIST] if p not in paths]
+        taken = set(paths)
         focus_place = {p: k for k, p in enumerate(ranked)}
         rows = []
         for path in paths:
@@ -114,7 +115,7 @@ def candidates_of(inst: Instance, root: Path) -> Candidates:
             tuple(paths),
             np.asarray(rows, dtype=np.float64).reshape(len(paths), len(feature_names())),
             inst.gold_files,
-            tuple(p for p in ranked if p in set(paths)),
+            tuple(p for p in ranked if p in taken),
         )
     finally:
         workspace.close()
@@ -157,6 +158,12 @@ def ranked_by(c: Candidates, w: np.ndarray, mean: np.ndarray, spread: np.ndarray
     return [c.paths[i] for i in order]
 
 
+def fitted_on(candidates: Iterable[Candidates], mean: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """The weights fitted on the ``candidates`` of instances with a gold candidate."""
+    groups = [((c.features - mean) / spread, _gold_vector(c)) for c in candidates]
+    return fit([(x, gold) for x, gold in groups if gold.any()])
+
+
 def leave_one_repository_out(
     all_candidates: Sequence[Candidates],
 ) -> dict[str, list[tuple[list[str], Candidates]]]:
@@ -164,12 +171,7 @@ def leave_one_repository_out(
     mean, spread = standardizer(all_candidates)
     out: dict[str, list[tuple[list[str], Candidates]]] = {}
     for repo in sorted({c.repo for c in all_candidates}):
-        train = [
-            ((c.features - mean) / spread, _gold_vector(c))
-            for c in all_candidates
-            if c.repo != repo and _gold_vector(c).any()
-        ]
-        w = fit(train)
+        w = fitted_on((c for c in all_candidates if c.repo != repo), mean, spread)
         out[repo] = [(ranked_by(c, w, mean, spread), c) for c in all_candidates if c.repo == repo]
     return out
 
@@ -220,9 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         own = "/".join(f"{v:.3f}" for v in row["focus"])
         print(f"{name:<30}{row['instances']:>4}   {fitted:<26} {own}")
     mean, spread = standardizer(found)
-    w = fit(
-        [((c.features - mean) / spread, _gold_vector(c)) for c in found if _gold_vector(c).any()]
-    )
+    w = fitted_on(found, mean, spread)
     weights = dict(zip(feature_names(), (round(float(v), 3) for v in w), strict=True))
     print("\nweights fitted on every repository (standardized features):")
     for name, v in sorted(weights.items(), key=lambda kv: -abs(kv[1])):

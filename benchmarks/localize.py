@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -376,10 +376,15 @@ def evaluate_checkout(
 METRICS = [f"file_acc@{k}" for k in FILE_KS] + [f"func_acc@{k}" for k in FUNCTION_KS]
 
 
-def _mean(values: Sequence[float | None]) -> float:
+def _known_mean(values: Iterable[float | None]) -> float:
     """The mean of the values that apply (None: an instance without function labels)."""
     known = [float(v) for v in values if v is not None]
-    return round(statistics.fmean(known), 3) if known else 0.0
+    return statistics.fmean(known) if known else 0.0
+
+
+def _mean(values: Sequence[float | None]) -> float:
+    """:func:`_known_mean`, as reported (three decimals)."""
+    return round(_known_mean(values), 3)
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -406,8 +411,7 @@ def leave_one_repository_out(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     def objective(subset: list[dict[str, Any]], name: str) -> tuple[float, float, int]:
         def m(key: str) -> float:
-            known = [float(v) for r in subset if (v := r["family"][name].get(key)) is not None]
-            return statistics.fmean(known) if known else 0.0
+            return _known_mean(r["family"][name].get(key) for r in subset)
 
         headline = statistics.fmean(m(key) for key in CHOICE_METRICS)
         return (round(headline, 9), m("file_rr"), -names.index(name))

@@ -128,19 +128,24 @@ def _terms_of(word: str) -> tuple[str, ...]:
     return tuple(terms)
 
 
-class _WordTerms(dict[str, tuple[str, ...]]):
-    """Each word's terms, worked out when first asked for and kept (code repeats its
-    names): a hit is a plain dict lookup, in C, where a cached call's bookkeeping costs
-    about three times as much; emptied past ``WORD_TERMS_CACHE_SIZE`` words."""
+class _Remembered(dict[str, tuple[str, ...]]):
+    """Each word's terms by ``make``, worked out when first asked for and kept (code
+    repeats its names): a hit is a plain dict lookup, in C, where a cached call's
+    bookkeeping costs about three times as much; emptied past ``WORD_TERMS_CACHE_SIZE``
+    words."""
+
+    def __init__(self, make: Callable[[str], tuple[str, ...]]) -> None:
+        super().__init__()
+        self._make = make
 
     def __missing__(self, word: str) -> tuple[str, ...]:
         if len(self) >= WORD_TERMS_CACHE_SIZE:
             self.clear()
-        terms = self[word] = _terms_of(word)
+        terms = self[word] = self._make(word)
         return terms
 
 
-word_terms: Callable[[str], tuple[str, ...]] = _WordTerms().__getitem__
+word_terms: Callable[[str], tuple[str, ...]] = _Remembered(_terms_of).__getitem__
 """The search terms of one identifier-shaped word (remembered)."""
 
 _DIGITS = "0123456789"
@@ -161,20 +166,12 @@ def blank_runs(text: str) -> str:
     return text.encode("ascii", "replace").translate(_BLANKED).decode("ascii")
 
 
-class _RunTerms(dict[str, tuple[str, ...]]):
-    """Each run's terms: those of its word, past its leading digits (none for a run of
-    digits); kept like :class:`_WordTerms`."""
-
-    def __missing__(self, run: str) -> tuple[str, ...]:
-        if len(self) >= WORD_TERMS_CACHE_SIZE:
-            self.clear()
-        terms = self[run] = word_terms(run.lstrip(_DIGITS))
-        return terms
-
-
-run_terms: Callable[[str], tuple[str, ...]] = _RunTerms().__getitem__
-"""The search terms of a run of word characters of :func:`blank_runs` (remembered): a
-text's terms are its runs' terms, in order."""
+run_terms: Callable[[str], tuple[str, ...]] = _Remembered(
+    lambda run: word_terms(run.lstrip(_DIGITS))
+).__getitem__
+"""The search terms of a run of word characters of :func:`blank_runs` (remembered): those
+of its word, past its leading digits (none for a run of digits). A text's terms are its
+runs' terms, in order."""
 
 
 def is_code_like(word: str) -> bool:
