@@ -212,6 +212,9 @@ class Workspace:
     def close(self) -> None:
         self._kept()
         with self._lock:
+            if self._handed is not None:  # a cold run's work no engine took
+                self._handed.close()
+                self._handed = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -275,7 +278,15 @@ class Workspace:
             except sqlite3.DatabaseError as exc:
                 raise db.database_error(self.db_path, exc) from exc
             if handing is not None and handing.rows is not None:
+                if self._handed is not None:  # an earlier run's, for a graph there is no more
+                    self._handed.close()
                 self._handed = handing
+            else:
+                if handing is not None:
+                    handing.close()
+                if self._handed is not None and self._handed.generation != generation:
+                    self._handed.close()  # for a graph there is no more
+                    self._handed = None
             # What an update listed (a whole run answers its summary): for the next update.
             self._listed = (self._stamp, done.listed) if isinstance(done, RunDone) else None
             _write_stamp(self._state_path(STAMP_FILE), self.root, generation, self._stamp)
@@ -612,6 +623,7 @@ class Workspace:
                 self._built_on_disk = (base[0], _file_mark(built_path))
         handed, self._handed = self._handed, None
         if handed is not None and handed.generation != generation:
+            handed.close()
             handed = None
         if engine is None:
             lived = self._engine is not None  # an engine of this process's before
@@ -626,15 +638,19 @@ class Workspace:
             if known is not None:
                 counted = self._state_path(focus_state.TOKENS_FILE)
                 known = replace(known, token_counts=focus_state.load_token_counts(counted, tag))
-            engine = FocusEngine.from_reader(
-                graph,
-                self,
-                tokens.COUNTER,
-                embeddings.embed,
-                previous=previous,
-                known=known,
-                report=self.report,
-            )
+            try:
+                engine = FocusEngine.from_reader(
+                    graph,
+                    self,
+                    tokens.COUNTER,
+                    embeddings.embed,
+                    previous=previous,
+                    known=known,
+                    report=self.report,
+                )
+            finally:
+                if handed is not None:
+                    handed.close()  # the rows it made aside are the engine's, or unwanted
             # An engine built on this process's previous one keeps its new work in memory
             # until there is much of it: writing focus.npz (tens of MB on a large
             # repository) on every edit would cost more than the edit's own work.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ from coderooms.focus import salience
 from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS, SymbolPlace, file_key, unit_rows
 from coderooms.focus.documents import file_work as make_file_work
 from coderooms.focus.runtime import FocusEngine
-from coderooms.index import focus_state, indexer
+from coderooms.index import focus_state, handover, indexer
 from coderooms.index.extract import read_and_process
 from coderooms.index.facts import FileFacts
 from coderooms.index.handover import _PLACE, FirstBuild, file_work
@@ -298,14 +299,30 @@ def _no_rows(texts: list[str]) -> None:
     """A worker's embedding task whose model did not load there."""
 
 
-def test_the_workers_embed_as_they_parse_and_resolution_gets_the_other_core(
+def _run_on_fork_server_workers(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, task: handover.RowsTask
+) -> tuple[Path, Workspace, FirstBuild]:
+    """A cold run of FILES for a first focus, as in a process with another thread alive
+    (a server's): the pool's workers are started by a fork server and embed with
+    ``task``, and no child is forked (see indexer.can_fork)."""
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    monkeypatch.setattr(indexer, "can_fork", lambda: False)
+    monkeypatch.setattr(handover, "can_fork", lambda: False)
+    handing = FirstBuild(workspace._embedder, task)
+    indexer.run(str(root), ws._connection(create=True), workers=2, first_build=handing)
+    return root, ws, handing
+
+
+def test_forked_workers_parse_and_a_child_embeds_aside_once_they_are_gone(
     make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = make_repo(FILES)
     assert len(FILES) >= max(indexer.PARALLEL_MIN_FILES, indexer.HELPER_MIN_FILES)
     ws = Workspace.open(root)
     helpers: list[tuple[list[object], bool, object]] = []
-    start = indexer.ForkedShare.start
+    asides: list[tuple[list[object], int, object]] = []
+    start, aside_start = indexer.ForkedShare.start, handover.RowsAside.start
 
     def started(*args: Any) -> object:
         # The pool's workers are gone when resolution starts: a helper may fork.
@@ -314,25 +331,100 @@ def test_the_workers_embed_as_they_parse_and_resolution_gets_the_other_core(
         helpers.append((alive, free, helper))
         return helper
 
+    def set_aside(embedder: workspace.Embedder, texts: list[str]) -> object:
+        alive = multiprocessing.active_children()
+        aside = aside_start(embedder, texts)
+        asides.append((alive, len(texts), aside))
+        return aside
+
     monkeypatch.setattr(indexer.ForkedShare, "start", started)
+    monkeypatch.setattr(handover.RowsAside, "start", set_aside)
+    forked = indexer.can_fork()
     handing = FirstBuild(workspace._embedder, handover_rows)
     indexer.run(str(root), ws._connection(create=True), workers=2, first_build=handing)
     [(alive, free, helper)] = helpers
     assert alive == [] and (helper is not None or not free)  # another test's thread: no fork
-    assert handing._pending == []  # every text came embedded from a worker
+    texts = [text for work in handing.works for text in work.embedding_texts]
+    if forked:  # else another test's thread was alive: the workers embedded (see below)
+        [(alive, count, aside)] = asides
+        assert alive == [] and count == len(set(texts)) and aside is not None
+        assert handing._vectors == []  # the workers sent no rows
     known = handing.known_work()
+    if forked:
+        assert known.embeddings is None and known.later is not None  # made meanwhile
+        known = known.settled()
     assert known.embeddings is not None
+    assert np.array_equal(known.embeddings, unit_rows(embeddings.embed(texts)))  # bit for bit
+
+
+def test_workers_a_fork_server_started_embed_as_they_parse(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, handing = _run_on_fork_server_workers(make_repo, monkeypatch, handover_rows)
+    assert handing._pending == [] and handing._aside is None  # every text came embedded
+    known = handing.known_work()
+    assert known.embeddings is not None and known.later is None
     texts = [text for work in handing.works for text in work.embedding_texts]
     assert np.array_equal(known.embeddings, unit_rows(embeddings.embed(texts)))  # bit for bit
 
 
-def test_rows_a_worker_cannot_make_are_left_to_the_engine(
+def _failing_in_a_child(parent: int) -> Callable[[], workspace.Embedder]:
+    """An embedder loader whose embedder raises in any process but ``parent``, and
+    counts the texts it embeds there."""
+
+    def embed(texts: Any, model: Any = None) -> np.ndarray:
+        if os.getpid() != parent:
+            raise RuntimeError("no rows in a child")
+        _failing_in_a_child.texts += len(texts)  # type: ignore[attr-defined]
+        return embeddings.embed(texts)
+
+    _failing_in_a_child.texts = 0  # type: ignore[attr-defined]
+    return lambda: embed
+
+
+def test_rows_the_child_cannot_make_are_made_when_the_engine_needs_them(
     make_repo: Callable[..., Path],
 ) -> None:
     root = make_repo(FILES)
     ws = Workspace.open(root)
-    handing = FirstBuild(workspace._embedder, _no_rows)
+    if not indexer.can_fork():
+        pytest.skip("another test's thread is alive: no child is forked")
+    handing = FirstBuild(_failing_in_a_child(os.getpid()), handover_rows)
     indexer.run(str(root), ws._connection(create=True), workers=2, first_build=handing)
+    assert handing._aside is not None
+    assert _failing_in_a_child.texts == 0  # type: ignore[attr-defined]
+    known = handing.known_work().settled()
+    texts = [text for work in handing.works for text in work.embedding_texts]
+    assert _failing_in_a_child.texts == len(set(texts))  # type: ignore[attr-defined]
+    assert known.embeddings is not None
+    assert np.array_equal(known.embeddings, unit_rows(embeddings.embed(texts)))  # bit for bit
+
+
+@pytest.mark.parametrize("how", ["closed", "indexed again"])
+def test_a_child_whose_rows_no_engine_takes_is_stopped(
+    make_repo: Callable[..., Path], how: str
+) -> None:
+    root = make_repo(FILES)
+    ws = Workspace.open(root)
+    if not indexer.can_fork():
+        pytest.skip("another test's thread is alive: no child is forked")
+    ws.index(workers=2, prepare_focus=True)
+    assert ws._handed is not None and ws._handed._aside is not None
+    pid = ws._handed._aside._pid
+    if how == "closed":
+        ws.close()
+    else:  # an edit indexed: the cold run's work is for a graph there is no more
+        (root / "shop" / "cart.py").write_text("class Cart:\n    pass\n", encoding="utf-8")
+        ws.index(workers=2, prepare_focus=True)
+        assert ws._handed is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped: not left to run, nor a zombie
+
+
+def test_rows_a_worker_cannot_make_are_left_to_the_engine(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, ws, handing = _run_on_fork_server_workers(make_repo, monkeypatch, _no_rows)
     known = handing.known_work()
     assert known.embeddings is None and known.embedding_keys == ()
     assert known.file_documents.size == len(handing.works) > 0

@@ -203,6 +203,11 @@ class KnownWork:
     # the work was made for the nodes of one graph (a cold run's): an index over that
     # graph built from nothing else takes them instead of hashing its nodes again.
     node_keys: Mapping[str, tuple[bytes, bytes]] = field(default_factory=dict)
+    # The rows of ``embedding_keys`` while they are still being made elsewhere (then
+    # ``embeddings`` is None): asked for once an index needs them (see :meth:`settled`),
+    # as the last step of its build, so that they are made meanwhile. None from it: no
+    # rows could be made (an index then embeds its nodes itself).
+    later: Callable[[], np.ndarray | None] | None = None
 
     @classmethod
     def nothing(cls) -> KnownWork:
@@ -212,7 +217,16 @@ class KnownWork:
         return cls(documents, documents)
 
     def without_embeddings(self) -> KnownWork:
-        return replace(self, embedding_keys=(), embeddings=None)
+        return replace(self, embedding_keys=(), embeddings=None, later=None)
+
+    def settled(self) -> KnownWork:
+        """This work with its rows in hand: those made elsewhere waited for, if any."""
+        if self.later is None:
+            return self
+        rows = self.later()
+        if rows is None:
+            return self.without_embeddings()
+        return replace(self, embeddings=rows, later=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -612,6 +626,8 @@ class SalienceIndex:
         self.embedding_keys: tuple[bytes, ...] = ()  # per row: what its embedding is of
         self.fresh_embeddings = 0  # rows computed here, not taken from known work
         if embedder is not None and self.nodes:
+            if known is not None:  # rows made elsewhere meanwhile: needed now
+                known = known.settled()
             if len(old_embeddings) == len(previous.nodes if previous else ()):
                 keys = self._carried_keys(
                     old_embeddings, None, _told(told, 1, nodes, self._embed_key)

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import chain
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from coderooms.focus.documents import FileWork
 from coderooms.index import db
@@ -33,6 +33,7 @@ from coderooms.index.extract import (
     skip_reason,
 )
 from coderooms.index.facts import DECORATED, RETURNED, FileFacts, Skipped
+from coderooms.index.forking import STOP_SIGNALS, can_fork, fork_child, start_worker
 from coderooms.index.gitlog import GitLogPass, head_commit
 from coderooms.index.handover import FirstBuild, RowsTask, file_work, worker_rows
 from coderooms.index.languages import PARSED_LANGUAGES, language_of
@@ -108,35 +109,8 @@ def _processed(
     return outcome, None
 
 
-STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
-"""Signals that stop a command. They are the parent's to act on: it terminates the pool."""
 POOL_STOP_S = 5.0
 """How long an abandoned run waits for its pool to terminate (a healthy pool: ~0.1 s)."""
-
-
-def _start_worker() -> None:
-    """Once per worker process: only the parent stops the pool's workers.
-
-    A worker that dies of a signal at an arbitrary point may hold a queue's lock (the
-    parent's ``pool.terminate()`` then waits for it forever) or print a traceback. So a
-    worker leaves the process group (Ctrl-C at a terminal, ``timeout``, ``kill --
-    -PGID`` reach the parent alone, which terminates the pool) and ignores SIGINT.
-    SIGTERM, which ``terminate()`` sends once it holds the locks, gets its default
-    action back: a forked worker inherits the parent's handler. The stop signals were
-    blocked while the pool forked (see ``open_pool``); one that came meanwhile is
-    delivered now."""
-    gc.disable()  # many small, acyclic objects: the cyclic collector only adds pauses
-    if hasattr(os, "setpgrp"):
-        os.setpgrp()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-
-
-def can_fork() -> bool:
-    """Whether this process may fork: not while another thread could hold a lock."""
-    return threading.active_count() == 1
 
 
 def open_pool(paths: list[str], workers: int) -> multiprocessing.pool.Pool | None:
@@ -146,7 +120,7 @@ def open_pool(paths: list[str], workers: int) -> multiprocessing.pool.Pool | Non
     prepare(language_of(p) for p in paths)  # compiled once, before the workers fork
     # fork is fastest; with other threads alive it is unsafe, so use forkserver then.
     if not can_fork():
-        return multiprocessing.get_context("forkserver").Pool(workers, initializer=_start_worker)
+        return multiprocessing.get_context("forkserver").Pool(workers, initializer=start_worker)
     return fork_pool(workers)
 
 
@@ -160,7 +134,7 @@ def fork_pool(workers: int) -> multiprocessing.pool.Pool:
     # threads keep them so (the main thread handles them), workers unblock them.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        pool = context.Pool(workers, initializer=_start_worker)
+        pool = context.Pool(workers, initializer=start_worker)
     except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         raise
@@ -313,9 +287,10 @@ def _run(
             progress(PARSE_PHASE, 0, len(todo))  # told now: the first file may take long
         if handing is not None and todo:
             handing.prepare()  # before the workers fork: they inherit what it loads
+        forked = can_fork()  # so are the pool's workers, and a child once they are gone
         pool = open_pool([path for path, _ in todo], workers)
         if handing is not None and todo:
-            handing.parsing()  # no process is forked after this
+            handing.parsing()  # no pool's worker is forked after this
         forks = pool is not None
         if forks:  # largest files first: no worker is left parsing a big one at the end
             todo.sort(key=lambda item: listing.files[item[0]][0], reverse=True)
@@ -343,9 +318,14 @@ def _run(
         done = 0
         mark = time.perf_counter()
         unwritten: list[tuple[FileFacts, int]] = []
-        # The workers embed each chunk's texts as they parse it: the pool is done with
-        # once parsing is, and resolution gets the other core (see ForkedShare).
-        remote = handing.in_workers() if handing is not None and pool is not None else None
+        # Forked workers only parse: once they are gone, a child embeds every text on
+        # the core resolution and storing leave idle (see FirstBuild.embed_aside).
+        # Workers a server started (another thread was alive) embed each chunk's texts
+        # as they parse it. Either way resolution gets the other core (see ForkedShare).
+        aside = handing is not None and pool is not None and forked
+        remote = (
+            handing.in_workers() if handing is not None and pool is not None and not aside else None
+        )
         for outcome, work, rows in process_files(root, todo, pool, handing is not None, remote):
             done += 1
             if progress is not None:
@@ -386,6 +366,8 @@ def _run(
             pool.close()
             pool.join()
             pool = None
+        if aside and handing is not None:
+            handing.embed_aside()
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
         # This thread's clock: the git log thread may be busy in this process meanwhile.
@@ -499,6 +481,8 @@ def _run(
             helper.cancel()
         if git_proc is not None:
             git_proc.cancel()
+        if handing is not None:
+            handing.close()
         raise
     (n_files,) = conn.execute("SELECT COUNT(*) FROM files").fetchone()
     stats = {
@@ -776,7 +760,7 @@ class ForkedShare:
     ) -> ForkedShare | None:
         """The helper resolving the last share of ``affected``, or None when the run is
         too small or this process may not fork."""
-        if len(affected) < HELPER_MIN_FILES or not can_fork() or not hasattr(os, "fork"):
+        if len(affected) < HELPER_MIN_FILES or not can_fork():
             return None
         facts = {f.path: f for f in changed}
         costs = [_resolution_cost(facts.get(path)) for path in affected]
@@ -790,18 +774,13 @@ class ForkedShare:
             read_end, write_end = os.pipe()
         except OSError:  # out of descriptors: this process resolves every file
             return None
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        try:
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
-                os.close(read_end)
-                _serve_share(resolver, paths, write_end)
-        except OSError:  # no process to be had (EAGAIN, ENOMEM): resolved here instead
+        pid = fork_child(
+            partial(_serve_share, resolver, paths, read_end, write_end), HELPER_EXIT_FAILED
+        )
+        if pid is None:  # no process to be had: resolved here instead
             os.close(read_end)
             os.close(write_end)
             return None
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(write_end)
         return cls(resolver, paths, pid, read_end)
 
@@ -841,23 +820,18 @@ class ForkedShare:
 PIPE_READ_BYTES = 1 << 20
 
 
-def _serve_share(resolver: Resolver, paths: list[str], pipe: int) -> NoReturn:  # pragma: no cover
-    """The helper's life: resolve ``paths``, write their rows and digests, exit. Only the
-    parent acts on a stop signal (as in the pool's workers); whatever happens, the child
-    ends here, never unwinding into the parent's code (its transaction, its pool)."""
-    code = HELPER_EXIT_FAILED
-    try:
-        _start_worker()  # as a pool's worker: its own group, the stop signals the parent's
-        results = _resolve_files(resolver, paths)
-        digests = {path: resolver.exports(path) for path in paths}
-        # A forked child's clock starts at zero: its CPU time is the share's.
-        got = (results, digests, time.process_time())
-        data = memoryview(pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
-        while data:
-            data = data[os.write(pipe, data) :]
-        code = 0
-    finally:
-        os._exit(code)
+def _serve_share(
+    resolver: Resolver, paths: list[str], read_end: int, pipe: int
+) -> None:  # pragma: no cover - the helper (see fork_child)
+    """The helper's life: resolve ``paths``, write their rows and digests to ``pipe``."""
+    os.close(read_end)
+    results = _resolve_files(resolver, paths)
+    digests = {path: resolver.exports(path) for path in paths}
+    # A forked child's clock starts at zero: its CPU time is the share's.
+    got = (results, digests, time.process_time())
+    data = memoryview(pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL))
+    while data:
+        data = data[os.write(pipe, data) :]
 
 
 def _follow_exports(
