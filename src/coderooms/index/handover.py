@@ -4,11 +4,13 @@ A first focus on a repository never indexed used to index it, read the whole gra
 out of ``index.db``, then read every file again to count its terms and embed its code,
 all in one process. Here the index workers, which hold each file's text as they parse it,
 make its documents and embedding texts too (:func:`file_work`), of the very bytes they
-parsed, and embed those texts with each chunk of files they parse (:func:`worker_rows`):
-once parsing ends the pool is gone and resolution has both cores (see
-:class:`~coderooms.index.indexer.ForkedShare`). The run's files, symbols and edges are kept
-in memory: the engine takes all of it as :class:`~coderooms.focus.salience.KnownWork`
-and the workspace builds the graph from the rows, equal to those it would read back.
+parsed. Once parsing ends the pool is gone and resolution has both cores (see
+:class:`~coderooms.index.indexer.ForkedShare`), while a forked child embeds the texts at the
+lowest priority on whatever core is idle (:class:`RowsAside`); the engine asks for its rows
+last. (Workers a fork server started embed each chunk's texts as they parse it instead:
+:func:`worker_rows`.) The run's files, symbols and edges are kept in memory: the engine
+takes all of it as :class:`~coderooms.focus.salience.KnownWork` and the workspace builds
+the graph from the rows, equal to those it would read back.
 """
 
 from __future__ import annotations
