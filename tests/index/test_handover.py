@@ -339,7 +339,7 @@ def test_forked_workers_parse_and_a_child_embeds_aside_once_they_are_gone(
 
     monkeypatch.setattr(indexer.ForkedShare, "start", started)
     monkeypatch.setattr(handover.RowsAside, "start", set_aside)
-    forked = indexer.can_fork()
+    forked = _alone()
     handing = FirstBuild(workspace._embedder, handover_rows)
     indexer.run(str(root), ws._connection(create=True), workers=2, first_build=handing)
     [(alive, free, helper)] = helpers
@@ -347,7 +347,7 @@ def test_forked_workers_parse_and_a_child_embeds_aside_once_they_are_gone(
     texts = [text for work in handing.works for text in work.embedding_texts]
     if forked:  # else another test's thread was alive: the workers embedded (see below)
         [(alive, count, aside)] = asides
-        assert alive == [] and count == len(set(texts)) and aside is not None
+        assert alive == [] and count == len(texts) and aside is not None
         assert handing._vectors == []  # the workers sent no rows
     known = handing.known_work()
     if forked:
@@ -366,6 +366,19 @@ def test_workers_a_fork_server_started_embed_as_they_parse(
     assert known.embeddings is not None and known.later is None
     texts = [text for work in handing.works for text in work.embedding_texts]
     assert np.array_equal(known.embeddings, unit_rows(embeddings.embed(texts)))  # bit for bit
+
+
+THREADS_GONE_S = 20.0  # how long a test waits for other tests' threads to end
+
+
+def _alone() -> bool:
+    """Whether this process may fork a child, once the threads other tests left (a
+    workspace's model loading, a worker thread's pool) have ended, waiting for them at
+    most :data:`THREADS_GONE_S`."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread():
+            thread.join(THREADS_GONE_S)
+    return indexer.can_fork()
 
 
 def _failing_in_a_child(parent: int) -> Callable[[], workspace.Embedder]:
@@ -387,7 +400,7 @@ def test_rows_the_child_cannot_make_are_made_when_the_engine_needs_them(
 ) -> None:
     root = make_repo(FILES)
     ws = Workspace.open(root)
-    if not indexer.can_fork():
+    if not _alone():
         pytest.skip("another test's thread is alive: no child is forked")
     handing = FirstBuild(_failing_in_a_child(os.getpid()), handover_rows)
     indexer.run(str(root), ws._connection(create=True), workers=2, first_build=handing)
@@ -406,7 +419,7 @@ def test_a_child_whose_rows_no_engine_takes_is_stopped(
 ) -> None:
     root = make_repo(FILES)
     ws = Workspace.open(root)
-    if not indexer.can_fork():
+    if not _alone():
         pytest.skip("another test's thread is alive: no child is forked")
     ws.index(workers=2, prepare_focus=True)
     assert ws._handed is not None and ws._handed._aside is not None

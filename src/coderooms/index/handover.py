@@ -16,6 +16,7 @@ the graph from the rows, equal to those it would read back.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import operator
 import os
 import signal
@@ -24,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 import numpy as np
+import numpy.lib.format as npformat
 
 from coderooms.errors import HostError
 from coderooms.focus.documents import (
@@ -122,8 +124,9 @@ class RowsAside:
         return cls(pid, out)
 
     def rows(self) -> np.ndarray | None:
-        """The rows, once the child has made them; None when it failed (killed, out of
-        memory, its model would not load): the caller makes them itself."""
+        """The rows, once the child has made them, mapped read-only from its file (not
+        copied: pages are read as ranking touches them); None when it failed (killed,
+        out of memory, its model would not load): the caller makes them itself."""
         try:
             _, status = os.waitpid(self._pid, 0)
         except BaseException:
@@ -133,9 +136,7 @@ class RowsAside:
         try:
             if os.waitstatus_to_exitcode(status) != 0:
                 return None
-            self._out.seek(0)
-            rows: np.ndarray = np.load(self._out, allow_pickle=False)
-            return rows
+            return _mapped_array(self._out)
         except (OSError, ValueError):  # a file cut short: made here instead
             return None
         finally:
@@ -149,6 +150,25 @@ class RowsAside:
                 os.waitpid(self._pid, 0)
             self._pid = 0
         self._out.close()
+
+
+def _mapped_array(fh: IO[bytes]) -> np.ndarray:
+    """The array :func:`numpy.save` wrote at the start of ``fh``, mapped read-only."""
+    fh.seek(0)
+    version = npformat.read_magic(fh)
+    if version == (1, 0):
+        shape, fortran, dtype = npformat.read_array_header_1_0(fh)
+    elif version == (2, 0):
+        shape, fortran, dtype = npformat.read_array_header_2_0(fh)
+    else:
+        raise ValueError(f"an array file of version {version}")
+    if fortran or dtype.hasobject:
+        raise ValueError("an array of another layout")
+    count = int(np.prod(shape, dtype=np.int64))
+    if count == 0:
+        return np.zeros(shape, dtype=dtype)
+    mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)  # its own descriptor
+    return np.frombuffer(mapped, dtype=dtype, count=count, offset=fh.tell()).reshape(shape)
 
 
 RowsTask = Callable[[list[str]], "np.ndarray | None"]
@@ -246,7 +266,10 @@ class FirstBuild:
             return
         if self._embedder is None:  # loaded before the workers forked (see prepare)
             return
-        self._aside = RowsAside.start(self._embedder, self._pending)
+        # Every key's text, in the works' order (a text held twice is embedded twice: 82
+        # of sympy's 40,905): its rows are then the table, with no rows to gather.
+        texts = [text for work in self.works for text in work.embedding_texts]
+        self._aside = RowsAside.start(self._embedder, texts)
 
     def close(self) -> None:
         """Stop the child making rows aside, if any, when its rows are not wanted."""
@@ -277,13 +300,10 @@ class FirstBuild:
     def _embed_pending(self) -> None:
         if self._load is None or not self._pending:
             return
-        aside, self._aside = self._aside, None
-        made = aside.rows() if aside is not None else None
         try:
-            if made is None:
-                if self._embedder is None:
-                    self._embedder = self._load()
-                made = unit_rows_of(self._embedder, self._pending)
+            if self._embedder is None:
+                self._embedder = self._load()
+            made = unit_rows_of(self._embedder, self._pending)
         except HostError:
             self._load = None  # the engine embeds, and its embedder says why
             return
@@ -343,6 +363,12 @@ class FirstBuild:
 
     def _rows(self) -> np.ndarray | None:
         """One row per embedding key, in the works' order (None: the model cannot load)."""
+        aside, self._aside = self._aside, None
+        made = aside.rows() if aside is not None and self._load is not None else None
+        if aside is not None:
+            aside.close()
+        if made is not None:  # the child's rows, made in the works' order
+            return made
         self._embed_pending()
         if self._load is None or self._pending or not self._vectors:
             return None
