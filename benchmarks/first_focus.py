@@ -100,7 +100,8 @@ def first_focus(source: Path, repo: Path) -> Run:
 
 
 def baseline_source(base: Path, revision: str) -> Path:
-    """This repository's ``src`` at ``revision``, extracted under ``base``."""
+    """This repository's ``src`` at ``revision``, extracted under ``base`` and compiled
+    (see :func:`compiled`): each side of a paired run starts as an installed copy does."""
     out = base / "baseline"
     out.mkdir()
     archive = subprocess.run(
@@ -109,7 +110,7 @@ def baseline_source(base: Path, revision: str) -> Path:
         check=True,
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
-    return out / "src"
+    return compiled(out / "src")
 
 
 def compiled(source: Path) -> Path:
@@ -135,7 +136,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="coderooms-first-") as tmp:
         scratch = Path(tmp)
         repo, label = subject(scratch, args.repo, args.subject)
-        sides = [("this tree", SOURCE)]
+        sides = [("this tree", compiled(SOURCE))]
         if args.baseline:
             sides.append((f"baseline {args.baseline}", baseline_source(scratch, args.baseline)))
         runs: dict[str, list[Run]] = {name: [] for name, _ in sides}

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from first_focus import SOURCE, baseline_source
+from first_focus import SOURCE, baseline_source, compiled
 
 from coderooms import embeddings, tokens
 from coderooms.focus.runtime import FocusEngine
@@ -150,7 +150,7 @@ def paired_edits(args: argparse.Namespace) -> None:
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="coderooms-bench-") as tmp:
         scratch = Path(tmp)
-        sides = [("this tree", SOURCE), (f"baseline {args.baseline}", None)]
+        sides = [("this tree", compiled(SOURCE)), (f"baseline {args.baseline}", None)]
         children = []
         for k, (name, source) in enumerate(sides):
             place = scratch / f"side{k}"

@@ -168,7 +168,7 @@ def main() -> None:
         scratch = Path(tmp)
         sides = [("this tree", compiled(SOURCE))]
         if args.baseline:
-            base = compiled(baseline_source(scratch, args.baseline))
+            base = baseline_source(scratch, args.baseline)
             sides.append((f"baseline {args.baseline}", base))
         repos: dict[str, Path] = {}
         label = ""

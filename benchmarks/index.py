@@ -97,10 +97,13 @@ def cold_in_process(source: Path, root: Path) -> dict[str, float]:
 def paired_cold(root: Path, label: str, revision: str, runs: int, scratch: Path) -> None:
     """The cold index of ``root`` by this tree and by ``revision``, in turns (see the
     module's docstring)."""
-    from first_focus import SOURCE, baseline_source
+    from first_focus import SOURCE, baseline_source, compiled
 
     load_start = os.getloadavg()[0]
-    sides = [("this tree", SOURCE), (f"baseline {revision}", baseline_source(scratch, revision))]
+    sides = [
+        ("this tree", compiled(SOURCE)),
+        (f"baseline {revision}", baseline_source(scratch, revision)),
+    ]
     got: dict[str, list[dict[str, float]]] = {name: [] for name, _ in sides}
     ratios: list[tuple[float, float]] = []
     for turn in range(runs):
