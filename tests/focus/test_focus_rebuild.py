@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -131,6 +132,29 @@ def test_rows_of_another_embedder_are_not_reused() -> None:
     assert after.index.embeddings is not None
     every = {after.index._embed_text(node) for node in after.index.nodes}
     assert set(other.texts) == every
+
+
+@pytest.mark.parametrize("made", [True, False])
+def test_rows_made_elsewhere_are_asked_for_once_and_made_here_when_none_come(made: bool) -> None:
+    graph = build_graph(dict(SHOP), SHOP_CALLS, SHOP_IMPORTS, SHOP_TESTS)
+    fresh = FocusEngine(graph, dict(SHOP), count_words, CountingEmbedder())
+    work = fresh.index.known_work()
+    asked: list[int] = []
+    embedder = CountingEmbedder()
+
+    def later() -> np.ndarray | None:
+        asked.append(len(embedder.texts))  # what the build had embedded when it asked
+        return work.embeddings if made else None
+
+    pending = replace(work, embeddings=None, later=later)
+    engine = FocusEngine(graph, dict(SHOP), count_words, embedder, known=pending)
+    assert asked == [0]  # once
+    assert engine.index.embeddings is not None and fresh.index.embeddings is not None
+    assert np.array_equal(engine.index.embeddings, fresh.index.embeddings)
+    assert (engine.index.fresh_embeddings == 0) == made  # none came: embedded here
+    assert bool(embedder.texts) != made
+    assert _answers(engine) == _answers(fresh)
+    assert pending.without_embeddings().later is None
 
 
 def test_bm25_from_counts_equals_bm25_from_terms() -> None:
