@@ -461,9 +461,28 @@ class _ChildrenOf(Mapping[str, list[CodeNode]]):
         self._made: dict[str, list[CodeNode]] = {}
 
     def __getitem__(self, parent: str) -> list[CodeNode]:
+        kids = self._kids(parent)
+        if kids is None:
+            raise KeyError(parent)
+        return kids
+
+    @overload
+    def get(self, parent: str, /) -> list[CodeNode] | None: ...
+    @overload
+    def get(self, parent: str, /, default: list[CodeNode] | _T) -> list[CodeNode] | _T: ...
+    def get(self, parent: str, /, default: object = None) -> object:
+        """The children of ``parent``, else ``default``: without raising and catching a
+        KeyError for each node with no children (most nodes), as Mapping.get would."""
+        kids = self._kids(parent)
+        return default if kids is None else kids
+
+    def _kids(self, parent: str) -> list[CodeNode] | None:
         kids = self._made.get(parent)
         if kids is None:
-            kids = self._made[parent] = [self._nodes[row] for row in self._rows[parent]]
+            rows = self._rows.get(parent)
+            if rows is None:
+                return None
+            kids = self._made[parent] = [self._nodes[row] for row in rows]
         return kids
 
     def __iter__(self) -> Iterator[str]:
@@ -619,6 +638,7 @@ class SalienceIndex:
         # Files a verbatim search looks in: code that is not a test, an example or prose.
         self.source_rows = [i for i in self.file_rows if self.prior[i] >= SOURCE_PRIOR_FLOOR]
         self._notes: dict[int, list[str]] = {}
+        self._within: dict[str, tuple[str, ...]] = {}  # see within
         self._derived: dict[str, Any] = {}
         self._walks = 0
         self._layout: WalkLayout | None = None
@@ -985,6 +1005,7 @@ class SalienceIndex:
         index.prior = built.prior
         index.source_rows = built.source_rows
         index._notes = {}
+        index._within = {}
         index._row_arrays = {}
         index._derived = {}
         index._walks = 0
@@ -1053,6 +1074,21 @@ class SalienceIndex:
     def children_of(self, node_id: str) -> list[CodeNode]:
         """Direct children in source order (top-level symbols for a file)."""
         return self._children.get(node_id, [])
+
+    def within(self, node_id: str) -> tuple[str, ...]:
+        """The id of a node and those of every node inside it, worked out once: what an
+        agent holds when it holds the node in full (a session asks for it on every call
+        of each node it holds)."""
+        found = self._within.get(node_id)
+        if found is None:
+            ids: list[str] = []
+            stack = [node_id]
+            while stack:
+                inner = stack.pop()
+                ids.append(inner)
+                stack.extend(c.id for c in self.children_of(inner))
+            found = self._within[node_id] = tuple(ids)
+        return found
 
     # --- documents ---------------------------------------------------------------------
 

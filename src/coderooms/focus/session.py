@@ -284,11 +284,7 @@ def _credits(engine: FocusEngine, held: Iterable[tuple[str, Render]]) -> dict[st
         if how != "full":
             out[node_id] = max(out.get(node_id, 0.0), SKELETON_CREDIT)
             continue
-        stack = [node_id]
-        while stack:
-            inner = stack.pop()
-            out[inner] = 1.0
-            stack.extend(c.id for c in engine.index.children_of(inner))
+        out.update(dict.fromkeys(engine.index.within(node_id), 1.0))
     return out
 
 
