@@ -15,7 +15,7 @@ import pytest
 from mcp_harness import CODEROOMS, wire_opening
 from mcp_repo import write_fixture_repo
 
-from coderooms.cli.mcp_cmds import _indexed
+from coderooms.cli.mcp_cmds import _indexed, _workspace_factory
 from coderooms.index.errors import IndexBusy
 from coderooms.mcp.service import RoomService
 from coderooms.store import open_store
@@ -120,3 +120,19 @@ def test_only_a_repository_with_an_index_is_opened_as_the_server_starts(tmp_path
     Workspace.open(repo).index()
     assert _indexed(repo)
     serve_briefly()  # opened as it starts; a hang-up meanwhile still ends the server
+
+
+def test_a_servers_first_focus_on_a_repository_never_indexed_takes_the_cold_runs_work(
+    tmp_path: Path,
+) -> None:
+    repo = write_fixture_repo(tmp_path / "repo")
+    assert not _indexed(repo)
+    workspace = _workspace_factory(repo, echo=False)()  # as a stdio server's first call
+    try:
+        engine = workspace.focus_engine()
+        # The cold run made every document and embedding row as it parsed: the engine
+        # counted and embedded nothing after it (it used to read and embed it all again).
+        assert engine.index.fresh_work == 0
+        assert engine.focus("price of an item", budget=400).packing.loaded
+    finally:
+        workspace.close()

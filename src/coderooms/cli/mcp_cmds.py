@@ -97,7 +97,10 @@ def _index(workspace: Any, echo: bool) -> None:
     if echo:
         click.echo(f"indexing {workspace.root} ...", err=True)
         workspace.report = PhaseProgress()
-    summary = workspace.index(prepare_focus=echo)  # the engine follows when echoing
+    # A focus engine follows either way: built here when echoing, else by the call that
+    # opened the workspace (a stdio server's first focus). A cold run then makes its
+    # documents and embeddings on the workers while they parse (see index.handover).
+    summary = workspace.index(prepare_focus=True)
     if echo:
         for line in summary.lines():
             click.echo(f"  {line}", err=True)
