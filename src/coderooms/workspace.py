@@ -622,8 +622,8 @@ class Workspace:
             if previous is not None:
                 self._built_on_disk = (base[0], _file_mark(built_path))
         handed, self._handed = self._handed, None
-        if handed is not None and handed.generation != generation:
-            handed.close()
+        if handed is not None and (engine is not None or handed.generation != generation):
+            handed.close()  # restored from disk, or for another graph: its work is unwanted
             handed = None
         if engine is None:
             lived = self._engine is not None  # an engine of this process's before

@@ -413,12 +413,13 @@ def test_rows_the_child_cannot_make_are_made_when_the_engine_needs_them(
     assert np.array_equal(known.embeddings, unit_rows(embeddings.embed(texts)))  # bit for bit
 
 
-@pytest.mark.parametrize("how", ["closed", "indexed again"])
+@pytest.mark.parametrize("how", ["closed", "indexed again", "restored"])
 def test_a_child_whose_rows_no_engine_takes_is_stopped(
-    make_repo: Callable[..., Path], how: str
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     root = make_repo(FILES)
     ws = Workspace.open(root)
+    ws._warm()  # the models loaded first: no thread of this run's is alive as it ends
     if not _alone():
         pytest.skip("another test's thread is alive: no child is forked")
     ws.index(workers=2, prepare_focus=True)
@@ -426,6 +427,11 @@ def test_a_child_whose_rows_no_engine_takes_is_stopped(
     pid = ws._handed._aside._pid
     if how == "closed":
         ws.close()
+    elif how == "restored":  # the engine came from disk (another process kept it)
+        kept = Workspace.open(root).focus_engine()
+        monkeypatch.setattr(ws, "_restored", lambda *args: kept)
+        assert ws.focus_engine() is kept
+        assert ws._handed is None
     else:  # an edit indexed: the cold run's work is for a graph there is no more
         (root / "shop" / "cart.py").write_text("class Cart:\n    pass\n", encoding="utf-8")
         ws.index(workers=2, prepare_focus=True)
