@@ -262,9 +262,8 @@ class FirstBuild:
         process resolves, stores and builds the graph; the engine waits for them last
         (see :attr:`KnownWork.later`). Without a child they are embedded here, when
         the engine asks. Measured on sympy: the parse ends about a second sooner."""
-        if self._by_workers or not self._pending or self._load is None or self._aside:
-            return
-        if self._embedder is None:  # loaded before the workers forked (see prepare)
+        # The embedder was loaded before the workers forked (see prepare), or not at all.
+        if self._by_workers or not self._pending or self._embedder is None or self._aside:
             return
         # Every key's text, in the works' order (a text held twice is embedded twice: 82
         # of sympy's 40,905): its rows are then the table, with no rows to gather.
