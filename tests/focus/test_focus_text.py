@@ -48,6 +48,13 @@ def test_goal_cues_read_a_traceback() -> None:
     assert "shop.errors.QuantityError" in cues.dotted
 
 
+def test_goal_cues_take_no_message_between_apostrophes() -> None:
+    prose = "We're on 1.95 in paths we can't update yet, so I've pinned the user's copy."
+    assert goal_cues(prose).literals == ()
+    quoted = "it's raised with 'quantity must be positive' and \"no such fixture found\" now"
+    assert goal_cues(quoted).literals == ("quantity must be positive", "no such fixture found")
+
+
 PYTEST_TRACEBACK = """The hook crashes:
 
 /venv/lib/python3.8/site-packages/shop/runner.py:341: in from_call

@@ -65,7 +65,9 @@ _EXCEPTION_LINE = re.compile(
     re.MULTILINE,
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,120})`")
-_QUOTED = re.compile(r"""(?:"([^"\n]{12,200})"|'([^'\n]{12,200})')""")
+# A single quote only where a quotation can open and close: not the apostrophe of a
+# contraction or a possessive ("we're using it, so we can't" quotes nothing).
+_QUOTED = re.compile(r"""(?:"([^"\n]{12,200})"|(?<!\w)'([^'\n]{12,200})'(?!\w))""")
 _OPTION = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9]*(?:-[a-z0-9]+)+|--[a-z]{3,})(?![\w-])")
 _KEBAB = re.compile(r"(?<![\w-])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
