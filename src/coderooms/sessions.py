@@ -29,7 +29,7 @@ from coderooms.focus.errors import (
     UnknownPinTarget,
     UnknownSession,
 )
-from coderooms.focus.runtime import Discussed
+from coderooms.focus.runtime import Discussed, checked_budget, checked_goal
 from coderooms.focus.session import check_session_budget, session_status
 from coderooms.focus.workingset import (
     DEFAULT_SESSION_BUDGET,
@@ -166,6 +166,9 @@ async def focus_call(
     if mode in ("set", "check"):
         if goal is None:
             raise MissingArgument(mode, "a goal")
+        # refused before the workspace is opened: a first call would index it first
+        checked_goal("goal", goal)
+        checked_budget(budget)
         if session is None:
             text = goal
             plain: dict[str, Any] = await in_workspace(

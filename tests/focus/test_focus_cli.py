@@ -102,6 +102,28 @@ def test_bad_input_is_one_error_line(repo: Path, args: tuple[str, ...]) -> None:
     assert err.startswith("error: ") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("args", "refusal"),
+    [
+        (("focus", "Cart.add_item", "--budget", "0"), "budget must be"),
+        (("focus", "Cart.add_item", "--budget", "2000000"), "budget must be"),
+        (("focus", "Cart.add_item", "--mode", "check", "--budget", "-1"), "budget must be"),
+        (("seek", "Cart", "--limit", "0"), "limit must be"),
+        (("impact", "Cart", "--depth", "99"), "depth must be"),
+    ],
+)
+def test_bad_input_is_refused_before_a_repository_is_indexed(
+    tmp_path: Path, args: tuple[str, ...], refusal: str
+) -> None:
+    for path, text in SHOP.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    code, _, err = run(*args, "--repo", str(tmp_path))
+    assert code == 1
+    assert err.startswith(f"error: {refusal}") and err.count("\n") == 1
+    assert not (tmp_path / ".coderooms").exists()  # nothing indexed, nothing written
+
+
 def test_a_missing_repository_is_one_error_line(tmp_path: Path) -> None:
     code, _, err = run("focus", "x", "--repo", str(tmp_path / "absent"))
     assert code == 1

@@ -85,6 +85,39 @@ def test_numeric_arguments_out_of_range_are_refused(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+def test_code_arguments_out_of_range_are_refused_before_the_workspace_opens(
+    tmp_path: Path,
+) -> None:
+    """A server's first code call opens (and may index) the repository: a budget or a
+    limit it would refuse anyway is refused first, and nothing is opened."""
+    from coderooms.focus.errors import InvalidBudget, InvalidLimit
+
+    opened: list[str] = []
+
+    def workspace() -> Any:
+        opened.append("opened")
+        raise AssertionError("the workspace was opened")
+
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            service = RoomService(store, workspace)
+            with pytest.raises(InvalidBudget):
+                await service.focus("alice", "Cart.add_item", budget=0)
+            with pytest.raises(InvalidBudget):
+                await service.focus("alice", "Cart.add_item", "check", budget=10**9)
+            with pytest.raises(InvalidLimit):
+                await service.seek("alice", "Cart", limit=0)
+            with pytest.raises(ArgumentOutOfRange):
+                await service.impact("alice", "Cart", depth=99)
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+    assert opened == []
+
+
 def test_a_huge_tool_name_is_refused_without_echoing_it_whole() -> None:
     from coderooms.errors import ECHO_CHARS
 

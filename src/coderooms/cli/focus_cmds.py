@@ -18,8 +18,13 @@ import click
 from coderooms.cli.app import fail, json_option, run, run_unawaited, store_of
 from coderooms.cli.progress import PhaseProgress
 from coderooms.errors import CoderoomsError
-from coderooms.focus.impact import MAX_IMPACT_DEPTH
-from coderooms.focus.runtime import DEFAULT_BUDGET, DEFAULT_SEEK_LIMIT, Discussed
+from coderooms.focus.impact import MAX_IMPACT_DEPTH, checked_depth
+from coderooms.focus.runtime import (
+    DEFAULT_BUDGET,
+    DEFAULT_SEEK_LIMIT,
+    Discussed,
+    checked_limit,
+)
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
 from coderooms.sessions import MODES, focus_call, session_lines, working_set_lines
 from coderooms.workspace import Workspace
@@ -296,6 +301,7 @@ async def _focus_with_desk(
 def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
     """Files and symbols ranked by salience for QUERY (no code, no budget)."""
     try:
+        checked_limit(limit)  # before a first seek indexes the repository
         result = _workspace(repo, prepare_focus=True).seek(query, limit=limit)
     except CoderoomsError as err:
         fail(err)
@@ -329,6 +335,7 @@ def impact(target: str, repo: str, depth: int, as_json: bool) -> None:
     importers, subclasses and tests, up to --depth steps away. A name several symbols
     carry lists them, each with its direct dependents, to ask again by id."""
     try:
+        checked_depth(depth)  # before a first impact indexes the repository
         result = _workspace(repo).impact(target, depth=depth)
     except CoderoomsError as err:
         fail(err)

@@ -252,6 +252,13 @@ def dependency_maps(graph: CodeGraph) -> DependencyMaps:
     return DependencyMaps(dependents, children)
 
 
+def checked_depth(depth: object) -> int:
+    """An impact's number of steps, refused unless 1 to :data:`MAX_IMPACT_DEPTH`."""
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
+        raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
+    return depth
+
+
 def impact(
     graph: CodeGraph, target: str, depth: int = 2, maps: DependencyMaps | None = None
 ) -> ImpactResult:
@@ -259,8 +266,7 @@ def impact(
     symbols is answered with those symbols (each with its count of direct dependents),
     the most depended on first, for the caller to ask again by id. ``maps`` are the
     graph's :func:`dependency_maps`, when the caller keeps them."""
-    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
-        raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
+    depth = checked_depth(depth)
     matches = target_matches(graph, target)
     if maps is None:
         maps = dependency_maps(graph)

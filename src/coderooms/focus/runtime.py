@@ -77,6 +77,13 @@ def checked_budget(budget: object) -> int:
     return budget
 
 
+def checked_limit(limit: object) -> int:
+    """A seek's number of results, refused unless 1 to :data:`MAX_SEEK_LIMIT`."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEEK_LIMIT:
+        raise InvalidLimit("limit", limit, MAX_SEEK_LIMIT)
+    return limit
+
+
 def checked_mode(mode: str) -> Mode:
     if mode == "set":
         return "set"
@@ -422,12 +429,7 @@ class FocusEngine:
         return FocusResult(goal, chosen, packing, verdict, frozenset(covered))
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
-        if (
-            not isinstance(limit, int)
-            or isinstance(limit, bool)
-            or not 1 <= limit <= MAX_SEEK_LIMIT
-        ):
-            raise InvalidLimit("limit", limit, MAX_SEEK_LIMIT)
+        limit = checked_limit(limit)
         query = checked_goal("query", query)
         sal = self.salience(query)
         rows, _floor = candidate_rows(sal)

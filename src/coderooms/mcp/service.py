@@ -28,7 +28,7 @@ from coderooms.codepins import (
 from coderooms.deskrecall import DeskRecall, checked_team, focus_with_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.envelope import enveloped_impact, enveloped_seek
-from coderooms.focus.runtime import Discussed, ignored_view
+from coderooms.focus.runtime import Discussed, checked_limit, ignored_view
 from coderooms.mcp.errors import (
     ArgumentOutOfRange,
     NotADeskMember,
@@ -885,6 +885,7 @@ class RoomService:
         return self._recall
 
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
+        checked_limit(limit)  # before a first call opens (and indexes) the workspace
         await self._caller(agent_id)
         return await self._in_workspace(
             lambda ws: enveloped_seek(
