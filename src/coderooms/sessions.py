@@ -45,7 +45,14 @@ from coderooms.focus.workingset import (
 if TYPE_CHECKING:  # the store package is loaded by whoever hands one in
     from coderooms.store.worksets import WorkingSets
 
-__all__ = ["MODES", "SESSION_MODES", "FocusMode", "checked_session", "focus_call"]
+__all__ = [
+    "MODES",
+    "SESSION_MODES",
+    "FocusMode",
+    "checked_arguments",
+    "checked_session",
+    "focus_call",
+]
 
 FocusMode = Literal["set", "check", "status", "pin", "unpin", "drop", "reset"]
 MODES: tuple[FocusMode, ...] = ("set", "check", "status", "pin", "unpin", "drop", "reset")
@@ -134,6 +141,29 @@ def _summary(mode: str, done: str, ws: WorkingSet | None, engine: Any) -> dict[s
     }
 
 
+def checked_arguments(
+    mode: str,
+    session: str | None,
+    goal: str | None,
+    budget: int,
+    session_budget: int | None,
+) -> None:
+    """Refuse what :func:`focus_call` would refuse of its arguments alone, before a host
+    opens anything for the call (a first call indexes the repository; a session's
+    first call creates its store)."""
+    if mode not in MODES:
+        raise InvalidMode(mode)
+    if session_budget is not None:
+        check_session_budget(session_budget)
+    if session is not None:
+        checked_session(session)
+    if mode in ("set", "check"):
+        if goal is None:
+            raise MissingArgument(mode, "a goal")
+        checked_goal("goal", goal)
+        checked_budget(budget)
+
+
 async def focus_call(
     sets: WorkingSets | None,
     in_workspace: InWorkspace[Any],
@@ -159,16 +189,9 @@ async def focus_call(
     ``desk_pins`` are code nodes pinned on the desk the call is about (``!pin @node``):
     in a session they count as pinned for the call (never paged out) without becoming
     the session's own pins, so unpinning them on the desk lets them go."""
-    if mode not in MODES:
-        raise InvalidMode(mode)
-    if session_budget is not None:
-        session_budget = check_session_budget(session_budget)
+    checked_arguments(mode, session, goal, budget, session_budget)
     if mode in ("set", "check"):
-        if goal is None:
-            raise MissingArgument(mode, "a goal")
-        # refused before the workspace is opened: a first call would index it first
-        checked_goal("goal", goal)
-        checked_budget(budget)
+        assert goal is not None
         if session is None:
             text = goal
             plain: dict[str, Any] = await in_workspace(

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from fixture_repo import SHOP
 
-from coderooms.cli.app import main
+from coderooms.cli import main
 
 GOAL = "Cart.add_item accepts a zero quantity"
 
@@ -95,6 +95,25 @@ def test_bad_session_input_is_one_error_line(
     code, _, err = run(db, repo, *args)
     assert code == 1
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (GOAL, "--session", "s", "--budget", "0"),
+        (GOAL, "--session", "s", "--session-budget", "0"),
+        (GOAL, "--session", " "),
+        ("--mode", "pin", "--session", "s", "--session-budget", "-3"),
+        ("--mode", "jump", "--session", "s"),
+    ],
+)
+def test_bad_session_input_opens_no_store_and_no_index(
+    tmp_path: Path, repo: Path, args: tuple[str, ...]
+) -> None:
+    db = tmp_path / "rooms.db"
+    code, _, err = run(db, repo, *args)
+    assert code != 0 and err.count("\n") >= 1
+    assert not db.exists() and not (repo / ".coderooms").exists()
 
 
 def test_an_edited_file_is_reported_on_the_next_call(tmp_path: Path, repo: Path) -> None:

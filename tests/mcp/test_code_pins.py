@@ -65,7 +65,7 @@ def test_a_pinned_node_shows_its_signature_and_whether_it_changed(tmp_path: Path
 
 
 def test_cli_post_and_pins_take_a_repository(tmp_path: Path) -> None:
-    from coderooms.cli.app import main
+    from coderooms.cli import main
 
     repo = write_fixture_repo(tmp_path / "repo")
     db = str(tmp_path / "rooms.db")

@@ -197,7 +197,7 @@ def test_a_bad_budget_is_refused_before_anything_is_read(tmp_path: Path) -> None
 
 
 def test_cli_focus_takes_a_desk(tmp_path: Path, workspace: Workspace) -> None:
-    from coderooms.cli.app import main
+    from coderooms.cli import main
 
     db = tmp_path / "rooms.db"
 
@@ -403,7 +403,7 @@ def test_a_desk_that_only_names_code_leaves_the_code_ranking_as_it_was(
 def test_cli_focus_with_a_desk_lifts_the_code_it_discussed(
     tmp_path: Path, workspace: Workspace
 ) -> None:
-    from coderooms.cli.app import main
+    from coderooms.cli import main
 
     db = tmp_path / "rooms.db"
 
@@ -490,7 +490,7 @@ def test_a_focus_may_avoid_or_prefer_what_teammates_hold(
 
 
 def test_cli_focus_team_needs_a_desk(tmp_path: Path, workspace: Workspace) -> None:
-    from coderooms.cli.app import main
+    from coderooms.cli import main
 
     runner = CliRunner()
     args = ["--db", str(tmp_path / "rooms.db"), "focus", GOAL, "--repo", workspace.root]

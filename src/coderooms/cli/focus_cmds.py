@@ -26,7 +26,13 @@ from coderooms.focus.runtime import (
     checked_limit,
 )
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
-from coderooms.sessions import MODES, focus_call, session_lines, working_set_lines
+from coderooms.sessions import (
+    MODES,
+    checked_arguments,
+    focus_call,
+    session_lines,
+    working_set_lines,
+)
 from coderooms.workspace import Workspace
 
 __all__ = ["register", "focus", "seek", "impact", "bench"]
@@ -207,6 +213,8 @@ def focus(
             from coderooms.deskrecall import checked_team
 
             checked_team(team, desk_ref)
+        # refused before a store or an index is opened for the call
+        checked_arguments(mode, session, goal, budget, session_budget)
         opened: list[Workspace] = []
 
         async def in_workspace(call: Any) -> Any:
