@@ -28,6 +28,7 @@ from coderooms.codepins import (
 from coderooms.deskrecall import DeskRecall, checked_team, focus_with_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.envelope import enveloped_impact, enveloped_seek
+from coderooms.focus.impact import MAX_IMPACT_DEPTH
 from coderooms.focus.runtime import Discussed, checked_limit, ignored_view
 from coderooms.mcp.errors import (
     ArgumentOutOfRange,
@@ -141,8 +142,6 @@ INBOX_WAIT_MAX_S = 25.0
 """The longest room_inbox may wait for a mention (under common HTTP client timeouts)."""
 INBOX_LIMIT = 50
 """Mentions one room_inbox call returns at most; the cursor stops at the last one."""
-MAX_IMPACT_DEPTH = 6
-"""Deepest blast radius an impact call may ask for."""
 IGNORED_LISTED = 20
 """Ignored candidates a focus, seek or impact result lists (the most salient first);
 the rest are counted by reason, so every candidate is still accounted for."""
