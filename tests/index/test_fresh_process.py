@@ -66,12 +66,19 @@ def test_a_new_process_makes_only_the_nodes_its_first_answer_reads(
     monkeypatch.setattr(workspace, "CodeNode", counted)
     with Workspace.open(root) as ws:
         answer = json.dumps(ws.focus(GOAL, budget=600).to_json())
+        first = list(made)
         total = len(ws.graph().nodes)
         assert isinstance(ws.graph().nodes, NodeTable)
+        engine = ws.focus_engine()
+        scores = engine.salience(GOAL).scores
+        ranked = {engine.index.nodes[row].id for row in np.flatnonzero(scores > 0)}
     assert answer == warm
     assert total == 3 + MODULES * (1 + FUNCTIONS)
-    assert 0 < len(made) < total // 4
-    assert "post/parcels.py::route_parcel" in made  # what the goal names was made
+    # the nodes the ranking scored (the answer and its ignored tail are made of them),
+    # not every node of the graph
+    assert 0 < len(first) == len(set(first)) <= len(ranked) < total
+    assert set(first) <= ranked
+    assert "post/parcels.py::route_parcel" in first  # what the goal names was made
 
 
 def test_a_new_process_ranks_from_the_kept_index_without_reading_an_edge(
