@@ -136,3 +136,36 @@ def test_a_servers_first_focus_on_a_repository_never_indexed_takes_the_cold_runs
         assert engine.focus("price of an item", budget=400).packing.loaded
     finally:
         workspace.close()
+
+
+def test_a_hang_up_while_the_engine_is_prepared_ends_cleanly_and_keeps_the_work(
+    tmp_path: Path,
+) -> None:
+    """The client leaves before the server's preparation (here: indexing 300 edited
+    files again) is done: the server lets that work end instead of having the
+    interpreter's exit cut it off mid-call (an abort, or a half-started index worker's
+    traceback), and what it made is kept for the next server."""
+    repo = write_fixture_repo(tmp_path / "repo")
+    for n in range(300):
+        (repo / f"ledger_{n}.py").write_text(
+            "".join(f"def total_{n}_{k}(rows):\n    return sum(rows) + {k}\n\n" for k in range(6))
+        )
+    Workspace.open(repo).index()
+    for n in range(300):  # every ledger edited: the server's preparation indexes them again
+        with (repo / f"ledger_{n}.py").open("a") as file:
+            file.write("\n# edited\n")
+    db = str(tmp_path / "rooms.db")
+    subprocess.run([CODEROOMS, "--db", db, "init"], check=True, capture_output=True)
+    subprocess.run([CODEROOMS, "--db", db, "agent", "add", "alice"], check=True)
+    done = subprocess.run(
+        [CODEROOMS, "--db", db, "mcp", "--agent", "alice", "--repo", str(repo)],
+        input=wire_opening(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "FATAL" not in done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]
+    with Workspace.open(repo) as workspace:
+        assert workspace.refresh() is False  # the edits were indexed before the server ended

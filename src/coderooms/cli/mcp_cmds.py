@@ -155,10 +155,17 @@ def mcp_command(ctx: click.Context, agent_id: str | None, repo: Path, dispatch_h
     service = RoomService(
         store, _workspace_factory(repo, echo=False), _dispatch(dispatch_hops), offload=False
     )
-    if _indexed(repo):  # an index to restore: have the engine ready for the first focus
-        service.prepare_workspace()
+    # an index to restore: have the engine ready for the first focus
+    preparing = service.prepare_workspace() if _indexed(repo) else None
     server = build_server(service, fixed_caller(agent_id))
     stop = anyio.run(_serve_until_stopped, serve_stdio, server)
+    if stop is None and preparing is not None:
+        # The client hung up before the engine was ready: let that work end (and keep
+        # what it made for the next server) rather than have the interpreter's exit
+        # cut it off mid-call, which can abort the process or leave a half-started
+        # index worker writing a traceback. A stop signal does not wait (see
+        # arm_stop_watchdog).
+        preparing.join()
     if stop == signal.SIGTERM:
         raise Terminated()
     if stop == signal.SIGINT:
