@@ -269,6 +269,7 @@ def train_table(output_dir: Path, teacher_dir: Path) -> None:
         print(f"epoch {epoch + 1}/{TRAIN_EPOCHS}: mean cosine distance {total / len(ids):.4f}")
     trained = bag.weight.detach().numpy().astype(np.float16)
     save_file({"embeddings": trained}, str(weights))
+    weights.chmod(0o644)  # safetensors writes 0600: the installed file must be readable by all
 
 
 def describe_model(output_dir: Path) -> None:
