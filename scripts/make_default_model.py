@@ -58,8 +58,6 @@ TRAIN_TEXTS = 60_000
 TEACHER_MAX_TOKENS = 128
 """Tokens of a text the teacher reads (its CPU time grows with them)."""
 TEACHER_BATCH = 64
-TEXT_CAP_CHARS = 600
-"""Where a training text is cut: as ``coderooms.focus.documents.EMBED_TEXT_CAP_CHARS``."""
 MIN_PROSE_CHARS = 40
 """A docstring longer than this is also a training text alone."""
 TOKEN_LIMIT = 512
@@ -151,11 +149,15 @@ def distill_into(output_dir: Path, train_on_code: bool = True) -> None:
 
 
 def stdlib_texts(root: Path) -> list[str]:
-    """Texts shaped like coderooms' embedding texts, one per module (path, docstring,
+    """The texts coderooms would embed of the code under ``root`` (made by the index's
+    own functions, :mod:`coderooms.focus.documents`): one per module (path, docstring,
     top-level names) and one per function or class (path and qualified name, the
-    ``def``/``class`` line, docstring, then the body), each cut at
-    :data:`TEXT_CAP_CHARS`, in path order; files that do not parse are passed over."""
+    ``def``/``class`` line, docstring, then the body), and each docstring alone, in path
+    order; files that do not parse are passed over."""
     import ast
+
+    sys.path.insert(0, str(REPO_ROOT / "src"))  # this tree's, in the build's venv too
+    from coderooms.focus.documents import embed_head, file_embed_text, symbol_embed_text
 
     texts: list[str] = []
     for path in sorted(root.rglob("*.py")):
@@ -170,8 +172,8 @@ def stdlib_texts(root: Path) -> list[str]:
         lines = source.splitlines()
         name = rel.as_posix()
         kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        top = " ".join(node.name for node in tree.body if isinstance(node, kinds))
-        texts.append(f"{name}\n{ast.get_docstring(tree) or ''}\n{top}"[:TEXT_CAP_CHARS])
+        top = [node.name for node in tree.body if isinstance(node, kinds)]
+        texts.append(file_embed_text(name, ast.get_docstring(tree) or "", top))
         texts.extend(_prose(ast.get_docstring(tree)))
         todo: list[tuple[ast.AST, str]] = [(tree, "")]
         while todo:
@@ -182,10 +184,9 @@ def stdlib_texts(root: Path) -> list[str]:
                 qualname = f"{prefix}.{node.name}" if prefix else node.name
                 first = lines[node.lineno - 1].strip() if node.lineno <= len(lines) else ""
                 docstring = ast.get_docstring(node)
-                head = f"{name} {qualname}\n{first}\n{docstring or ''}"
-                if len(head) < TEXT_CAP_CHARS:
-                    head += "\n" + "\n".join(lines[node.lineno - 1 : node.end_lineno])
-                texts.append(head[:TEXT_CAP_CHARS])
+                head = embed_head(name, qualname, first, docstring or "")
+                body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+                texts.append(symbol_embed_text(head, body))
                 texts.extend(_prose(docstring))
                 todo.append((node, qualname))
     return texts
@@ -193,9 +194,11 @@ def stdlib_texts(root: Path) -> list[str]:
 
 def _prose(docstring: str | None) -> list[str]:
     """A docstring alone, as a text of its own: prose, as a goal is (none when short)."""
+    from coderooms.focus.documents import EMBED_TEXT_CAP_CHARS
+
     if docstring is None or len(docstring) <= MIN_PROSE_CHARS:
         return []
-    return [docstring[:TEXT_CAP_CHARS]]
+    return [docstring[:EMBED_TEXT_CAP_CHARS]]
 
 
 def train_table(output_dir: Path, teacher_dir: Path) -> None:
@@ -210,8 +213,6 @@ def train_table(output_dir: Path, teacher_dir: Path) -> None:
     from sentence_transformers import SentenceTransformer
     from tokenizers import Tokenizer
 
-    random.seed(SEED)
-    np.random.seed(SEED)
     torch.manual_seed(SEED)
     texts = stdlib_texts(Path(sysconfig.get_paths()["stdlib"]))
     random.Random(SEED).shuffle(texts)

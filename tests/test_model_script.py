@@ -1,5 +1,5 @@
-"""scripts/make_default_model.py: the training texts it makes of code read like the texts
-coderooms embeds, and its bounds are the ones the index and the model use."""
+"""scripts/make_default_model.py: the training texts it makes of code are the texts
+coderooms embeds, and the tokens it averages are as many as the model reads."""
 
 from __future__ import annotations
 
@@ -24,9 +24,8 @@ def _script() -> ModuleType:
     return module
 
 
-def test_the_bounds_are_the_index_s_and_the_model_s() -> None:
+def test_the_token_limit_is_the_model_s() -> None:
     script = _script()
-    assert script.TEXT_CAP_CHARS == EMBED_TEXT_CAP_CHARS
     config = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text(encoding="utf-8"))
     assert script.TOKEN_LIMIT == config["max_length"]
 
@@ -63,4 +62,7 @@ def test_code_texts_read_like_embedding_texts(tmp_path: Path) -> None:
     assert not any("elsewhere" in text for text in texts)  # not the standard library's
     assert not any(text.startswith("pkg/broken.py") for text in texts)
     assert all(len(text) <= EMBED_TEXT_CAP_CHARS for text in texts)
-    assert any(text.startswith("pkg/long.py long\n") and len(text) == 600 for text in texts)
+    assert any(
+        text.startswith("pkg/long.py long\n") and len(text) == EMBED_TEXT_CAP_CHARS
+        for text in texts
+    )
