@@ -202,7 +202,6 @@ async def focus_call(
             return plain
     if session is None:
         raise MissingArgument(mode, "a session (the working set it acts on)")
-    session = checked_session(session)
     if sets is None:
         raise MissingArgument(mode, "a store to keep the session in")
     if mode in ("set", "check"):

@@ -27,12 +27,15 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from coderooms.errors import CoderoomsError
 
 __all__ = [
     "FocusError",
     "InvalidBudget",
     "InvalidLimit",
+    "counts_to",
     "InvalidMode",
     "UnknownTarget",
     "AmbiguousTarget",
@@ -55,6 +58,12 @@ __all__ = [
 
 class FocusError(CoderoomsError):
     """Base of the focus runtime's errors."""
+
+
+def counts_to(value: object, maximum: int) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number from 1 to ``maximum`` (a bool is not): what
+    :class:`InvalidBudget` and :class:`InvalidLimit` refuse the rest of."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= maximum
 
 
 class InvalidBudget(FocusError):

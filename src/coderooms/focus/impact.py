@@ -25,6 +25,7 @@ from coderooms.focus.errors import (
     InvalidLimit,
     TargetTooLong,
     UnknownTarget,
+    counts_to,
 )
 from coderooms.focus.graph import CodeGraph, CodeNode
 
@@ -254,7 +255,7 @@ def dependency_maps(graph: CodeGraph) -> DependencyMaps:
 
 def checked_depth(depth: object) -> int:
     """An impact's number of steps, refused unless 1 to :data:`MAX_IMPACT_DEPTH`."""
-    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_IMPACT_DEPTH:
+    if not counts_to(depth, MAX_IMPACT_DEPTH):
         raise InvalidLimit("depth", depth, MAX_IMPACT_DEPTH)
     return depth
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from coderooms.focus.errors import GoalTooLong, InvalidBudget, InvalidLimit, InvalidMode
+from coderooms.focus.errors import GoalTooLong, InvalidBudget, InvalidLimit, InvalidMode, counts_to
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.impact import ImpactResult, impact
 from coderooms.focus.packing import (
@@ -72,14 +72,14 @@ def checked_goal(what: str, goal: str) -> str:
 
 
 def checked_budget(budget: object) -> int:
-    if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= MAX_BUDGET:
+    if not counts_to(budget, MAX_BUDGET):
         raise InvalidBudget(budget, MAX_BUDGET)
     return budget
 
 
 def checked_limit(limit: object) -> int:
     """A seek's number of results, refused unless 1 to :data:`MAX_SEEK_LIMIT`."""
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEEK_LIMIT:
+    if not counts_to(limit, MAX_SEEK_LIMIT):
         raise InvalidLimit("limit", limit, MAX_SEEK_LIMIT)
     return limit
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from coderooms.focus.errors import InvalidBudget, NotInWorkingSet
+from coderooms.focus.errors import InvalidBudget, NotInWorkingSet, counts_to
 from coderooms.focus.graph import CodeNode
 from coderooms.focus.packing import Loaded, Packing, Render, ancestors, pack_to_budget
 from coderooms.focus.packing import render as render_node
@@ -89,11 +89,7 @@ DRIFT_LISTED = 20
 
 
 def check_session_budget(budget: object) -> int:
-    if (
-        not isinstance(budget, int)
-        or isinstance(budget, bool)
-        or not 1 <= budget <= MAX_SESSION_BUDGET
-    ):
+    if not counts_to(budget, MAX_SESSION_BUDGET):
         raise InvalidBudget(budget, MAX_SESSION_BUDGET)
     return budget
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from coderooms.focus.errors import InvalidBudget
+from coderooms.focus.errors import InvalidBudget, counts_to
 from coderooms.focus.text import tokenize
 
 HEAD_LINES = 3
@@ -103,11 +103,7 @@ def skim_text(
     within the budget unless the budget cannot hold even the one marker that says what
     was cut; honesty wins over the budget there.
     """
-    if (
-        isinstance(budget, bool)
-        or not isinstance(budget, int)
-        or not 1 <= budget <= MAX_SKIM_BUDGET
-    ):
+    if not counts_to(budget, MAX_SKIM_BUDGET):
         raise InvalidBudget(budget, MAX_SKIM_BUDGET)
     # A final newline ends the last line; it does not start another one (kept as is).
     ending = "\n" if text.endswith("\n") else ""
