@@ -4,12 +4,19 @@ those a ranking index makes of the same nodes, key for key and term for term."""
 from __future__ import annotations
 
 from collections import Counter
+from itertools import accumulate, pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coderooms.focus.documents import SYMBOL_TEXT_CAP_CHARS, SymbolPlace, file_work
+from coderooms.focus.documents import (
+    SYMBOL_TEXT_CAP_CHARS,
+    DocumentMerger,
+    SymbolPlace,
+    file_work,
+)
 from coderooms.focus.graph import CodeGraph, CodeNode
+from coderooms.focus.lexical import DocumentCounts
 from coderooms.focus.salience import SalienceIndex
 
 PATH = "pkg/mod_file.py"
@@ -118,3 +125,49 @@ def _check(text: str, symbols: list[SymbolPlace]) -> None:
     ordered = [by_id[PATH], *(by_id[s.id] for s in symbols)]
     assert work.embedding_keys == tuple(index._embed_key(n) for n in ordered)
     assert work.embedding_texts == tuple(index._embed_text(n) for n in ordered)
+
+
+def _read(counts: DocumentCounts) -> list[list[tuple[str, int]]]:
+    """Each document's terms and counts, in their stored order."""
+    return [
+        [
+            (counts.terms[int(t)], int(c))
+            for t, c in zip(
+                counts.ids[counts.ptr[d] : counts.ptr[d + 1]],
+                counts.counts[counts.ptr[d] : counts.ptr[d + 1]],
+                strict=True,
+            )
+        ]
+        for d in range(counts.size)
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=40).map("".join), max_size=5))
+def test_merged_works_read_as_each_files_own_documents(texts_of_files: list[str]) -> None:
+    works = []
+    for n, text in enumerate(texts_of_files):
+        symbol = SymbolPlace(f"f{n}.py::run", "function", "run", "run", None, 1, 2, "", "")
+        works.append(file_work(f"f{n}.py", f"h{n}", text, [symbol]))
+    merger = DocumentMerger()
+    for work in works:
+        merger.add(work)
+    files_merged, symbols_merged = merger.result()
+    # Ids in the order terms first come, file after file (a new file's new terms last).
+    expected_terms = list(dict.fromkeys(t for work in works for t in work.terms))
+    assert list(files_merged.terms) == expected_terms == list(symbols_merged.terms)
+    own_files: list[list[tuple[str, int]]] = []
+    own_symbols: list[list[tuple[str, int]]] = []
+    for work in works:
+        bounds = [0, *accumulate(int(n) for n in work.lengths)]
+        read = [
+            [
+                (work.terms[int(t)], int(c))
+                for t, c in zip(work.ids[a:b], work.counts[a:b], strict=True)
+            ]
+            for a, b in pairwise(bounds)
+        ]
+        own_files.append(read[0])
+        own_symbols.extend(read[1:])
+    assert _read(files_merged) == own_files
+    assert _read(symbols_merged) == own_symbols

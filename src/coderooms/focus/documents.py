@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, count, repeat
+from itertools import accumulate, chain, count, filterfalse, repeat
 
 import numpy as np
 
@@ -266,10 +266,12 @@ class DocumentMerger:
 
     def add(self, work: FileWork) -> None:
         vocabulary = self._vocabulary
-        known = vocabulary.setdefault
-        remap = np.fromiter(
-            (known(term, len(vocabulary)) for term in work.terms), np.int64, len(work.terms)
-        )
+        terms = work.terms  # each once (a file's own vocabulary)
+        # Its terms new to the vocabulary take the next ids in the order they come: what
+        # a setdefault per term gives, with every lookup in C.
+        new = list(filterfalse(vocabulary.__contains__, terms))
+        vocabulary.update(zip(new, count(len(vocabulary))))
+        remap = np.fromiter(map(vocabulary.__getitem__, terms), np.int64, len(terms))
         split = int(work.lengths[0]) if len(work.lengths) else 0
         self._keys[True].append(work.document_keys[0])
         self._keys[False].extend(work.document_keys[1:])
