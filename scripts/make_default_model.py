@@ -156,8 +156,21 @@ def stdlib_texts(root: Path) -> list[str]:
     order; files that do not parse are passed over."""
     import ast
 
-    sys.path.insert(0, str(REPO_ROOT / "src"))  # this tree's, in the build's venv too
-    from coderooms.focus.documents import embed_head, file_embed_text, symbol_embed_text
+    tree_src = str(REPO_ROOT / "src")
+    if tree_src not in sys.path:  # this tree's, in the build's venv too
+        sys.path.insert(0, tree_src)
+    from coderooms.focus.documents import (
+        EMBED_TEXT_CAP_CHARS,
+        embed_head,
+        file_embed_text,
+        symbol_embed_text,
+    )
+
+    def prose(docstring: str | None) -> list[str]:
+        """A docstring alone, as a text of its own: prose, as a goal is (none when short)."""
+        if docstring is None or len(docstring) <= MIN_PROSE_CHARS:
+            return []
+        return [docstring[:EMBED_TEXT_CAP_CHARS]]
 
     texts: list[str] = []
     for path in sorted(root.rglob("*.py")):
@@ -174,7 +187,7 @@ def stdlib_texts(root: Path) -> list[str]:
         kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         top = [node.name for node in tree.body if isinstance(node, kinds)]
         texts.append(file_embed_text(name, ast.get_docstring(tree) or "", top))
-        texts.extend(_prose(ast.get_docstring(tree)))
+        texts.extend(prose(ast.get_docstring(tree)))
         todo: list[tuple[ast.AST, str]] = [(tree, "")]
         while todo:
             parent, prefix = todo.pop()
@@ -187,18 +200,9 @@ def stdlib_texts(root: Path) -> list[str]:
                 head = embed_head(name, qualname, first, docstring or "")
                 body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
                 texts.append(symbol_embed_text(head, body))
-                texts.extend(_prose(docstring))
+                texts.extend(prose(docstring))
                 todo.append((node, qualname))
     return texts
-
-
-def _prose(docstring: str | None) -> list[str]:
-    """A docstring alone, as a text of its own: prose, as a goal is (none when short)."""
-    from coderooms.focus.documents import EMBED_TEXT_CAP_CHARS
-
-    if docstring is None or len(docstring) <= MIN_PROSE_CHARS:
-        return []
-    return [docstring[:EMBED_TEXT_CAP_CHARS]]
 
 
 def train_table(output_dir: Path, teacher_dir: Path) -> None:
