@@ -4,8 +4,10 @@ those a ranking index makes of the same nodes, key for key and term for term."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from itertools import accumulate, pairwise
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,19 +129,20 @@ def _check(text: str, symbols: list[SymbolPlace]) -> None:
     assert work.embedding_texts == tuple(index._embed_text(n) for n in ordered)
 
 
-def _read(counts: DocumentCounts) -> list[list[tuple[str, int]]]:
-    """Each document's terms and counts, in their stored order."""
+def _documents(
+    terms: Sequence[str], ids: np.ndarray, counts: np.ndarray, bounds: Sequence[int]
+) -> list[list[tuple[str, int]]]:
+    """Each document's terms and counts, in their stored order (document ``d`` holds the
+    entries from ``bounds[d]`` to ``bounds[d + 1]``)."""
     return [
-        [
-            (counts.terms[int(t)], int(c))
-            for t, c in zip(
-                counts.ids[counts.ptr[d] : counts.ptr[d + 1]],
-                counts.counts[counts.ptr[d] : counts.ptr[d + 1]],
-                strict=True,
-            )
-        ]
-        for d in range(counts.size)
+        [(terms[int(t)], int(c)) for t, c in zip(ids[a:b], counts[a:b], strict=True)]
+        for a, b in pairwise(bounds)
     ]
+
+
+def _read(counts: DocumentCounts) -> list[list[tuple[str, int]]]:
+    bounds = [int(p) for p in counts.ptr[: counts.size + 1]]
+    return _documents(counts.terms, counts.ids, counts.counts, bounds)
 
 
 @settings(max_examples=60, deadline=None)
@@ -160,13 +163,7 @@ def test_merged_works_read_as_each_files_own_documents(texts_of_files: list[str]
     own_symbols: list[list[tuple[str, int]]] = []
     for work in works:
         bounds = [0, *accumulate(int(n) for n in work.lengths)]
-        read = [
-            [
-                (work.terms[int(t)], int(c))
-                for t, c in zip(work.ids[a:b], work.counts[a:b], strict=True)
-            ]
-            for a, b in pairwise(bounds)
-        ]
+        read = _documents(work.terms, work.ids, work.counts, bounds)
         own_files.append(read[0])
         own_symbols.extend(read[1:])
     assert _read(files_merged) == own_files
