@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,13 @@ from fixture_repo import shop_engine  # noqa: E402
 from coderooms.focus.session import focus_in_session  # noqa: E402
 from coderooms.focus.workingset import WorkingSet, with_pins  # noqa: E402
 from coderooms.store import CorruptDatabase, SQLiteStore  # noqa: E402
-from coderooms.store.sqlite import MIGRATIONS  # noqa: E402
+from coderooms.store.sqlite import MIGRATIONS, apply_migrations  # noqa: E402
+from coderooms.store.worksets import (  # noqa: E402
+    KNOWN_SESSIONS,
+    STAMP_BYTES,
+    KnownWorkingSets,
+    working_set_rows,
+)
 
 ENGINE = shop_engine()
 
@@ -131,3 +138,55 @@ async def test_working_sets_and_code_pins_round_trip_in_every_store_kind(new_sto
         CodePinSnapshot(7, "shop/cart.py::Cart", "h2", "class Cart")
     ]
     assert await again.code_pins([]) == []
+
+
+async def test_a_working_set_saved_before_stamps_reads_back_and_saves_with_one(
+    tmp_path: Path,
+) -> None:
+    """A file from before migration 10 (session rows without a stamp) upgrades; its
+    working sets read back whole, are never taken as known, and the next save stamps
+    them."""
+    path = tmp_path / "old.db"
+    ws = worked()
+    db = sqlite3.connect(path, isolation_level=None)
+    assert apply_migrations(db, target=9)[-1] == 9
+    head, residents = working_set_rows(ws)
+    db.execute("INSERT INTO focus_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", head)
+    db.executemany(f"INSERT INTO focus_resident VALUES ({', '.join('?' * 12)})", residents)
+    db.close()
+    with SQLiteStore(path) as store:
+        sets = store.working_sets()
+        first = await sets.load("alice", "s1")
+        assert first == ws
+        assert await sets.load("alice", "s1") is not first  # no stamp: read again
+        later = with_pins(ws, goals=["the depot"])
+        assert await sets.save_if(later, first)
+        assert await sets.load("alice", "s1") is later
+        stamps = store._query("SELECT stamp FROM focus_sessions")
+    assert len(stamps) == 1 and len(stamps[0][0]) == 2 * STAMP_BYTES
+
+
+def test_a_store_knows_at_most_its_bound_of_working_sets_the_longest_kept_forgotten() -> None:
+    known = KnownWorkingSets()
+    sets = [WorkingSet("alice", f"s{i}", 100) for i in range(KNOWN_SESSIONS + 1)]
+    for i, ws in enumerate(sets):
+        known.keep(f"stamp{i}", ws)
+        if i == 1:
+            known.keep("again", sets[0])  # saved again: kept anew
+    assert known.get("alice", "s1") is None
+    assert known.get("alice", "s0") == ("again", sets[0])
+    assert known.get("alice", "s2") == ("stamp2", sets[2])
+    assert known.stamp_of(sets[-1]) == f"stamp{len(sets) - 1}"
+    assert known.stamp_of(WorkingSet("alice", "s3", 101)) is None  # not what is known
+    known.keep("", sets[-1])  # stored without a stamp: not known at all
+    assert known.get("alice", sets[-1].session) is None
+
+
+def test_a_working_set_not_in_the_order_a_read_gives_is_not_kept_as_known() -> None:
+    ws = worked()
+    assert len(ws.resident) > 1
+    known = KnownWorkingSets()
+    known.keep("s", replace(ws, resident=ws.resident[::-1]))
+    assert known.get("alice", "s1") is None
+    known.keep("s", ws)
+    assert known.get("alice", "s1") == ("s", ws)

@@ -245,3 +245,35 @@ async def test_save_if_writes_what_changed_and_each_state_loads_back_whole(new_s
         assert stored == saved
         ws = saved
     assert ws.resident  # the walk ended holding some
+
+
+async def test_a_store_answers_from_what_it_last_saved_until_another_host_changes_it(
+    new_store,
+) -> None:  # type: ignore[no-untyped-def]
+    """A store knows the working set it last read or wrote by the session's stamp: a
+    load hands back that set while nobody saved over it, and reads the new one (whole,
+    and equal to what was saved) once another host has, or after a delete."""
+    here = new_store()
+    there = new_store.again(here)
+    mine = focus_in_session(ENGINE, WorkingSet("alice", "s", 5_000), FIRST, 200).state
+    assert await here.working_sets().save_if(mine, None)
+    assert await here.working_sets().load("alice", "s") is mine  # known: not read again
+    read_there = await there.working_sets().load("alice", "s")
+    assert read_there == mine and read_there is not mine
+    theirs = focus_in_session(ENGINE, read_there, SECOND, 200).state
+    assert await there.working_sets().save_if(theirs, read_there)
+    assert not await here.working_sets().save_if(with_pins(mine, goals=["late"]), mine)
+    again = await here.working_sets().load("alice", "s")
+    assert again == theirs and again is not theirs
+    assert await here.working_sets().load("alice", "s") is again
+    # an equal copy of what is stored saves over it as the set itself does
+    pinned = with_pins(theirs, goals=["the cart"])
+    assert await here.working_sets().save_if(pinned, replace(again))
+    assert await there.working_sets().load("alice", "s") == pinned
+    # deleted elsewhere and made again with the very same content: read anew
+    assert await there.working_sets().delete("alice", "s")
+    assert await there.working_sets().save_if(pinned, None)
+    fresh = await here.working_sets().load("alice", "s")
+    assert fresh == pinned and fresh is not pinned
+    assert await there.working_sets().delete("alice", "s")
+    assert await here.working_sets().load("alice", "s") is None

@@ -67,7 +67,7 @@ from coderooms.store.errors import (
     UnknownAuthor,
     UnknownParent,
 )
-from coderooms.store.worksets import SqlWorkingSets, WorkingSets
+from coderooms.store.worksets import KnownWorkingSets, SqlWorkingSets, WorkingSets
 
 __all__ = [
     "IDEMPOTENCY_KEY_MAX_CHARS",
@@ -332,6 +332,7 @@ class SqlStore(Store):
     _clock: Callable[[], datetime]
     _snapshot: tuple[int | None, Roster, DeskSet]
     _authors: dict[int, SessionAuthor]
+    _known_working_sets: KnownWorkingSets
     _author_refs: dict[tuple[str, str | None, str], int]
 
     def _init_caches(self) -> None:
@@ -343,6 +344,8 @@ class SqlStore(Store):
         # and the reverse, for posting: only references whose row is committed
         self._author_refs = {}
         self._wakers = []
+        # the working sets this store last read or wrote, known by their stamps
+        self._known_working_sets = KnownWorkingSets()
 
     # --- what a backend provides ----------------------------------------------------------
 

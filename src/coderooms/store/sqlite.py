@@ -68,7 +68,7 @@ from coderooms.store.sql import (
     chat_key,
     utc_now,
 )
-from coderooms.store.worksets import WORKSET_TABLES
+from coderooms.store.worksets import WORKSET_STAMP, WORKSET_TABLES
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -242,6 +242,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # What each agent session's focus holds (see coderooms.store.worksets).
     Migration(8, "focus working sets", WORKSET_TABLES),
     Migration(9, "code pin snapshots", (CODE_PIN_TABLE + " WITHOUT ROWID",)),
+    Migration(10, "focus working set stamps", WORKSET_STAMP),
 )
 """Every schema step, oldest first. Append new steps; never edit one that shipped."""
 

@@ -11,11 +11,20 @@ Two hosts may update one session at once (a load, a focus call, a save each). A 
 saves with :meth:`WorkingSets.save_if`, which writes only when the stored working set is
 still the one it loaded, checked and written in one write transaction; otherwise it is
 told so and loads again (:func:`coderooms.sessions.focus_call`), so neither update is lost.
+
+Every save gives the session's row a fresh random ``stamp`` (:data:`WORKSET_STAMP`).
+A store remembers the working sets it last read or wrote with their stamps
+(:class:`KnownWorkingSets`), so a load whose stamp is unchanged, and a save over what it
+last saw, read one short row instead of the whole working set; a stamp written by any
+host, or a session deleted and made again, reads as changed. A whole working set is read
+in one statement, so its session row and its residents are of one commit.
 """
 
 from __future__ import annotations
 
 import json
+import operator
+import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -26,7 +35,14 @@ from coderooms.store.errors import CorruptDatabase
 if TYPE_CHECKING:
     from coderooms.store.sql import SqlStore
 
-__all__ = ["WORKSET_TABLES", "SqlWorkingSets", "WorkingSets"]
+__all__ = [
+    "KNOWN_SESSIONS",
+    "WORKSET_STAMP",
+    "WORKSET_TABLES",
+    "KnownWorkingSets",
+    "SqlWorkingSets",
+    "WorkingSets",
+]
 
 _Query = Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]
 """Runs one read statement and returns its rows."""
@@ -63,10 +79,35 @@ WORKSET_TABLES: tuple[str, ...] = (
 )
 """The working-set tables, as SQLite (and standard SQL) writes them."""
 
+WORKSET_STAMP: tuple[str, ...] = (
+    # A fresh random token per save of the session's working set (rows saved before
+    # this step have none, ''): a host that holds the set it last read or wrote under
+    # a stamp knows it is still what is stored while the stamp is.
+    "ALTER TABLE focus_sessions ADD COLUMN stamp TEXT NOT NULL DEFAULT ''",
+)
+"""The step that adds the stamp (see the module docstring) to the session rows."""
+
+STAMP_BYTES = 8  # random bytes of a stamp (as hex): two saves never share one
+KNOWN_SESSIONS = 64  # working sets a store remembers with their stamps (the newest kept)
+
 _SESSION_COLUMNS = "budget, calls, low_value_streak, pinned_nodes, pinned_goals, goals"
 _RESIDENT_COLUMNS = (
     "node_id, render, tokens, digest, loaded_by, goal, accesses, last_access, grounded, salience"
 )
+
+_READ_WHOLE = (
+    "SELECT "
+    + ", ".join(f"s.{c}" for c in [*_SESSION_COLUMNS.split(", "), "stamp"])
+    + ", "
+    + ", ".join(f"r.{c}" for c in _RESIDENT_COLUMNS.split(", "))
+    + " FROM focus_sessions s LEFT JOIN focus_resident r"
+    " ON r.agent_id = s.agent_id AND r.session_id = s.session_id"
+    " WHERE s.agent_id = ? AND s.session_id = ? ORDER BY r.node_id"
+)
+"""A session's row beside each of its residents (one row of NULLs when it has none):
+one statement, so both are of one commit."""
+_READ_STAMP = "SELECT stamp FROM focus_sessions WHERE agent_id = ? AND session_id = ?"
+_HEAD_WIDTH = len(_SESSION_COLUMNS.split(", ")) + 1  # the session's columns and its stamp
 
 _UPSERT_RESIDENT = (
     f"INSERT INTO focus_resident (agent_id, session_id, {_RESIDENT_COLUMNS}) "
@@ -185,30 +226,75 @@ def working_set_rows(ws: WorkingSet) -> tuple[tuple[Any, ...], list[tuple[Any, .
     return head, residents
 
 
+class KnownWorkingSets:
+    """The working sets one store last read or wrote, by session, each with the stamp it
+    was stored under: at most :data:`KNOWN_SESSIONS`, the one kept longest ago
+    forgotten first. Only what is known to have been stored under a stamp is kept."""
+
+    def __init__(self) -> None:
+        self._sets: dict[tuple[str, str], tuple[str, WorkingSet]] = {}
+
+    def get(self, agent: str, session: str) -> tuple[str, WorkingSet] | None:
+        return self._sets.get((agent, session))
+
+    def keep(self, stamp: str, ws: WorkingSet) -> None:
+        key = (ws.agent, ws.session)
+        self._sets.pop(key, None)
+        if not stamp:  # stored before stamps: nothing to know it by
+            return
+        ids = [r.id for r in ws.resident]
+        if any(map(operator.ge, ids, ids[1:])):  # not as a read gives it back (by id)
+            return
+        self._sets[key] = (stamp, ws)
+        if len(self._sets) > KNOWN_SESSIONS:
+            del self._sets[next(iter(self._sets))]
+
+    def forget(self, agent: str, session: str) -> None:
+        self._sets.pop((agent, session), None)
+
+    def stamp_of(self, ws: WorkingSet) -> str | None:
+        """The stamp ``ws`` is known stored under, if it is the one known for its
+        session."""
+        known = self._sets.get((ws.agent, ws.session))
+        if known is None or not (known[1] is ws or known[1] == ws):
+            return None
+        return known[0]
+
+
 class SqlWorkingSets(WorkingSets):
     """Working sets in a SQL store's tables (SQLite or PostgreSQL, through the shared
     ``?`` statements of :class:`~coderooms.store.sql.SqlStore`): reads on its reader
-    connection, each save one write transaction."""
+    connection, each save one write transaction; what the store last read or wrote is
+    known by its stamp (see the module docstring)."""
 
     def __init__(self, store: SqlStore) -> None:
         self._store = store
+        self._known = store._known_working_sets
 
     async def load(self, agent: str, session: str) -> WorkingSet | None:
-        return self._read(self._store._query, agent, session)
-
-    def _read(self, query: _Query, agent: str, session: str) -> WorkingSet | None:
-        head = query(
-            f"SELECT {_SESSION_COLUMNS} FROM focus_sessions WHERE agent_id = ? AND session_id = ?",
-            (agent, session),
-        )
-        if not head:
+        known = self._known.get(agent, session)
+        if known is not None:
+            rows = self._store._query(_READ_STAMP, (agent, session))
+            if not rows:
+                self._known.forget(agent, session)
+                return None
+            if rows[0][0] == known[0]:
+                return known[1]
+        found = self._read(self._store._query, agent, session)
+        if found is None:
+            self._known.forget(agent, session)
             return None
-        residents = query(
-            f"SELECT {_RESIDENT_COLUMNS} FROM focus_resident "
-            "WHERE agent_id = ? AND session_id = ? ORDER BY node_id",
-            (agent, session),
-        )
-        return rows_to_working_set(agent, session, head[0], residents, self._store.location)
+        self._known.keep(*found)
+        return found[1]
+
+    def _read(self, query: _Query, agent: str, session: str) -> tuple[str, WorkingSet] | None:
+        rows = query(_READ_WHOLE, (agent, session))
+        if not rows:
+            return None
+        head = rows[0][:_HEAD_WIDTH]
+        residents = [row[_HEAD_WIDTH:] for row in rows if row[_HEAD_WIDTH] is not None]
+        ws = rows_to_working_set(agent, session, head[:-1], residents, self._store.location)
+        return head[-1], ws
 
     async def of_agents(self, agents: Iterable[str]) -> list[WorkingSet]:
         wanted = sorted(set(agents))
@@ -224,23 +310,39 @@ class SqlWorkingSets(WorkingSets):
         return [ws for ws in found if ws is not None]
 
     async def save(self, ws: WorkingSet) -> None:
-        await self._store._writing(lambda db: _write(db, ws))
+        stamp = _new_stamp()
+        await self._store._writing(lambda db: _write(db, ws, stamp))
+        self._known.keep(stamp, ws)
 
     async def save_if(self, ws: WorkingSet, expected: WorkingSet | None) -> bool:
+        stamp = _new_stamp()
+        # The stamp ``expected`` was stored under, when this store knows it: then its
+        # row's stamp alone says whether it is still what is stored.
+        expected_stamp = None if expected is None else self._known.stamp_of(expected)
+
         def write(db: Any) -> bool:
             # every writer of the store is serialized (SQLite's write lock, PostgreSQL's
             # write lock): what is read here cannot change before the write commits
-            stored = self._read(
-                lambda sql, params: list(db.execute(sql, params).fetchall()),
-                ws.agent,
-                ws.session,
-            )
-            if stored != expected:
-                return False
-            _write(db, ws, stored)
+            def rows(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+                return list(db.execute(sql, params).fetchall())
+
+            if expected is None:
+                if rows(_READ_STAMP, (ws.agent, ws.session)):
+                    return False
+            elif expected_stamp is not None:
+                if rows(_READ_STAMP, (ws.agent, ws.session)) != [(expected_stamp,)]:
+                    return False
+            else:
+                stored = self._read(rows, ws.agent, ws.session)
+                if stored is None or stored[1] != expected:
+                    return False
+            _write(db, ws, stamp, expected)
             return True
 
-        return await self._store._writing(write)
+        saved: bool = await self._store._writing(write)
+        if saved:
+            self._known.keep(stamp, ws)
+        return saved
 
     async def delete(self, agent: str, session: str) -> bool:
         def write(db: Any) -> bool:
@@ -254,24 +356,29 @@ class SqlWorkingSets(WorkingSets):
             )
             return gone.rowcount > 0
 
+        self._known.forget(agent, session)
         return await self._store._writing(write)
 
 
-def _write(db: Any, ws: WorkingSet, stored: WorkingSet | None = None) -> None:
-    """Replace the session's rows with ``ws`` (inside a write transaction). ``stored``,
-    when given, is what the store holds for the session now (read in this transaction):
-    then only the resident rows that differ are written. A focus call changes a few of a
+def _new_stamp() -> str:
+    return secrets.token_hex(STAMP_BYTES)
+
+
+def _write(db: Any, ws: WorkingSet, stamp: str, stored: WorkingSet | None = None) -> None:
+    """Replace the session's rows with ``ws`` under ``stamp`` (inside a write
+    transaction). ``stored``, when given, is what the store holds for the session now
+    (checked in this transaction): then only the resident rows that differ are written. A focus call changes a few of a
     session's residents and keeps the rest as they were; rewriting them all cost more
     than the call's other work with the store (0.73 ms of a save with 58 residents)."""
     head, residents = working_set_rows(ws)
     db.execute(
-        f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE "
+        f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}, stamp) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO UPDATE "
         "SET budget = excluded.budget, calls = excluded.calls, "
         "low_value_streak = excluded.low_value_streak, "
         "pinned_nodes = excluded.pinned_nodes, pinned_goals = excluded.pinned_goals, "
-        "goals = excluded.goals",
-        head,
+        "goals = excluded.goals, stamp = excluded.stamp",
+        (*head, stamp),
     )
     if stored is None:
         db.execute(
