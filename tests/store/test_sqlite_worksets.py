@@ -166,16 +166,20 @@ async def test_a_working_set_saved_before_stamps_reads_back_and_saves_with_one(
     assert len(stamps) == 1 and len(stamps[0][0]) == 2 * STAMP_BYTES
 
 
-def test_a_store_knows_at_most_its_bound_of_working_sets_the_longest_kept_forgotten() -> None:
+def test_a_store_knows_at_most_its_bound_of_working_sets_the_least_recently_used_forgotten() -> (
+    None
+):
     known = KnownWorkingSets()
-    sets = [WorkingSet("alice", f"s{i}", 100) for i in range(KNOWN_SESSIONS + 1)]
+    sets = [WorkingSet("alice", f"s{i}", 100) for i in range(KNOWN_SESSIONS + 2)]
     for i, ws in enumerate(sets):
         known.keep(f"stamp{i}", ws)
-        if i == 1:
-            known.keep("again", sets[0])  # saved again: kept anew
-    assert known.get("alice", "s1") is None
+        if i == 3:
+            known.keep("again", sets[0])  # saved again: used now
+            assert known.get("alice", "s1") == ("stamp1", sets[1])  # read: used now
+    assert known.get("alice", "s2") is None and known.get("alice", "s3") is None
     assert known.get("alice", "s0") == ("again", sets[0])
-    assert known.get("alice", "s2") == ("stamp2", sets[2])
+    assert known.get("alice", "s1") == ("stamp1", sets[1])
+    assert known.get("alice", "s4") == ("stamp4", sets[4])
     assert known.stamp_of(sets[-1]) == f"stamp{len(sets) - 1}"
     assert known.stamp_of(WorkingSet("alice", "s3", 101)) is None  # not what is known
     known.keep("", sets[-1])  # stored without a stamp: not known at all

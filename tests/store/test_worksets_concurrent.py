@@ -21,6 +21,7 @@ from coderooms.focus.errors import SessionContended  # noqa: E402
 from coderooms.focus.session import focus_in_session  # noqa: E402
 from coderooms.focus.workingset import Resident, WorkingSet, with_pins  # noqa: E402
 from coderooms.sessions import SAVE_ATTEMPTS, focus_call, ground_named_residents  # noqa: E402
+from coderooms.store.worksets import working_set_rows  # noqa: E402
 
 ENGINE = shop_engine()
 FIRST = "Cart.add_item rejects zero quantity"
@@ -277,3 +278,36 @@ async def test_a_store_answers_from_what_it_last_saved_until_another_host_change
     assert fresh == pinned and fresh is not pinned
     assert await there.working_sets().delete("alice", "s")
     assert await here.working_sets().load("alice", "s") is None
+
+
+# How a host running the code from before the stamp saved a session's row: while hosts
+# upgrade one by one, an old one may still write so beside new ones.
+_UNSTAMPED_UPSERT = (
+    "INSERT INTO focus_sessions (agent_id, session_id, budget, calls, low_value_streak, "
+    "pinned_nodes, pinned_goals, goals) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (agent_id, session_id) DO UPDATE SET budget = excluded.budget, "
+    "calls = excluded.calls, low_value_streak = excluded.low_value_streak, "
+    "pinned_nodes = excluded.pinned_nodes, pinned_goals = excluded.pinned_goals, "
+    "goals = excluded.goals"
+)
+
+
+async def test_a_host_from_before_the_stamp_saving_meanwhile_loses_no_update(new_store) -> None:  # type: ignore[no-untyped-def]
+    """A session row saved without a new stamp (by a host not yet upgraded) clears its
+    stamp, so a new host reads the set again instead of answering from what it knew,
+    and its save over what it knew does not land."""
+    here = new_store()
+    there = new_store.again(here)
+    mine = focus_in_session(ENGINE, WorkingSet("alice", "s", 5_000), FIRST, 200).state
+    assert await here.working_sets().save_if(mine, None)
+    theirs = with_pins(mine, goals=["an old host's pin"])
+    head, _ = working_set_rows(theirs)
+    await there._writing(lambda db: db.execute(_UNSTAMPED_UPSERT, head))
+    assert not await here.working_sets().save_if(with_pins(mine, goals=["late"]), mine)
+    again = await here.working_sets().load("alice", "s")
+    assert again == theirs
+    following = with_pins(again, goals=["next"])
+    assert await here.working_sets().save_if(following, again)
+    stored = await there.working_sets().load("alice", "s")
+    assert stored is not None and stored.pinned_goals == ("an old host's pin", "next")
+    assert await here.working_sets().load("alice", "s") is following  # stamped: known again

@@ -72,7 +72,7 @@ from coderooms.store.sql import (
     chat_key,
     utc_now,
 )
-from coderooms.store.worksets import WORKSET_STAMP, WORKSET_TABLES
+from coderooms.store.worksets import WORKSET_STAMP_POSTGRES, WORKSET_TABLES
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -209,7 +209,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
-    Migration(3, "focus working set stamps", WORKSET_STAMP),
+    Migration(3, "focus working set stamps", WORKSET_STAMP_POSTGRES),
 )
 """Every PostgreSQL schema step, oldest first. Append new steps; never edit one that
 shipped. (Versions count on their own: they need not match the SQLite list's.)"""

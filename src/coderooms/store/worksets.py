@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KNOWN_SESSIONS",
     "WORKSET_STAMP",
+    "WORKSET_STAMP_POSTGRES",
     "WORKSET_TABLES",
     "KnownWorkingSets",
     "SqlWorkingSets",
@@ -79,13 +80,39 @@ WORKSET_TABLES: tuple[str, ...] = (
 )
 """The working-set tables, as SQLite (and standard SQL) writes them."""
 
-WORKSET_STAMP: tuple[str, ...] = (
+_ADD_STAMP = (
     # A fresh random token per save of the session's working set (rows saved before
     # this step have none, ''): a host that holds the set it last read or wrote under
     # a stamp knows it is still what is stored while the stamp is.
-    "ALTER TABLE focus_sessions ADD COLUMN stamp TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE focus_sessions ADD COLUMN stamp TEXT NOT NULL DEFAULT ''"
 )
-"""The step that adds the stamp (see the module docstring) to the session rows."""
+# A host still running the code from before the stamp (while others upgrade) updates a
+# session's row without a new stamp: the database then clears the stamp, so no host
+# takes the set it knew under the old one for what is stored.
+WORKSET_STAMP: tuple[str, ...] = (
+    _ADD_STAMP,
+    """CREATE TRIGGER focus_sessions_stamp_kept AFTER UPDATE ON focus_sessions
+    FOR EACH ROW WHEN NEW.stamp = OLD.stamp AND NEW.stamp <> ''
+    BEGIN
+        UPDATE focus_sessions SET stamp = ''
+        WHERE agent_id = NEW.agent_id AND session_id = NEW.session_id;
+    END""",
+)
+"""The step that adds the stamp (see the module docstring) to the session rows, as
+SQLite writes it."""
+WORKSET_STAMP_POSTGRES: tuple[str, ...] = (
+    _ADD_STAMP,
+    """CREATE FUNCTION focus_sessions_stamp_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.stamp = OLD.stamp THEN
+            NEW.stamp := '';
+        END IF;
+        RETURN NEW;
+    END $$""",
+    "CREATE TRIGGER focus_sessions_stamp_kept BEFORE UPDATE ON focus_sessions "
+    "FOR EACH ROW EXECUTE FUNCTION focus_sessions_stamp_kept()",
+)
+"""The same step as PostgreSQL writes it."""
 
 STAMP_BYTES = 8  # random bytes of a stamp (as hex): two saves never share one
 KNOWN_SESSIONS = 64  # working sets a store remembers with their stamps (the newest kept)
@@ -228,14 +255,17 @@ def working_set_rows(ws: WorkingSet) -> tuple[tuple[Any, ...], list[tuple[Any, .
 
 class KnownWorkingSets:
     """The working sets one store last read or wrote, by session, each with the stamp it
-    was stored under: at most :data:`KNOWN_SESSIONS`, the one kept longest ago
+    was stored under: at most :data:`KNOWN_SESSIONS`, the one used longest ago
     forgotten first. Only what is known to have been stored under a stamp is kept."""
 
     def __init__(self) -> None:
         self._sets: dict[tuple[str, str], tuple[str, WorkingSet]] = {}
 
     def get(self, agent: str, session: str) -> tuple[str, WorkingSet] | None:
-        return self._sets.get((agent, session))
+        known = self._sets.pop((agent, session), None)
+        if known is not None:
+            self._sets[(agent, session)] = known  # used now: the last to be forgotten
+        return known
 
     def keep(self, stamp: str, ws: WorkingSet) -> None:
         key = (ws.agent, ws.session)
@@ -367,9 +397,10 @@ def _new_stamp() -> str:
 def _write(db: Any, ws: WorkingSet, stamp: str, stored: WorkingSet | None = None) -> None:
     """Replace the session's rows with ``ws`` under ``stamp`` (inside a write
     transaction). ``stored``, when given, is what the store holds for the session now
-    (checked in this transaction): then only the resident rows that differ are written. A focus call changes a few of a
-    session's residents and keeps the rest as they were; rewriting them all cost more
-    than the call's other work with the store (0.73 ms of a save with 58 residents)."""
+    (checked in this transaction): then only the resident rows that differ are written.
+    A focus call changes a few of a session's residents and keeps the rest as they were;
+    rewriting them all cost more than the call's other work with the store (0.73 ms of a
+    save with 58 residents)."""
     head, residents = working_set_rows(ws)
     db.execute(
         f"INSERT INTO focus_sessions (agent_id, session_id, {_SESSION_COLUMNS}, stamp) "
