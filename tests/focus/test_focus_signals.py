@@ -159,3 +159,20 @@ def test_a_sentence_starting_with_a_class_name_does_not_seed_that_class() -> Non
         "class `Module`" in w for w in seeded.why[rows["pkg/loader.py::Module"]]
     )
     assert any("class `Module`" in w for w in named.why[rows["pkg/loader.py::Module"]])
+
+
+def test_a_link_to_lines_points_at_the_code_holding_them() -> None:
+    goal = """Sessions never collect anything
+
+The items are dropped here:
+https://github.com/org/lib/blob/0a1b2c3d/lib/runner.py#L8-L9
+"""
+    assert ENGINE.rank_files(goal)[0] == "lib/runner.py"
+    assert ENGINE.rank_functions(goal)[0] == "lib/runner.py::collect"
+    sal = ENGINE.salience(goal)
+    rows = {n.id: i for i, n in enumerate(ENGINE.index.nodes)}
+    assert "holds line 8 of runner.py linked in the goal" in sal.why[rows["lib/runner.py::collect"]]
+    assert "lines runner.py#L8-L9 linked in the goal" in sal.why[rows["lib/runner.py"]]
+    # without the link's line anchor it is only a path named in the goal
+    bare = ENGINE.salience(goal.replace("#L8-L9", ""))
+    assert not any("linked" in w for w in bare.why.get(rows["lib/runner.py::collect"], []))

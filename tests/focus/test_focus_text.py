@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from coderooms.focus.lexical import BM25, top_ranked
 from coderooms.focus.text import (
     STOPWORDS,
+    LinkedLines,
     blank_runs,
     goal_cues,
     run_terms,
@@ -165,3 +166,19 @@ def test_runs_led_by_digits_have_the_terms_of_the_word_past_them() -> None:
     assert run_terms("0x1F") == word_terms("x1F") == ("x1f",)
     assert run_terms("12fooBar") == word_terms("fooBar") == ("foo", "bar", "foobar")
     assert run_terms("123") == ()
+
+
+def test_goal_cues_read_links_to_lines_of_a_file_on_a_code_host() -> None:
+    text = (
+        "Only one doctest is collected because of this:\n"
+        "https://github.com/org/proj/blob/e986d84466df/src/proj/main.py#L768-L781\n"
+        "and see https://gitlab.com/org/proj/-/blob/main/src/proj/util.py#L12 too, "
+        "again https://github.com/org/proj/blob/e986d84466df/src/proj/main.py#L768-L781; "
+        "the file https://github.com/org/proj/blob/main/src/proj/io.py has no lines, "
+        "nor does src/proj/cli.py#L3 (no host)."
+    )
+    assert goal_cues(text).links == (
+        LinkedLines("src/proj/main.py", 768, 781),
+        LinkedLines("src/proj/util.py", 12, 12),
+    )
+    assert any(p.endswith("/src/proj/io.py") for p in goal_cues(text).paths)  # a path still

@@ -3,8 +3,8 @@
 Identifiers are split the way people read them (``retry_backoffPolicy`` → ``retry``,
 ``backoff``, ``policy``) and also kept whole, so an exact name in a goal matches the
 code that spells it. :func:`goal_cues` pulls the precise hints out of a goal text: names
-in code form, dotted names, file paths, traceback frames, exception lines and quoted
-messages.
+in code form, dotted names, file paths, traceback frames, links to lines of a file,
+exception lines and quoted messages.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ _PATH = re.compile(
     r"cfg|toml|ini|yaml|yml|json|rst|md|txt|in|sh|html|css))\b"
 )
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([\w<>.]+)')
+# A link to lines of a file on a code host (GitHub, GitLab: ``…/blob/<ref>/src/app/cli.py
+# #L40-L52``): the reporter pointing at the code they mean.
+_LINKED_LINES = re.compile(r"/blob/[^/\s#]+/((?:[\w.-]+/)*[\w.-]+\.\w+)#L(\d+)(?:-L(\d+))?")
 # The frames pytest prints (``src/_pytest/runner.py:341: in from_call``, the raising one
 # ending in its exception) and the warnings module's lines (``…/raw_building.py:470:
 # FutureWarning: …``): a Python path, a line, then ``in name`` or a class of exception.
@@ -198,6 +201,15 @@ class Frame:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkedLines:
+    """Lines of a file the goal links to on a code host."""
+
+    path: str  # as the link spells it (after the host, repository and ref)
+    first: int
+    last: int  # ``first`` when the link names one line
+
+
+@dataclass(frozen=True, slots=True)
 class GoalCues:
     """The precise hints a goal carries, each in the order it first appears."""
 
@@ -210,6 +222,7 @@ class GoalCues:
     literals: tuple[str, ...]  # messages worth looking for verbatim in the code
     options: tuple[str, ...] = ()  # option names (``--collect-only``, ``ignore-paths``)
     mid_capitals: tuple[str, ...] = ()  # capitalized words seen inside a sentence
+    links: tuple[LinkedLines, ...] = ()  # lines of files the goal links to
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
@@ -271,7 +284,12 @@ def goal_cues(goal: str) -> GoalCues:
     options = [m.group(1).lstrip("-") for m in _OPTION.finditer(text)]
     options += [m.group(1) for m in _KEBAB.finditer(text)]
     options = [o for o in options if len(o) >= MIN_OPTION_LENGTH]
+    links = [
+        LinkedLines(m.group(1), int(m.group(2)), int(m.group(3) or m.group(2)))
+        for m in _LINKED_LINES.finditer(text)
+    ]
     return GoalCues(
+        links=tuple(dict.fromkeys(links)),
         options=_unique(options),
         mid_capitals=_unique([m.group(1) for m in _MID_CAPITAL.finditer(text)]),
         names=_unique(names),

@@ -1,4 +1,5 @@
-"""Finding the code around a spot of a file's text (shared by literal searches)."""
+"""Finding the code around a spot of a file's text (shared by literal searches, frames
+and links)."""
 
 from __future__ import annotations
 
@@ -31,17 +32,21 @@ def files_holding(index: SalienceIndex, text: str, rows: Sequence[int]) -> list[
     return [row for row in rows if text in index.texts.get(index.nodes[row].path, "")]
 
 
-def innermost_symbol(index: SalienceIndex, row: int, offset: int) -> list[int]:
-    """The smallest symbol of file ``row`` whose lines hold character ``offset``."""
-    text = index.texts[index.nodes[row].path]
-    line = text.count("\n", 0, offset) + 1
+def symbols_at_line(index: SalienceIndex, row: int, line: int) -> list[int]:
+    """The symbols of file ``row`` whose lines hold ``line``, the smallest first."""
     inner = [
         s
         for s in index.symbols_by_file.get(row, [])
         if index.nodes[s].start_line <= line <= index.nodes[s].end_line
     ]
     inner.sort(key=lambda s: (index.nodes[s].end_line - index.nodes[s].start_line, s))
-    return inner[:1]
+    return inner
+
+
+def innermost_symbol(index: SalienceIndex, row: int, offset: int) -> list[int]:
+    """The smallest symbol of file ``row`` whose lines hold character ``offset``."""
+    text = index.texts[index.nodes[row].path]
+    return symbols_at_line(index, row, text.count("\n", 0, offset) + 1)[:1]
 
 
 def verbatim_spots(index: SalienceIndex, text: str) -> list[tuple[int, int]]:

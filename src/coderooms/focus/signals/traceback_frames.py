@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from coderooms.focus.signals._spots import symbols_at_line
 from coderooms.focus.signals.base import Query, Seed, Signal
 from coderooms.focus.signals.paths import path_matches
 
@@ -18,18 +19,13 @@ def _frame_symbols(index: SalienceIndex, file_row: int, frame: Frame) -> list[Se
     symbol there. A named function that does not hold the line is passed over: the
     traceback came from another version of the file, and a name alone (``__new__``)
     is too weak a tie."""
-    holding = [
-        row
-        for row in index.symbols_by_file.get(file_row, [])
-        if index.nodes[row].start_line <= frame.line <= index.nodes[row].end_line
-    ]
+    holding = symbols_at_line(index, file_row, frame.line)
     if frame.function:
         return [
             (row, f"traceback frame in `{frame.function}`")
             for row in holding
             if index.nodes[row].name == frame.function
         ]
-    holding.sort(key=lambda row: (index.nodes[row].end_line - index.nodes[row].start_line, row))
     return [(row, f"traceback frame in `{index.nodes[row].name}`") for row in holding[:1]]
 
 
