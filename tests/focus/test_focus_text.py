@@ -182,3 +182,14 @@ def test_goal_cues_read_links_to_lines_of_a_file_on_a_code_host() -> None:
         LinkedLines("src/proj/util.py", 12, 12),
     )
     assert any(p.endswith("/src/proj/io.py") for p in goal_cues(text).paths)  # a path still
+
+
+def test_goal_cues_read_runs_of_path_characters_from_where_they_start() -> None:
+    # A run is read from its start only: what a start inside it would find, the start
+    # found already (a path's tail, a call's name after digits, a drive after a word).
+    cues = goal_cues(
+        "see " + "pkg/" * 3000 + "mod.py and 3dplot_axes(x)\nlogC:\\proj\\mod.py:3: in f"
+    )
+    assert cues.paths[0].endswith("pkg/pkg/mod.py") and len(cues.paths[0]) == 4 * 3000 + 6
+    assert "dplot_axes" in cues.names
+    assert [(f.path, f.line, f.function) for f in cues.frames] == [("C:\\proj\\mod.py", 3, "f")]

@@ -45,9 +45,12 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?")
 # File paths by their extension: code, and the configuration and prose files a goal
 # names ("tox.ini", "docs/usage.rst"), relative or absolute (or the tail of a URL). A
-# path only counts if the index holds a file it names.
+# path only counts if the index holds a file it names. The patterns that read runs of
+# path characters (this one, _LOCATION_FRAME, _CALL) start only where a run starts: a
+# start inside a run finds nothing a start at its beginning did not, and trying each
+# made a long run cost time quadratic in its length (over a second for 20,000 characters).
 _PATH = re.compile(
-    r"(?<![\w.-])(/?(?:[\w.-]+/)*[\w.-]+\."
+    r"(?<![\w.-])(?<![\w.-]/)(/?(?:[\w.-]+/)*[\w.-]+\."
     r"(?:py|pyi|pyx|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|"
     r"cfg|toml|ini|yaml|yml|json|rst|md|txt|in|sh|html|css))\b"
 )
@@ -59,7 +62,7 @@ _LINKED_LINES = re.compile(r"/blob/[^/\s#]+/((?:[\w.-]+/)*[\w.-]+\.\w+)#L(\d+)(?
 # ending in its exception) and the warnings module's lines (``…/raw_building.py:470:
 # FutureWarning: …``): a Python path, a line, then ``in name`` or a class of exception.
 _LOCATION_FRAME = re.compile(
-    r"((?:[A-Za-z]:)?[\w.\\/~+-]*\.py):(\d+): "
+    r"((?:(?<![\w.\\/~+-])|(?=[A-Za-z]:))(?:[A-Za-z]:)?[\w.\\/~+-]*\.py):(\d+): "
     r"(?:in ([\w<>.]+)|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"
 )
 _EXCEPTION_LINE = re.compile(
@@ -73,7 +76,7 @@ _BACKTICK = re.compile(r"`([^`\n]{2,120})`")
 _QUOTED = re.compile(r"""(?:"([^"\n]{12,200})"|(?<!\w)'([^'\n]{12,200})'(?!\w))""")
 _OPTION = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9]*(?:-[a-z0-9]+)+|--[a-z]{3,})(?![\w-])")
 _KEBAB = re.compile(r"(?<![\w-])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])")
-_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
+_CALL = re.compile(r"(?<![A-Za-z0-9_])[0-9]*([A-Za-z_][A-Za-z0-9_]*)\(")
 # A capital after a lower-case word, digit or punctuation on the same line: not just the
 # first word of a sentence, a line or a table row.
 _MID_CAPITAL = re.compile(r"(?<=[a-z0-9,;(`'\"])[ \t]+([A-Z][A-Za-z0-9_]*)")
