@@ -176,3 +176,22 @@ https://github.com/org/lib/blob/0a1b2c3d/lib/runner.py#L8-L9
     # without the link's line anchor it is only a path named in the goal
     bare = ENGINE.salience(goal.replace("#L8-L9", ""))
     assert not any("linked" in w for w in bare.why.get(rows["lib/runner.py::collect"], []))
+
+
+def test_a_constant_named_in_the_goal_finds_the_file_that_assigns_it() -> None:
+    engine = make_engine(
+        {
+            **LIB,
+            "lib/deprecated.py": 'NODE_USE_FROM_PARENT = "use from_parent"\nOTHER: str = "x"\n',
+            "lib/nodes.py": 'def make_node(parent):\n    if NODE_USE_FROM_PARENT == "x":\n'
+            "        return parent\n",
+        }
+    )
+    goal = "The warning NODE_USE_FROM_PARENT should point to the docs"
+    sal = engine.salience(goal)
+    rows = {n.id: i for i, n in enumerate(engine.index.nodes)}
+    assert "assigns `NODE_USE_FROM_PARENT` named in the goal" in sal.why[rows["lib/deprecated.py"]]
+    assert not any("assigns" in w for w in sal.why.get(rows["lib/nodes.py"], []))  # a use
+    assert sal.scores[rows["lib/deprecated.py"]] > 1.5 * sal.scores[rows["lib/nodes.py"]]
+    assert engine.rank_files(goal)[:2] == ["lib/nodes.py", "lib/deprecated.py"]  # nodes.py:
+    # its function's score adds to its own (a file of constants has no functions)

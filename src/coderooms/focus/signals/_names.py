@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
+from coderooms.focus.signals._spots import files_holding
 from coderooms.focus.signals.base import Query, Seed, rank_by
-from coderooms.focus.text import STOPWORDS, is_code_like
+from coderooms.focus.text import STOPWORDS, is_code_like, word_terms
 
 if TYPE_CHECKING:
     from coderooms.focus.salience import SalienceIndex
 
 MAX_NAME_DEFINITIONS = 8  # a name defined more often than this picks out nothing
 DOTTED_NAME_WEIGHT = 2.0  # ``Class.method`` written out counts twice a bare name
+MAX_ASSIGNMENT_READS = 32  # files read, at most, for where a goal's name is assigned
 
 
 def is_specific_name(name: str) -> bool:
@@ -19,14 +22,32 @@ def is_specific_name(name: str) -> bool:
     return is_code_like(name) or name[:1].isupper()
 
 
+def assigning_files(index: SalienceIndex, name: str) -> list[int]:
+    """Source files that assign ``name`` at their top level: a constant or an alias
+    (``NODE_USE_FROM_PARENT = …``), which no function or class defines. Only a name
+    written in at most :data:`MAX_ASSIGNMENT_READS` files is looked for (each is read)."""
+    bm25 = index.file_bm25
+    if min((bm25.document_frequency(t) for t in word_terms(name)), default=0) > (
+        MAX_ASSIGNMENT_READS
+    ):
+        return []
+    assigned = re.compile(rf"^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+    return [
+        row
+        for row in files_holding(index, name, index.source_rows)
+        if assigned.search(index.texts.get(index.nodes[row].path, "")) is not None
+    ]
+
+
 def named_definitions(index: SalienceIndex, query: Query) -> tuple[list[Seed], list[Seed]]:
     """(strong, weak): symbols whose name the goal writes in code form; classes it
     names as plain words (a capitalized plain word only inside a sentence).
 
     A compound or capitalized name (``add_marker``, ``LocalPath``) picks out its
-    definition; a single lower-case word (``path``, ``node``: often a part of
-    ``os.path.join`` or ``request.node``) names many things, so its definitions go to
-    the weak list even when the goal writes it in code form."""
+    definition (or, when no function or class has that name, the files assigning it
+    at their top level: ``NODE_USE_FROM_PARENT``); a single lower-case word (``path``,
+    ``node``: often a part of ``os.path.join`` or ``request.node``) names many things,
+    so its definitions go to the weak list even when the goal writes it in code form."""
 
     def compute() -> tuple[list[Seed], list[Seed]]:
         cues = query.cues
@@ -37,12 +58,15 @@ def named_definitions(index: SalienceIndex, query: Query) -> tuple[list[Seed], l
         mid_capitals = set(cues.mid_capitals)
         for name in cues.names:
             rows = index.definitions.get(name, [])
+            verb = "defines"
+            if not rows and is_code_like(name) and not name.startswith("__"):
+                rows, verb = assigning_files(index, name), "assigns"
             if not rows or len(rows) > MAX_NAME_DEFINITIONS:
                 continue
             target = strong if is_specific_name(name) else weak
             for row in rows:
                 target[row] = target.get(row, 0.0) + 1.0 / len(rows)
-                reasons.setdefault(row, f"defines `{name}` named in the goal")
+                reasons.setdefault(row, f"{verb} `{name}` named in the goal")
         for dotted in cues.dotted:
             parts = dotted.split(".")
             for i in range(len(parts) - 1):
