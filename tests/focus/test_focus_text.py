@@ -193,3 +193,21 @@ def test_goal_cues_read_runs_of_path_characters_from_where_they_start() -> None:
     assert cues.paths[0].endswith("pkg/pkg/mod.py") and len(cues.paths[0]) == 4 * 3000 + 6
     assert "dplot_axes" in cues.names
     assert [(f.path, f.line, f.function) for f in cues.frames] == [("C:\\proj\\mod.py", 3, "f")]
+
+
+def test_goal_cues_take_no_line_number_longer_than_a_file_could_have() -> None:
+    huge = "9" * 5000  # int() refuses a number this long: the cue is left out, not a crash
+    goal = (
+        f"see https://github.com/o/p/blob/main/src/p/x.py#L{huge}\n"
+        f'File "src/p/x.py", line {huge}, in f\nsrc/p/x.py:{huge}: in f\n'
+        "https://github.com/o/p/blob/main/src/p/y.py#L12\n"
+    )
+    cues = goal_cues(goal)
+    assert cues.frames == ()
+    assert cues.links == (LinkedLines("src/p/y.py", 12, 12),)
+
+
+def test_goal_cues_find_an_exception_line_after_many_blank_lines() -> None:
+    cues = goal_cues("Crash\n" + "\n \n" * 3000 + "ValueError: the depot code is not known here")
+    assert cues.exceptions == ("ValueError",)
+    assert "the depot code is not known here" in cues.literals

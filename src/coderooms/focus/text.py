@@ -22,6 +22,8 @@ MIN_LITERAL_LENGTH = 12
 MAX_LITERAL_LENGTH = 200
 MAX_GOAL_CHARS = 20_000
 MIN_OPTION_LENGTH = 5
+MAX_LINE_DIGITS = 9  # a line number in a goal longer than this is no line of any file
+MAX_LINK_PATH_PARTS = 32  # directories a link's path is read through, at most
 WORD_TERMS_CACHE_SIZE = 100_000  # distinct words whose terms are remembered
 
 STOPWORDS = frozenset(
@@ -54,19 +56,23 @@ _PATH = re.compile(
     r"(?:py|pyi|pyx|js|jsx|mjs|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|"
     r"cfg|toml|ini|yaml|yml|json|rst|md|txt|in|sh|html|css))\b"
 )
-_FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([\w<>.]+)')
+_LINE = rf"(\d{{1,{MAX_LINE_DIGITS}}})(?!\d)"  # a line number (int() refuses huge ones)
+_FRAME = re.compile(rf'File "([^"]+)", line {_LINE}, in ([\w<>.]+)')
 # A link to lines of a file on a code host (GitHub, GitLab: ``…/blob/<ref>/src/app/cli.py
 # #L40-L52``): the reporter pointing at the code they mean.
-_LINKED_LINES = re.compile(r"/blob/[^/\s#]+/((?:[\w.-]+/)*[\w.-]+\.\w+)#L(\d+)(?:-L(\d+))?")
+_LINKED_LINES = re.compile(
+    rf"/blob/[^/\s#]+/((?:[\w.-]+/){{0,{MAX_LINK_PATH_PARTS}}}[\w.-]+\.\w+)#L{_LINE}(?:-L{_LINE})?"
+)
 # The frames pytest prints (``src/_pytest/runner.py:341: in from_call``, the raising one
 # ending in its exception) and the warnings module's lines (``…/raw_building.py:470:
 # FutureWarning: …``): a Python path, a line, then ``in name`` or a class of exception.
 _LOCATION_FRAME = re.compile(
-    r"((?:(?<![\w.\\/~+-])|(?=[A-Za-z]:))(?:[A-Za-z]:)?[\w.\\/~+-]*\.py):(\d+): "
+    r"((?:(?<![\w.\\/~+-])|(?=[A-Za-z]:))(?:[A-Za-z]:)?[\w.\\/~+-]*\.py):" + _LINE + ": "
     r"(?:in ([\w<>.]+)|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"
 )
 _EXCEPTION_LINE = re.compile(
-    r"^\s*((?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning|Exit|Interrupt))"
+    # ``[ \t]*``, not ``\s*``: a start on each of many blank lines would read them all
+    r"^[ \t]*((?:[A-Za-z_][\w]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning|Exit|Interrupt))"
     r"(?::\s*(.*))?$",
     re.MULTILINE,
 )
