@@ -115,7 +115,7 @@ WORKSET_STAMP_POSTGRES: tuple[str, ...] = (
 """The same step as PostgreSQL writes it."""
 
 STAMP_BYTES = 8  # random bytes of a stamp (as hex): two saves never share one
-KNOWN_SESSIONS = 64  # working sets a store remembers with their stamps (the newest kept)
+KNOWN_SESSIONS = 64  # working sets a store remembers with their stamps (recently used)
 
 _SESSION_COLUMNS = "budget, calls, low_value_streak, pinned_nodes, pinned_goals, goals"
 _RESIDENT_COLUMNS = (

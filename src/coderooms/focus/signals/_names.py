@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from coderooms.focus.signals._spots import files_holding
 from coderooms.focus.signals.base import Query, Seed, rank_by
-from coderooms.focus.text import STOPWORDS, is_code_like, word_terms
+from coderooms.focus.text import STOPWORDS, is_code_like
 
 if TYPE_CHECKING:
     from coderooms.focus.salience import SalienceIndex
@@ -26,15 +26,10 @@ def assigning_files(index: SalienceIndex, name: str) -> list[int]:
     """Source files that assign ``name`` at their top level: a constant or an alias
     (``NODE_USE_FROM_PARENT = …``), which no function or class defines. Only a name
     written in at most :data:`MAX_ASSIGNMENT_READS` files is looked for (each is read)."""
-    bm25 = index.file_bm25
-    if min((bm25.document_frequency(t) for t in word_terms(name)), default=0) > (
-        MAX_ASSIGNMENT_READS
-    ):
-        return []
     assigned = re.compile(rf"^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
     return [
         row
-        for row in files_holding(index, name, index.source_rows)
+        for row in files_holding(index, name, index.source_rows, MAX_ASSIGNMENT_READS)
         if assigned.search(index.texts.get(index.nodes[row].path, "")) is not None
     ]
 

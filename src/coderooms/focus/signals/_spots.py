@@ -16,19 +16,27 @@ MAX_VERBATIM_FILES = 6  # a text found in more files than this points at none of
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def files_holding(index: SalienceIndex, text: str, rows: Sequence[int]) -> list[int]:
+def files_holding(
+    index: SalienceIndex, text: str, rows: Sequence[int], most_reads: int | None = None
+) -> list[int]:
     """The files among ``rows`` whose text holds ``text`` verbatim, in ``rows`` order.
 
     Only files that hold the rarest search term of ``text`` are read (the file index
     knows them); a text with no such term is looked for everywhere. The first and last
-    word of a longer text may be cut from a longer one, so they do not choose."""
+    word of a longer text may be cut from a longer one, so they do not choose. With
+    ``most_reads``, a text that would take more files than that to read is not looked
+    for (none are given)."""
     words = _WORD.findall(text)
     inner = words[1:-1] if len(words) >= 3 else words
     terms = [t for word in inner for t in word_terms(word)]
     if terms:
         rarest = min(terms, key=lambda t: (index.file_bm25.document_frequency(t), t))
+        if most_reads is not None and index.file_bm25.document_frequency(rarest) > most_reads:
+            return []
         holding = {index.file_rows[int(d)] for d in index.file_bm25.documents_with(rarest)}
         rows = [row for row in rows if row in holding]
+    elif most_reads is not None and len(rows) > most_reads:
+        return []
     return [row for row in rows if text in index.texts.get(index.nodes[row].path, "")]
 
 
