@@ -13,12 +13,15 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from coderooms.rooms.records import Conversation, SessionQuery
 from coderooms.rooms.session import project_session
 from coderooms.store import CorruptDatabase, ReadOnlyStore, SQLiteStore, open_store
+from coderooms.store import sqlite as sqlite_store
+from coderooms.store.sqlite import BUSY_TIMEOUT_MS
 
 SETTLE_S = 0.3
 """How long the held lock is kept before anything is asserted about the waiting post."""
@@ -66,6 +69,43 @@ async def test_a_post_waiting_for_the_lock_does_not_stall_the_event_loop(tmp_pat
         posted = await asyncio.wait_for(post, 30)
         assert posted.content == "waits for the lock"
         assert (await store.last_sequence()) == posted.sequence
+
+
+async def test_a_write_runs_in_place_when_the_lock_is_free_and_waits_on_a_thread_when_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "rooms.db"
+    await staffed(path)
+    hops: list[object] = []
+    run_sync = sqlite_store.anyio.to_thread.run_sync
+
+    async def counted(work: Any, *args: Any) -> Any:
+        hops.append(work)
+        return await run_sync(work, *args)
+
+    monkeypatch.setattr(sqlite_store.anyio.to_thread, "run_sync", counted)
+    with SQLiteStore(path) as store:
+        await store.post("agent:ada", "in place")
+        assert hops == []  # nothing held the lock: no hop to a worker thread
+        for round_ in range(2):  # the second after a write that found the lock taken
+            with write_lock_held(path):
+                post = asyncio.create_task(store.post("agent:ada", f"waited {round_}"))
+                await asyncio.sleep(SETTLE_S)
+                assert not post.done()  # still waiting for the lock, not refused
+            assert (await asyncio.wait_for(post, 30)).content == f"waited {round_}"
+            assert len(hops) == round_ + 1
+            # the in-place attempt's own no-wait setting never outlives it
+            assert store._db.execute("PRAGMA busy_timeout").fetchone() == (BUSY_TIMEOUT_MS,)
+        await store.post("agent:ada", "in place again")
+        assert len(hops) == 2
+        page = await store.read_before(None, 10)
+        assert [m.content for m in page.messages] == [
+            "in place again",
+            "waited 1",
+            "waited 0",
+            "in place",
+            "hello there",
+        ]
 
 
 async def test_opening_a_current_store_takes_no_write_lock(tmp_path: Path) -> None:
