@@ -3,6 +3,7 @@
 One command::
 
     .venv/bin/python benchmarks/mcp.py [--rows 1000000] [--samples 200] [--repo PATH] [--cpu N|all]
+        [--baseline REV]
 
 Builds the rooms benchmark's log (``benchmarks/rooms.py``: 20 desks, threads) with one
 agent on every desk, starts ``coderooms mcp`` as a subprocess and drives it with the SDK's
@@ -28,6 +29,13 @@ stdio client. Reports, in one run:
   ``--repo`` (default: a copy of this package's source, indexed in a temporary
   directory).
 
+With ``--baseline REV``, warm focus is also timed against this repository's ``src`` at
+``REV``: two stdio servers (each with its own store and its own copy of the repository,
+made by its own code), the same goals, calls alternating between them with each taking
+the first place every other call, in ``--rounds`` rounds with a new pair of servers each;
+printed are both medians, each round's median paired difference and their median, and
+whether the answers were the same (the session ids apart).
+
 The measured calls run pinned to one CPU (``--cpu``; see :func:`pin`). Targets (issue 6):
 ``room_read`` ≤ 25 ms median at 1,000,000 rows; ``focus`` over stdio within 1.2× of
 in-process, judged on the wire client (the server's own latency; the SDK client's parsing
@@ -38,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -63,6 +72,7 @@ from coderooms.mcp.service import IGNORED_LISTED, RoomService  # noqa: E402
 from mcp import Client  # noqa: E402
 
 sys.path.append(str(_HERE))
+import reliability  # noqa: E402
 from reliability import SERVED_PIDS, HttpAgent, WireClient, process_cpu_s, served  # noqa: E402
 
 from rooms import DESKS, LARGE_ROWS, build, desk_id, staff, verdict  # noqa: E402
@@ -73,6 +83,7 @@ WARMUP = 10
 AGENT = "agent-0"
 TARGET_READ_MS = 25.0
 TARGET_FOCUS_RATIO = 1.2
+PAIRED_ROUNDS = 5
 TARGET_HTTP_READ_MS = 3.0
 TARGET_HTTP_RATIO = 1.5
 GOALS = (
@@ -329,6 +340,72 @@ def measure_http(db: str, repo: Path, base: Path, samples: int) -> bool:
     return passed
 
 
+def _session_free(line: dict[str, Any]) -> str:
+    """A focus answer without the session id its server made up (it differs by server)."""
+    text = json.dumps(line, sort_keys=True)
+    session = line.get("structuredContent", {}).get("session", {}).get("id")
+    return text.replace(session, "") if isinstance(session, str) else text
+
+
+def measure_paired_focus(base: Path, revision: str, samples: int, rounds: int) -> None:
+    """Warm focus over stdio from this tree and from ``revision``'s source, paired call by
+    call, in ``rounds`` rounds of ``samples`` calls, each with a new pair of servers:
+    two processes of the same code differ by up to half a millisecond a call here (hash
+    seeds, memory layout), so one pair alone can hide a difference of that size."""
+    sides = {"this tree": None, f"baseline {revision}": reliability.baseline_source(base, revision)}
+    names = list(sides)
+    started_with: dict[str, tuple[list[str], dict[str, str]]] = {}
+    for n, (name, source) in enumerate(sides.items()):
+        env = {**os.environ} if source is None else {**os.environ, "PYTHONPATH": str(source)}
+        repo = base / f"repo-{n}"
+        shutil.copytree(PACKAGE, repo / "coderooms", ignore=shutil.ignore_patterns("__pycache__"))
+        db = f"sqlite:///{base / f'paired-{n}.db'}"
+        for command in (["init"], ["agent", "add", AGENT]):
+            subprocess.run(
+                [CODEROOMS, "--db", db, *command], env=env, check=True, capture_output=True
+            )
+        started_with[name] = (["--db", db, "mcp", "--agent", AGENT, "--repo", str(repo)], env)
+    timings: dict[str, list[float]] = {name: [] for name in names}
+    round_differences: list[float] = []
+    same = 0
+    for _ in range(rounds):
+        wires: dict[str, WireClient] = {}
+        try:
+            for name in names:
+                wires[name] = WireClient(*started_with[name])
+                for goal in GOALS:  # indexes (the first round), builds the engine, warms
+                    wires[name].call_tool("focus", {"goal": goal})
+            differences = []
+            for i in range(samples):
+                goal = GOALS[i % len(GOALS)]
+                answers, took = {}, {}
+                for name in names if i % 2 == 0 else names[::-1]:
+                    started = time.perf_counter()
+                    answers[name] = wires[name].call_tool("focus", {"goal": goal})
+                    took[name] = (time.perf_counter() - started) * 1000
+                    timings[name].append(took[name])
+                differences.append(took[names[0]] - took[names[1]])
+                same += len({_session_free(a) for a in answers.values()}) == 1
+            round_differences.append(statistics.median(differences))
+        finally:
+            for wire in wires.values():
+                wire.close()
+    this, other = names
+    print(
+        f"\nwarm focus over stdio (wire client), paired, {rounds} rounds of {samples} calls,"
+        " a new pair of servers each (ms)"
+    )
+    for name in names:
+        print(f"  {name:34}{statistics.median(timings[name]):8.3f}")
+    print(
+        "  this tree − baseline, paired median by round: "
+        + ", ".join(f"{d:+.3f}" for d in round_differences)
+        + f"; over rounds {statistics.median(round_differences):+.3f}"
+        f" (ratio {statistics.median(timings[this]) / statistics.median(timings[other]):.2f})"
+    )
+    print(f"  answers the same (session ids apart):   {same} of {rounds * samples}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=LARGE_ROWS, help="rows in the log")
@@ -342,6 +419,17 @@ def main() -> int:
         default=None,
         help="CPU to pin this run and its servers to (default: the last one allowed); "
         "'all' to leave them unpinned",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        help="also time warm focus over stdio against this repository's src at REV, paired",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=PAIRED_ROUNDS,
+        help="with --baseline: rounds, each with a new pair of servers",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="coderooms-mcp-bench-") as tmp:
@@ -366,6 +454,8 @@ def main() -> int:
             measure(f"sqlite:///{path}", repo, store, args.samples, args.focus_samples)
         )
         passed = measure_http(f"sqlite:///{path}", repo, Path(tmp), args.samples) and passed
+        if args.baseline:
+            measure_paired_focus(Path(tmp), args.baseline, args.focus_samples, args.rounds)
         store.close()
     print(f"\n{load()} (medians are wall time: other work on the machine shows in them)")
     return 0 if passed else 1
