@@ -340,6 +340,12 @@ def measure_http(db: str, repo: Path, base: Path, samples: int) -> bool:
     return passed
 
 
+def package_copy(repo: Path) -> Path:
+    """A repository at ``repo`` holding a copy of this package's source, to focus on."""
+    shutil.copytree(PACKAGE, repo / "coderooms", ignore=shutil.ignore_patterns("__pycache__"))
+    return repo
+
+
 def _session_free(line: dict[str, Any]) -> str:
     """A focus answer without the session id its server made up (it differs by server)."""
     text = json.dumps(line, sort_keys=True)
@@ -357,8 +363,7 @@ def measure_paired_focus(base: Path, revision: str, samples: int, rounds: int) -
     started_with: dict[str, tuple[list[str], dict[str, str]]] = {}
     for n, (name, source) in enumerate(sides.items()):
         env = {**os.environ} if source is None else {**os.environ, "PYTHONPATH": str(source)}
-        repo = base / f"repo-{n}"
-        shutil.copytree(PACKAGE, repo / "coderooms", ignore=shutil.ignore_patterns("__pycache__"))
+        repo = package_copy(base / f"repo-{n}")
         db = f"sqlite:///{base / f'paired-{n}.db'}"
         for command in (["init"], ["agent", "add", AGENT]):
             subprocess.run(
@@ -445,10 +450,7 @@ def main() -> int:
         asyncio.run(members())
         repo = args.repo
         if repo is None:
-            repo = Path(tmp) / "repo"
-            shutil.copytree(
-                PACKAGE, repo / "coderooms", ignore=shutil.ignore_patterns("__pycache__")
-            )
+            repo = package_copy(Path(tmp) / "repo")
         print(pin(args.cpu))
         passed = asyncio.run(
             measure(f"sqlite:///{path}", repo, store, args.samples, args.focus_samples)
