@@ -325,6 +325,27 @@ def test_a_long_unbroken_piece_merges_as_the_rust_encoder_does() -> None:
         assert tokens._count_ascii(text) == reference_count(text)
 
 
+def test_a_piece_past_the_python_merge_bound_is_merged_by_the_rust_encoder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Merging in Python costs time quadratic in a piece's length (a minute for 100 KB of
+    # letters with no space): a longer piece must never get there, and counts the same.
+    merged = tokens._merged_parts
+    lengths: list[int] = []
+
+    def recording(piece: bytes, ranks: dict[bytes, int]) -> int:
+        lengths.append(len(piece))
+        return merged(piece, ranks)
+
+    monkeypatch.setattr(tokens, "_merged_parts", recording)
+    monkeypatch.setattr(tokens, "_merged_counts", {})
+    bound = tokens.PYTHON_MERGE_MAX_BYTES
+    for text in ("A" * 100_000, "ab" * bound, "x = " + "Qz" * 40_000 + "\n", "y" * (bound + 1)):
+        assert tokens._count_ascii(text) == reference_count(text)
+    assert lengths  # the short pieces ("x", " =") were merged in Python
+    assert max(lengths) <= bound
+
+
 def test_a_new_process_counts_ascii_in_python_until_its_allowance_is_spent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

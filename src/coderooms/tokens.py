@@ -114,6 +114,11 @@ ASCII_PIECES = re.compile(ASCII_SPLIT_PATTERN, re.ASCII)
 # at half that wastes at most ~0.07 s where the tables were needed after all.
 PYTHON_COUNT_MAX_CHARS = 1 << 19
 NO_RANK = 1 << 62  # above every rank: a pair that is no token
+# The longest piece merged in Python: merging there costs time quadratic in a piece's
+# length (0.4 ms at 256 bytes, 90 ms at 4 KB, a minute at 100 KB), so a longer piece (a
+# run of letters with no space, a base64 blob) is merged by the Rust encoder, whose cost
+# grows as n log n (17 ms for 100 KB), at the price of building its tables once.
+PYTHON_MERGE_MAX_BYTES = 256
 COUNT_WORKERS = 2  # threads sharing a large batch (tiktoken releases the GIL)
 PARALLEL_MIN_CHARS = 1 << 20  # below this much text, threads cost more than they save
 # A count with a limit reads a long text in parts of about this size and stops at the
@@ -347,6 +352,9 @@ def _count_ascii(text: str) -> int:
         data = piece.encode("ascii")
         if len(data) == 1 or data in ranks:
             count += 1
+            continue
+        if len(data) > PYTHON_MERGE_MAX_BYTES:
+            count += len(_encoding()._encode_single_piece(data))
             continue
         parts = merged.get(data)
         if parts is None:
