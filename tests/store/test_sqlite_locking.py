@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +25,7 @@ from coderooms.store import CorruptDatabase, ReadOnlyStore, SQLiteStore, open_st
 from coderooms.store import sqlite as sqlite_store
 from coderooms.store.sqlite import BUSY_TIMEOUT_MS
 
+CODEROOMS = str(Path(sys.executable).parent / "coderooms")
 SETTLE_S = 0.3
 """How long the held lock is kept before anything is asserted about the waiting post."""
 PROMPT_S = 2.0
@@ -106,6 +109,36 @@ async def test_a_write_runs_in_place_when_the_lock_is_free_and_waits_on_a_thread
             "in place",
             "hello there",
         ]
+
+
+@pytest.mark.parametrize(
+    ("signum", "status", "line"),
+    [(signal.SIGINT, 130, "error: interrupted"), (signal.SIGTERM, 143, "error: terminated")],
+    ids=["ctrl-c", "term"],
+)
+def test_a_post_stopped_while_it_waits_for_the_lock_ends_with_one_line_and_writes_nothing(
+    tmp_path: Path, signum: int, status: int, line: str
+) -> None:
+    # Ctrl-C used to close the store under the worker thread still waiting in SQLite for
+    # the lock: the process died of a segfault (status 139), every time.
+    path = tmp_path / "rooms.db"
+    asyncio.run(staffed(path))
+    with write_lock_held(path):
+        process = subprocess.Popen(
+            [CODEROOMS, "--db", str(path), "post", "--as", "agent:ada", "never written"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(PROMPT_S)  # started, and waiting for the lock
+        assert process.poll() is None
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=BUSY_TIMEOUT_MS / 1000 / 2)
+    assert (process.returncode, err.strip(), out) == (status, line, "")
+    with SQLiteStore(path) as store:
+        page = asyncio.run(store.read_before(None, 10))
+    assert [m.content for m in page.messages] == ["hello there"]
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 async def test_opening_a_current_store_takes_no_write_lock(tmp_path: Path) -> None:

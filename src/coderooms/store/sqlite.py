@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +82,10 @@ __all__ = [
 FOREIGN_DATABASE = "it is a SQLite database of another application"
 """Why a SQLite file that coderooms did not make is refused (before anything is written)."""
 BUSY_TIMEOUT_MS = 10_000
+# A write that waits for another process's lock on a worker thread waits in slices of
+# this length, so that closing the store (Ctrl-C) stops the wait at the end of a slice
+# instead of closing the connection under it, which crashes the process.
+WAIT_SLICE_MS = 50
 """How long a writer waits for another process's write lock before giving up."""
 
 _BUSY = object()  # a write that would have to wait for another process's lock
@@ -346,6 +351,7 @@ class SQLiteStore(SqlStore):
         self.read_only = False
         self._init_caches()
         self._write_lock = threading.Lock()
+        self._closing = False  # close() was called: a write waiting for the lock gives up
         memory = self.path == ":memory:"
         if not memory:
             self._make_directory()
@@ -465,9 +471,14 @@ class SQLiteStore(SqlStore):
     # --- plumbing -------------------------------------------------------------------------
 
     def close(self) -> None:
-        if self._reader is not self._db:
-            self._reader.close()
-        self._db.close()
+        """Close both connections, once a write running on a worker thread (one left
+        behind by Ctrl-C, say) has stopped: one that waits for the lock gives up within
+        :data:`WAIT_SLICE_MS`, and nothing it meant to write is written."""
+        self._closing = True
+        with self._write_lock:
+            if self._reader is not self._db:
+                self._reader.close()
+            self._db.close()
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -521,8 +532,30 @@ class SQLiteStore(SqlStore):
     def _write_now(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """One write transaction holding SQLite's write lock from its first statement."""
         with self._write_lock, self._guard():
-            self._db.execute("BEGIN IMMEDIATE")
+            self._begin_waiting()
             return _committed(self._db, work)
+
+    def _begin_waiting(self) -> None:
+        """Begin a write transaction, waiting up to :data:`BUSY_TIMEOUT_MS` for another
+        process's write lock, in slices of :data:`WAIT_SLICE_MS` between which a store
+        being closed stops waiting (SQLite's own wait cannot be interrupted)."""
+        db = self._db
+        if self._reader is db:  # in memory: no other process, nothing to wait for
+            db.execute("BEGIN IMMEDIATE")
+            return
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        db.execute(f"PRAGMA busy_timeout = {WAIT_SLICE_MS}")
+        try:
+            while True:
+                try:
+                    db.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as err:
+                    busy = err.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+                    if not busy or self._closing or time.monotonic() >= deadline:
+                        raise
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def _append_row(self, db: Db, row: tuple[Any, ...]) -> Sequence:
         # the rowid: one past the largest, under SQLite's one write lock
