@@ -255,6 +255,31 @@ def test_the_inbox_pages_forward_without_skipping_a_mention(tmp_path: Path) -> N
     asyncio.run(scenario())
 
 
+def test_an_inbox_cursor_past_the_newest_row_is_refused_not_left_to_hide_mentions(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("alice")
+            await store.add_agent("bob")
+            service = RoomService(store)
+            with pytest.raises(ArgumentOutOfRange, match="since must be between 0 and 0"):
+                await service.inbox("alice", since=1)  # an empty log ends at 0
+            newest = (await store.post("agent:bob", "@alice one")).sequence
+            assert (await service.inbox("alice", since=newest)).mentions == []  # caught up
+            with pytest.raises(ArgumentOutOfRange, match=f"between 0 and {newest}"):
+                await service.inbox("alice", since=1_000_000_000_000, wait=1)
+            later = await store.post("agent:bob", "@alice two")
+            assert [m.sequence for m in (await service.inbox("alice", since=newest)).mentions] == [
+                later.sequence
+            ]
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
 def test_roster_names_cannot_forge_a_heading_or_frame_in_the_briefing(tmp_path: Path) -> None:
     async def scenario() -> None:
         # The store refuses such a name now (MultilineName); one written before that

@@ -655,6 +655,12 @@ class RoomService:
         """
         if since is not None and since < 0:
             raise ArgumentOutOfRange("since", since, 0, "the newest sequence")
+        if since is not None:
+            # a cursor past the log's end (from another store, say) would hide every
+            # mention still to come: refused, naming where the log ends
+            newest = await self.store.last_sequence() or 0
+            if since > newest:
+                raise ArgumentOutOfRange("since", since, 0, newest)
         if not 0 <= wait <= INBOX_WAIT_MAX_S:
             raise ArgumentOutOfRange("wait", wait, 0, INBOX_WAIT_MAX_S)
         deadline = time.monotonic() + wait
