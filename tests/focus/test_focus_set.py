@@ -48,7 +48,6 @@ def test_an_error_message_quoted_in_the_goal_finds_the_code_that_raises_it() -> 
             "Cart.add_item rejects zero quantity",
             "route_parcel picks the wrong depot",
             "discount applied twice in price_of",
-            "",
             "receipt header",
         ]
     ),

@@ -5,17 +5,20 @@ from __future__ import annotations
 import pytest
 from fixture_repo import make_engine, shop_engine
 
-from coderooms.focus.errors import InvalidLimit, UnknownTarget
+from coderooms.focus.errors import BlankGoal, InvalidLimit, UnknownTarget
 from coderooms.focus.sufficiency import knee
 
 ENGINE = shop_engine()
 
 
-def test_an_empty_goal_is_gathering_and_loads_nothing() -> None:
-    result = ENGINE.focus("", budget=500)
-    assert result.sufficiency.state == "gathering"
-    assert result.packing.loaded == ()
-    assert "nothing in the code matches" in result.sufficiency.why
+@pytest.mark.parametrize("goal", ["", "   ", "\n\t \n"])
+def test_a_blank_goal_or_query_is_refused_saying_what_to_give(goal: str) -> None:
+    # it used to pass as a goal that matches nothing ("gathering"), which reads as if
+    # the code had nothing to do with the request
+    with pytest.raises(BlankGoal, match="the goal is blank; say what you are after"):
+        ENGINE.focus(goal, budget=500)
+    with pytest.raises(BlankGoal, match="the query is blank"):
+        ENGINE.seek(goal)
 
 
 def test_an_unrelated_goal_is_gathering_and_says_why() -> None:

@@ -441,6 +441,10 @@ def test_focus_errors_are_tool_errors_with_the_library_message(room: tuple[Sessi
     )
     budget = sessions.call("alice", "focus", {"goal": GOAL, "budget": 0})
     assert budget.is_error and text_of(budget).startswith("InvalidBudget: ")
+    blank = sessions.call("alice", "focus", {"goal": "  \n"})
+    assert blank.is_error and text_of(blank).startswith("BlankGoal: the goal is blank")
+    query = sessions.call("alice", "seek", {"query": ""})
+    assert query.is_error and text_of(query).startswith("BlankGoal: the query is blank")
     # A server without a repository (NoWorkspace) is a library case now: `coderooms mcp`
     # serves the working directory when --repo is not given (test_new_user_mcp.py).
 

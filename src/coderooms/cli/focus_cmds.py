@@ -23,6 +23,7 @@ from coderooms.focus.runtime import (
     DEFAULT_BUDGET,
     DEFAULT_SEEK_LIMIT,
     Discussed,
+    checked_goal,
     checked_limit,
 )
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
@@ -310,6 +311,7 @@ def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
     """Files and symbols ranked by salience for QUERY (no code, no budget)."""
     try:
         checked_limit(limit)  # before a first seek indexes the repository
+        checked_goal("query", query)
         result = _workspace(repo, prepare_focus=True).seek(query, limit=limit)
     except CoderoomsError as err:
         fail(err)

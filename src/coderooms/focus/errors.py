@@ -13,6 +13,7 @@
         ├── DirectoryTarget            an impact target that is a directory
         ├── TargetTooLong              an impact target over MAX_TARGET_CHARS
         ├── GoalTooLong                a focus goal or seek query over MAX_GOAL_CHARS
+        ├── BlankGoal                  a focus goal or seek query with nothing but spaces
         ├── UnknownSignal              an ablation naming no ranking signal or edge kind
         └── WorkingSetError            a working-set request that cannot run
             ├── UnknownSession         a session that has made no focus call yet
@@ -43,6 +44,7 @@ __all__ = [
     "DirectoryTarget",
     "AbsolutePathTarget",
     "GoalTooLong",
+    "BlankGoal",
     "UnknownSignal",
     "WorkingSetError",
     "UnknownSession",
@@ -122,6 +124,14 @@ class GoalTooLong(FocusError):
     template = (
         "the {what} is {length} characters; at most {limit} are read (say what you are "
         "after in a sentence or two, or name a file, a symbol or an error message)"
+    )
+
+
+class BlankGoal(FocusError):
+    fields = ("what",)
+    template = (
+        "the {what} is blank; say what you are after in a sentence, or name a file, a "
+        "symbol or an error message"
     )
 
 

@@ -15,7 +15,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from coderooms.focus.errors import GoalTooLong, InvalidBudget, InvalidLimit, InvalidMode, counts_to
+from coderooms.focus.errors import (
+    BlankGoal,
+    GoalTooLong,
+    InvalidBudget,
+    InvalidLimit,
+    InvalidMode,
+    counts_to,
+)
 from coderooms.focus.graph import CodeGraph
 from coderooms.focus.impact import ImpactResult, impact
 from coderooms.focus.packing import (
@@ -64,10 +71,12 @@ class SourceReader(Protocol):
 
 
 def checked_goal(what: str, goal: str) -> str:
-    """The goal as ranked: refused when too long; a character no text can hold (a lone
-    surrogate, from bytes that were not UTF-8) becomes U+FFFD."""
+    """The goal as ranked: refused when blank or too long; a character no text can hold
+    (a lone surrogate, from bytes that were not UTF-8) becomes U+FFFD."""
     if len(goal) > MAX_GOAL_CHARS:
         raise GoalTooLong(what, len(goal), MAX_GOAL_CHARS)
+    if not goal.strip():
+        raise BlankGoal(what)
     return without_lone_surrogates(goal)
 
 

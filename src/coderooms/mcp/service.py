@@ -29,7 +29,7 @@ from coderooms.deskrecall import DeskRecall, checked_team, focus_with_desk
 from coderooms.errors import UnknownDesk
 from coderooms.focus.envelope import enveloped_impact, enveloped_seek
 from coderooms.focus.impact import MAX_IMPACT_DEPTH
-from coderooms.focus.runtime import Discussed, checked_limit, ignored_view
+from coderooms.focus.runtime import Discussed, checked_goal, checked_limit, ignored_view
 from coderooms.mcp.errors import (
     ArgumentOutOfRange,
     NotADeskMember,
@@ -891,6 +891,7 @@ class RoomService:
 
     async def seek(self, agent_id: str, query: str, limit: int = 20) -> dict[str, Any]:
         checked_limit(limit)  # before a first call opens (and indexes) the workspace
+        checked_goal("query", query)
         await self._caller(agent_id)
         return await self._in_workspace(
             lambda ws: enveloped_seek(

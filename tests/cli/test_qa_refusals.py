@@ -1,0 +1,44 @@
+"""Refusals a hostile pass over the command line found missing (twenty-first session):
+each test is one input that used to pass silently, crash or answer wrongly."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from coderooms.cli import main
+
+
+def invoke(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def refusal(result: Result) -> str:
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "-C", str(root), "init", "-q"], check=True)
+    (root / "app.py").write_text("def main():\n    return 1\n")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("CODEROOMS_DB", raising=False)
+    return root
+
+
+@pytest.mark.parametrize(("command", "what"), [("focus", "goal"), ("seek", "query")])
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
+def test_a_blank_goal_is_refused_before_anything_is_indexed(
+    repo: Path, command: str, what: str, blank: str
+) -> None:
+    line = refusal(invoke(command, blank))
+    assert line.startswith(f"error: the {what} is blank; say what you are after")
+    assert not (repo / ".coderooms").exists()
