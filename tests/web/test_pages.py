@@ -206,6 +206,39 @@ def test_posting_from_another_origin_is_refused(client: TestClient) -> None:
     assert "another site" in response.text
 
 
+def test_a_post_of_bytes_that_are_not_utf8_or_of_a_file_is_refused_and_writes_nothing(
+    room: Room, client: TestClient
+) -> None:
+    import asyncio
+
+    newest = asyncio.run(room.store.last_sequence())
+    csrf = csrf_of(client.get("/desk/General").text)
+    garbled = client.post(
+        "/desk/General/post",
+        content=f"csrf={csrf}&content=%ff%fe%80".encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert garbled.status_code == 400
+    assert "not UTF-8" in garbled.text
+    uploaded = client.post(
+        "/desk/General/post",
+        data={"csrf": csrf},
+        files={"content": ("a.txt", b"from a file", "text/plain")},
+    )
+    assert uploaded.status_code == 400
+    assert "must be text, not a file" in uploaded.text
+    assert asyncio.run(room.store.last_sequence()) == newest  # nothing was posted
+    fine = client.post(
+        "/desk/General/post",
+        content=f"csrf={csrf}&content=caf%C3%A9+%E2%9C%93".encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        follow_redirects=False,
+    )
+    assert fine.status_code == 303
+    row = asyncio.run(room.store.message(int(fine.headers["location"].rsplit("#m", 1)[1])))
+    assert row is not None and row.content == "café ✓"
+
+
 def test_posting_signed_out_is_refused(anonymous: TestClient) -> None:
     response = anonymous.post("/desk/General/post", data={"content": "who?"})
     assert response.status_code == 403

@@ -18,7 +18,7 @@ import hmac
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote_to_bytes, urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -118,6 +118,26 @@ class _Refused(Exception):
         self.status = status
 
 
+async def _checked_form(request: Request) -> Any:
+    """The posted form, every field of it text: a file upload, or percent-escaped bytes
+    that are not UTF-8 (which the form parser would turn into U+FFFD), is refused before
+    anything reads it, so no post is ever made of a file's repr or of garbled text."""
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        for field in (await request.body()).split(b"&"):
+            for part in field.split(b"=", 1):
+                try:
+                    unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+                except UnicodeDecodeError:
+                    raise _Refused(
+                        400, "the form holds bytes that are not UTF-8: send it as UTF-8"
+                    ) from None
+    form = await request.form()
+    for name, value in form.multi_items():
+        if not isinstance(value, str):
+            raise _Refused(400, f"the form field {name[:40]!r} must be text, not a file")
+    return form
+
+
 def _local(target: str | None, default: str = "/") -> str:
     """A redirect target on this site only (no scheme, no ``//host``)."""
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
@@ -184,7 +204,7 @@ class WebUI:
                 person, token = found
                 if request.method == "POST":
                     _check_origin(request)
-                    form = await request.form()
+                    form = await _checked_form(request)
                     sent = str(form.get(CSRF_FIELD, ""))
                     if not hmac.compare_digest(sent, csrf_token(token)):
                         raise _Refused(403, "this form has expired: reload the page and retry")
@@ -251,7 +271,7 @@ class WebUI:
             _check_origin(request)
         except _Refused as refused:
             return self._error(request, refused.status, str(refused))
-        form = await request.form()
+        form = await _checked_form(request)
         token = str(form.get("token", "")).strip()
         back = _local(str(form.get("next", "/")))
         person = self.book.person_for(token) if token else None
