@@ -147,3 +147,23 @@ def facts_digest(corpus: dict[str, bytes], root: Path | None = None) -> str:
 
 def test_the_facts_and_documents_of_the_corpus_are_as_pinned(tmp_path: Path) -> None:
     assert facts_digest(CORPUS, tmp_path) == PINNED
+
+
+def test_old_mac_line_ends_are_lines_as_python_reads_them(tmp_path: Path) -> None:
+    # A file whose lines end in a lone carriage return used to be one long line to the
+    # parser: a parse error, and every symbol at line 1.
+    source = "def cr_only():\n    return 1\n\n\nclass Two:\n    def cr_two(self):\n        return cr_only()\n"
+    (tmp_path / "lf.py").write_bytes(source.encode())
+    (tmp_path / "cr.py").write_bytes(source.replace("\n", "\r").encode())
+    lf, _ = read_and_process(str(tmp_path), "lf.py")
+    cr, data = read_and_process(str(tmp_path), "cr.py")
+    assert isinstance(lf, FileFacts) and isinstance(cr, FileFacts)
+    assert data == source.replace("\n", "\r").encode()  # the file's own bytes, hashed as read
+    assert not cr.parse_error and cr.lines == lf.lines == 7
+    assert [(s.qualname, s.start_line, s.end_line) for s in cr.symbols] == [
+        (s.qualname, s.start_line, s.end_line) for s in lf.symbols
+    ]
+    assert [call[1:] for call in cr.calls] == [call[1:] for call in lf.calls]
+    assert len(file_work(cr, data).document_keys) == len(
+        file_work(lf, source.encode()).document_keys
+    )

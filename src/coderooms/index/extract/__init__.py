@@ -107,6 +107,18 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def with_lone_cr_as_newline(data: bytes) -> bytes:
+    """``data`` with each carriage return that no line feed follows (old Mac line ends)
+    a line feed: byte for byte, so every offset stays, and lines are counted as Python
+    (and ``str.splitlines``) count them, where the parsers would see one long line."""
+    if b"\r" not in data:
+        return data
+    return _LONE_CR.sub(b"\n", data)
+
+
 def nesting_work(data: bytes) -> int:
     """The sum, over the opening brackets of ``data``, of the depth each opens, counted
     on the bytes (strings and comments included: cheap, and only ever a little off) from
@@ -158,8 +170,9 @@ def read_and_process(
     digest = content_hash(data)
     if old_hash is not None and digest == old_hash:
         return Unchanged(path, digest, change_mark(stat), size), data
+    source = with_lone_cr_as_newline(data)  # what is parsed and counted in lines
     facts = FileFacts(
-        path=path, language=language, content_hash=digest, size=size, lines=_line_count(data)
+        path=path, language=language, content_hash=digest, size=size, lines=_line_count(source)
     )
     try:
         data.decode("utf-8")
@@ -185,9 +198,9 @@ def read_and_process(
     if nesting_work(data) > NESTING_WORK_CAP:
         return Skipped(path, "too_deeply_nested", size), data
     if language == "python":
-        python.extract(facts, data)
+        python.extract(facts, source)
     else:
-        curly.extract(facts, data)
+        curly.extract(facts, source)
     if encode:
         facts.encoded = encode_facts(facts)
     facts.uses = "\n".join(sorted(names_used(facts)))
