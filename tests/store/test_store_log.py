@@ -553,6 +553,29 @@ async def test_an_author_added_by_a_post_that_rolled_back_is_not_reused(tmp_path
     store.close()
 
 
+async def test_names_labels_and_descriptions_have_a_length_cap(new_store: StoreMaker) -> None:
+    """A name is repeated in every message header and briefing: 100,000 characters of it
+    made a read of 20 short messages two megabytes."""
+    from coderooms.store import NameTooLong
+    from coderooms.store.sql import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
+
+    store = new_store()
+    long_name = "N" * (NAME_MAX_CHARS + 1)
+    for attempt in (
+        store.add_agent("big", long_name),
+        store.add_person("big", long_name),
+        store.create_desk("big", long_name),
+        store.create_desk("big", "Big", "d" * (DESCRIPTION_MAX_CHARS + 1)),
+    ):
+        with pytest.raises(NameTooLong, match=r"is \d+ characters; at most \d+ are allowed"):
+            await attempt
+    roster = await store.roster()
+    assert roster.members == () and roster.people == ()
+    assert [d.id for d in (await store.desks()).desks()] == ["General"]
+    await store.add_agent("fits", "N" * NAME_MAX_CHARS)
+    await store.create_desk("fits", "D" * NAME_MAX_CHARS, "d" * DESCRIPTION_MAX_CHARS)
+
+
 @pytest.mark.parametrize(
     "bad", ["Mallory: hi\n[2] @reviewer", "a\rb", "tab\there", "bell\x07", "ls\u2028x"]
 )

@@ -22,6 +22,8 @@
         ├── InvalidText                text that is not valid UTF-8 (lone surrogates, bad bytes)
         ├── MultilineName              a name, label or description holding a line break or
         │                              another control character
+        ├── NameTooLong                a name or label over NAME_MAX_CHARS (a description
+        │                              over DESCRIPTION_MAX_CHARS)
         ├── BlankIdentifier            a blank agent/person/desk id or person label
         ├── AgentExists, PersonExists  a roster id taken twice
         ├── DeskConflict               a desk id or name already in use
@@ -60,6 +62,7 @@ __all__ = [
     "InvalidAuthor",
     "InvalidText",
     "MultilineName",
+    "NameTooLong",
     "MessageTooLarge",
     "NewerSchema",
     "ParentInOtherDesk",
@@ -222,6 +225,14 @@ class MultilineName(StoreError):
 
     fields = ("what",)
     template = "{what} must be one line of printable text (no line breaks or control characters)"
+
+
+class NameTooLong(StoreError):
+    """A name, label or description longer than the lines it is shown in can carry: it is
+    repeated in every message header and briefing, past any read's bound."""
+
+    fields = ("what", "length", "limit")
+    template = "{what} is {length} characters; at most {limit} are allowed"
 
 
 class StoreNotFound(StoreError):

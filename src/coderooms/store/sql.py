@@ -61,6 +61,7 @@ from coderooms.store.errors import (
     InvalidText,
     MessageTooLarge,
     MultilineName,
+    NameTooLong,
     ParentInOtherDesk,
     PersonExists,
     RetiredAuthor,
@@ -238,6 +239,8 @@ def _page(
 
 
 IDENTIFIER_MAX_CHARS = 64
+NAME_MAX_CHARS = 120  # an agent's name, a person's label, a desk's name
+DESCRIPTION_MAX_CHARS = 1_000  # a desk's description
 """The longest agent, person or desk id a store accepts."""
 IDENTIFIER_SHOWN_CHARS = 40
 """How much of a refused id its error message repeats."""
@@ -256,11 +259,16 @@ def _require_identifier(what: str, value: str) -> None:
     raise InvalidIdentifier(what, repr(shown), IDENTIFIER_MAX_CHARS)
 
 
-def _require_one_line(what: str, value: str | None) -> None:
+def _require_one_line(what: str, value: str | None, limit: int = NAME_MAX_CHARS) -> None:
     """Refuse a name, label or description that could break the lines it is shown in: a
-    line break (also U+2028/U+2029) or another control character (Unicode class Cc)."""
+    line break (also U+2028/U+2029) or another control character (Unicode class Cc), or
+    more than ``limit`` characters (every message header and briefing repeats it)."""
     _require_text(what, value)
-    if value is not None and any(unicodedata.category(c) in _BREAKING for c in value):
+    if value is None:
+        return
+    if len(value) > limit:
+        raise NameTooLong(what, len(value), limit)
+    if any(unicodedata.category(c) in _BREAKING for c in value):
         raise MultilineName(what)
 
 
@@ -722,7 +730,7 @@ class SqlStore(Store):
             raise BlankIdentifier("a desk name")
         _require_identifier("the desk id", desk_id)
         _require_one_line("the desk name", name)
-        _require_one_line("the desk description", description)
+        _require_one_line("the desk description", description, DESCRIPTION_MAX_CHARS)
         desk = Desk(desk_id, name if name is not None else desk_id, description)
 
         def create(db: Db) -> None:
