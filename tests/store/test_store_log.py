@@ -553,6 +553,37 @@ async def test_an_author_added_by_a_post_that_rolled_back_is_not_reused(tmp_path
     store.close()
 
 
+async def test_a_pin_of_a_message_its_desk_does_not_hold_is_refused_and_writes_nothing(
+    new_store: StoreMaker,
+) -> None:
+    """``!pin ^N`` used to be taken for any N: a missing message, one of another desk, or
+    a word that is no number (``^-1`` pinned the post itself, with "^-1" as its note)."""
+    from coderooms.store import InvalidPinTarget, PinTargetNotInDesk
+
+    store = new_store()
+    await store.add_agent("ada")
+    await store.create_desk("ops")
+    here = (await store.post("agent:ada", "in General")).sequence
+    elsewhere = (await store.post("agent:ada", "in ops", desk="ops")).sequence
+    refused: list[tuple[str, str, type[Exception]]] = [
+        ("!pin ^99999", "General", PinTargetNotInDesk),
+        (f"!pin ^{elsewhere} #leak look", "General", PinTargetNotInDesk),
+        (f"!unpin ^{here}", "ops", PinTargetNotInDesk),
+        ("!pin ^-1", "General", InvalidPinTarget),
+        ("ok\n!unpin ^99999999999999999999999", "General", InvalidPinTarget),
+        ("!pin #label ^x", "General", InvalidPinTarget),
+    ]
+    for content, desk, error in refused:
+        with pytest.raises(error):
+            await store.post("agent:ada", content, desk=desk)
+    assert await store.last_sequence() == elsewhere  # nothing was written
+    pinned = await store.post("agent:ada", f"!pin ^{here} #plan keep this")
+    assert pinned.sequence == elsewhere + 1
+    await store.post("agent:ada", f"!unpin ^{elsewhere}", desk="ops")
+    await store.post("agent:ada", "!pin look at this one")  # no ^: pins the post itself
+    await store.post("agent:ada", "`!pin ^99999` is how a pin is written")  # code: no marker
+
+
 async def test_names_labels_and_descriptions_have_a_length_cap(new_store: StoreMaker) -> None:
     """A name is repeated in every message header and briefing: 100,000 characters of it
     made a read of 20 short messages two megabytes."""

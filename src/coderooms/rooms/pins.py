@@ -21,7 +21,7 @@ wants narrower rules filters rows before folding.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,6 +43,7 @@ __all__ = [
     "PinBoardFold",
     "PinDirective",
     "fold_pins",
+    "named_pin_targets",
     "parse_pin_directives",
     "read_pinboard",
 ]
@@ -142,11 +143,22 @@ def parse_pin_directives(row: LogMessage) -> list[PinDirective]:
     A line counts only when neither its first character nor its first non-blank one
     lies inside code.
     """
-    content = row.content
-    if "!" not in content:
-        return []
-    masked: list[tuple[int, int]] | None = None  # computed once a line looks like a marker
     directives: list[PinDirective] = []
+    for line in _marker_lines(row.content):
+        directive = _parse_line(row, line)
+        if directive is not None:
+            directives.append(directive)
+            if len(directives) >= PIN_MARKER_CAP:
+                break
+    return directives
+
+
+def _marker_lines(content: str) -> Iterator[str]:
+    """The lines of ``content`` that may be markers (starting with ``!``, outside code),
+    stripped."""
+    if "!" not in content:
+        return
+    masked: list[tuple[int, int]] | None = None  # computed once a line looks like a marker
     offset = 0
     for raw in content.split("\n"):
         start = offset
@@ -159,12 +171,25 @@ def parse_pin_directives(row: LogMessage) -> list[PinDirective]:
         first = start + len(raw) - len(stripped)
         if is_masked(start, masked) or is_masked(first, masked):
             continue
-        directive = _parse_line(row, stripped.rstrip())
-        if directive is not None:
-            directives.append(directive)
-            if len(directives) >= PIN_MARKER_CAP:
-                break
-    return directives
+        yield stripped.rstrip()
+
+
+def named_pin_targets(content: str) -> list[tuple[str, Sequence | None]]:
+    """Each ``^N`` a pin or unpin marker of ``content`` names as its message, in order,
+    with N (None when the word is no message number: ``^-1``, ``^x``, or past the
+    largest sequence), so a post can be refused before it pins nothing or itself."""
+    named: list[tuple[str, Sequence | None]] = []
+    for line in _marker_lines(content):
+        words = line[1:].split()
+        if not words or words[0] not in ("pin", "unpin"):
+            continue
+        for word in words[1:]:
+            if word.startswith("#") and len(word) > 1:
+                continue  # a label may come first
+            if word.startswith("^"):
+                named.append((word, _parse_target(word)))
+            break
+    return named
 
 
 @dataclass(slots=True)

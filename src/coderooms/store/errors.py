@@ -17,6 +17,8 @@
         ├── UnknownParent              a reply to a row that does not exist
         ├── UnknownThread              a thread read from a row not in the desk
         ├── ParentInOtherDesk          a reply filed in another desk than its parent
+        ├── PinTargetNotInDesk         a !pin ^N naming no message of the desk posted to
+        ├── InvalidPinTarget           a !pin ^WORD whose WORD is no message number
         ├── BlankMessage               content that trims to nothing
         ├── MessageTooLarge            content above MESSAGE_BYTES_CAP
         ├── InvalidText                text that is not valid UTF-8 (lone surrogates, bad bytes)
@@ -62,6 +64,8 @@ __all__ = [
     "InvalidAuthor",
     "InvalidText",
     "MultilineName",
+    "PinTargetNotInDesk",
+    "InvalidPinTarget",
     "NameTooLong",
     "MessageTooLarge",
     "NewerSchema",
@@ -183,6 +187,25 @@ class UnknownThread(StoreError):
 class ParentInOtherDesk(StoreError):
     fields = ("parent", "desk_id")
     template = "message {parent} is not in desk {desk_id!r}; a reply must stay in its parent's desk"
+
+
+class PinTargetNotInDesk(StoreError):
+    """A ``!pin ^N`` / ``!unpin ^N`` naming a message the desk posted to does not hold
+    (none at all, or one of another desk: the same words either way, so a desk's
+    messages are not shown to exist to those outside it)."""
+
+    fields = ("target", "desk_id")
+    template = (
+        "desk {desk_id!r} has no message {target} to pin or unpin; a pin names a message "
+        "of the desk it is posted in"
+    )
+
+
+class InvalidPinTarget(StoreError):
+    fields = ("word",)
+    template = (
+        "{word!r} names no message: write !pin ^N (or !unpin ^N) with N a message's sequence number"
+    )
 
 
 class BlankMessage(StoreError):

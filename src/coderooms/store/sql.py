@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from coderooms.errors import CoderoomsError, InvalidBound
 from coderooms.rooms.chat import is_general_chat
 from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
+from coderooms.rooms.pins import named_pin_targets
 from coderooms.rooms.records import (
     PAGE_SIZE,
     Agent,
@@ -58,12 +59,14 @@ from coderooms.store.errors import (
     InvalidAuthor,
     InvalidIdempotencyKey,
     InvalidIdentifier,
+    InvalidPinTarget,
     InvalidText,
     MessageTooLarge,
     MultilineName,
     NameTooLong,
     ParentInOtherDesk,
     PersonExists,
+    PinTargetNotInDesk,
     RetiredAuthor,
     UnknownAuthor,
     UnknownParent,
@@ -257,6 +260,25 @@ def _require_identifier(what: str, value: str) -> None:
     _require_text(what, value)
     shown = value if len(value) <= IDENTIFIER_SHOWN_CHARS else value[:IDENTIFIER_SHOWN_CHARS] + "…"
     raise InvalidIdentifier(what, repr(shown), IDENTIFIER_MAX_CHARS)
+
+
+def _check_pin_targets(db: Db, content: str, desk: Desk) -> None:
+    """Refuse a post whose ``!pin ^N`` (or ``!unpin ^N``) names a message its desk does
+    not hold, or a ``^`` word that is no message number: either would pin nothing, or
+    the post itself, without a word."""
+    if "^" not in content:
+        return
+    keys = conversation_keys(desk.id, desk.name)
+    for word, target in named_pin_targets(content):
+        if target is None:
+            raise InvalidPinTarget(word[:40])
+        found = (
+            db.execute("SELECT chat_key FROM messages WHERE sequence = ?", (target,)).fetchone()
+            if target <= MAX_SEQUENCE
+            else None
+        )
+        if found is None or found[0] not in keys:
+            raise PinTargetNotInDesk(target, desk.id)
 
 
 def _require_one_line(what: str, value: str | None, limit: int = NAME_MAX_CHARS) -> None:
@@ -575,6 +597,7 @@ class SqlStore(Store):
                     raise UnknownParent(parent)
                 if found[0] not in conversation_keys(target.id, target.name):
                     raise ParentInOtherDesk(parent, target.id)
+            _check_pin_targets(db, content, target)
             ref = self._author_ref(db, stored)
             posted_at = posted_at_text(self._clock())
             sequence = self._append_row(
