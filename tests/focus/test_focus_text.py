@@ -211,3 +211,30 @@ def test_goal_cues_find_an_exception_line_after_many_blank_lines() -> None:
     cues = goal_cues("Crash\n" + "\n \n" * 3000 + "ValueError: the depot code is not known here")
     assert cues.exceptions == ("ValueError",)
     assert "the depot code is not known here" in cues.literals
+
+
+def test_a_common_word_written_as_code_is_a_name_but_a_keyword_never_is() -> None:
+    # `get`, get(...) and session.get(...) name code although "get" is a stop word; the
+    # words of a longer snippet and Python's keywords do not
+    cues = goal_cues("`get` fails; so does session.make(x) and `new()`")
+    assert {"get", "make", "new"} <= set(cues.names)
+    assert goal_cues("run `pip install make`").names == ("pip", "install")  # as before
+    assert not {"return", "self", "None", "print"} & set(
+        goal_cues("`return` and `self` and print(x) and `None`").names
+    )
+
+
+def test_a_goal_of_nothing_but_common_words_takes_them_as_names() -> None:
+    assert goal_cues("get").names == ("get",)
+    assert goal_cues("hello one").names == ("hello", "one")
+    assert goal_cues("an if").names == ()  # shorter than a name, or a keyword
+    assert goal_cues("get the session").names == ()  # "session" is a term to search for
+
+
+def test_focus_finds_a_function_named_by_a_common_word_alone() -> None:
+    from fixture_repo import make_engine
+
+    engine = make_engine({"pkg/api.py": "def get(url):\n    return url\n", "pkg/b.py": "x = 1\n"})
+    found = engine.focus("get", budget=500)
+    assert [item.node.id for item in found.packing.loaded] == ["pkg/api.py"]
+    assert "defines `get` named in the goal" in found.packing.loaded[0].why

@@ -9,6 +9,7 @@ exception lines and quoted messages.
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from collections.abc import Callable
@@ -39,6 +40,14 @@ STOPWORDS = frozenset(
     self cls none true false return def class import pass elif else try except finally
     raise lambda yield with assert del global nonlocal while break continue print
     """.split()
+)
+
+# Words that are never a name of the code, even written as code: Python's keywords and
+# the receiver and constant names every method and test writes. A stop word that is no
+# keyword (``get``, ``make``, ``new``, ``error``) still names code when the goal writes
+# it as code: alone in backticks (`` `get` ``) or called (``session.get(``).
+CODE_WORDS = frozenset(
+    [word.lower() for word in keyword.kwlist] + ["self", "cls", "print", "none", "true", "false"]
 )
 
 WORD_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"  # what tokenize takes for a word
@@ -258,13 +267,22 @@ def goal_cues(goal: str) -> GoalCues:
             names.append(word)
     for match in _BACKTICK.finditer(text):
         inner = match.group(1).strip()
+        # one name alone in backticks is a name even when it is a common word; the words
+        # of a longer snippet (`pip install -e .`, `from x import y`) are not all names
+        alone = _WORD.fullmatch(inner.removesuffix("()")) is not None
         for word in _WORD.findall(inner):
-            if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in STOPWORDS:
+            if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in (
+                CODE_WORDS if alone else STOPWORDS
+            ):
                 names.append(word)
     for match in _CALL.finditer(text):
         word = match.group(1)
-        if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in STOPWORDS:
+        if len(word) >= MIN_CODE_NAME_LENGTH and word.lower() not in CODE_WORDS:
             names.append(word)
+    if not names and not any(map(word_terms, words)):
+        # a goal of nothing but common words ("get", "hello"): no term to search for, so
+        # they are taken as the names they may be (`focus get` finds ``def get``)
+        names = [w for w in words if len(w) >= MIN_CODE_NAME_LENGTH and w.lower() not in CODE_WORDS]
     dotted = [m.group(1) for m in _DOTTED.finditer(text)]
     dotted = [d for d in dotted if not re.fullmatch(r"[\w-]+\.(py|txt|cfg|toml|ini|md|rst)", d)]
     for name in dotted:
