@@ -42,3 +42,26 @@ def test_a_blank_goal_is_refused_before_anything_is_indexed(
     line = refusal(invoke(command, blank))
     assert line.startswith(f"error: the {what} is blank; say what you are after")
     assert not (repo / ".coderooms").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("post", "--as", "agent:coder", "hi"),
+        ("agent", "retire", "coder"),
+        ("desk", "add", "General", "coder"),
+        ("desk", "retire", "General", "coder"),
+        ("desk", "order", "General", "coder"),
+        ("agent", "token", "coder"),
+        ("person", "token", "ada"),
+    ],
+)
+def test_a_write_that_needs_a_roster_refuses_a_missing_store_and_creates_none(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    # a mistyped --db used to get an empty store made there first, and then a refusal
+    # that blamed the roster ("agent 'coder' is not on the roster")
+    typo = tmp_path / "typo.db"
+    line = refusal(invoke("--db", str(typo), *args))
+    assert line.startswith(f"error: there is no store at {typo}")
+    assert list(tmp_path.iterdir()) == []

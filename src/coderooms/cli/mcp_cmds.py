@@ -480,7 +480,7 @@ def agent_token(ctx: click.Context, agent_id: str) -> None:
     """
     from coderooms.mcp.tokens import TokenBook, check_token_holder
 
-    store = store_of(ctx)
+    store = store_of(ctx, existing=True)
     run(check_token_holder(store, agent_id))
     book = TokenBook.for_store(store)
     try:
@@ -500,7 +500,7 @@ def person_token(ctx: click.Context, person_id: str) -> None:
     """
     from coderooms.mcp.tokens import TokenBook
 
-    store = store_of(ctx)
+    store = store_of(ctx, existing=True)
     roster = run(store.roster())
     if not roster.holds("person", person_id):
         raise UnknownAuthor(f"person {person_id!r}")

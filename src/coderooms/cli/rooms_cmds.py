@@ -70,7 +70,7 @@ def agent_add(ctx: click.Context, agent_id: str, name: str | None) -> None:
 @click.pass_context
 def agent_retire(ctx: click.Context, agent_id: str) -> None:
     """Retire agent ID: its messages stay, it can no longer post."""
-    run(store_of(ctx).retire_agent(agent_id))
+    run(store_of(ctx, existing=True).retire_agent(agent_id))
     click.echo(f"retired agent @{agent_id}")
 
 
@@ -157,7 +157,7 @@ def desk_create(
 @click.pass_context
 def desk_add(ctx: click.Context, desk_ref: str, agent_id: str) -> None:
     """Add AGENT to DESK (by desk id or name)."""
-    run(store_of(ctx).add_desk_member(desk_ref, agent_id))
+    run(store_of(ctx, existing=True).add_desk_member(desk_ref, agent_id))
     click.echo(f"added @{agent_id} to {desk_ref}")
 
 
@@ -167,7 +167,7 @@ def desk_add(ctx: click.Context, desk_ref: str, agent_id: str) -> None:
 @click.pass_context
 def desk_retire(ctx: click.Context, desk_ref: str, agent_id: str) -> None:
     """Take AGENT off DESK."""
-    run(store_of(ctx).retire_desk_member(desk_ref, agent_id))
+    run(store_of(ctx, existing=True).retire_desk_member(desk_ref, agent_id))
     click.echo(f"retired @{agent_id} from {desk_ref}")
 
 
@@ -177,7 +177,7 @@ def desk_retire(ctx: click.Context, desk_ref: str, agent_id: str) -> None:
 @click.pass_context
 def desk_order(ctx: click.Context, desk_ref: str, agents: tuple[str, ...]) -> None:
     """Set DESK's member order; list every member exactly once, lead first."""
-    run(store_of(ctx).set_desk_order(desk_ref, agents))
+    run(store_of(ctx, existing=True).set_desk_order(desk_ref, agents))
     click.echo(f"ordered {desk_ref}: " + " ".join(f"@{a}" for a in agents))
 
 
@@ -256,7 +256,9 @@ def post(
         from coderooms.cli.focus_cmds import indexed_workspace
 
         snapshots = check_node_pins(text, indexed_workspace(repo))
-    store = store_of(ctx)
+    # a post needs an author on a roster: on a path with no store (a mistyped --db) it
+    # is refused as a read is, rather than making an empty store there first
+    store = store_of(ctx, existing=True)
 
     async def go() -> int:
         posted = await store.post(
