@@ -65,3 +65,16 @@ def test_a_write_that_needs_a_roster_refuses_a_missing_store_and_creates_none(
     line = refusal(invoke("--db", str(typo), *args))
     assert line.startswith(f"error: there is no store at {typo}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_skim_refuses_binary_input_instead_of_echoing_its_bytes(tmp_path: Path) -> None:
+    blob = tmp_path / "r.bin"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    line = refusal(invoke("skim", str(blob), "--goal", "x"))
+    assert line == (
+        "error: the input looks binary (a NUL byte at offset 8); skim reads text, such as a "
+        "command's output or a log"
+    )
+    log = tmp_path / "build.log"
+    log.write_bytes(b"ok\n\xff not utf-8 but text\nERROR: boom\n")  # text with a stray byte
+    assert invoke("skim", str(log), "--goal", "boom").exit_code == 0

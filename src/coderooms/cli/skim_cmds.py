@@ -14,6 +14,9 @@ __all__ = ["register", "skim_command"]
 
 SKIM_INPUT_CAP = 64 * 1024 * 1024
 """Bytes of input `skim` reads at most; a larger input is refused, not truncated."""
+BINARY_SNIFF_BYTES = 8192
+"""An input with a NUL byte in its first this many bytes is binary, not tool output (as
+the index tells a binary file)."""
 
 
 def register(group: click.Group) -> None:
@@ -40,6 +43,12 @@ def skim_command(source: click.utils.LazyFile, goal: str, budget: int, as_json: 
     if len(data) > SKIM_INPUT_CAP:
         raise click.ClickException(
             f"input is larger than {SKIM_INPUT_CAP // (1024 * 1024)} MiB; skim a part of it"
+        )
+    nul = data.find(b"\0", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        raise click.ClickException(
+            f"the input looks binary (a NUL byte at offset {nul}); skim reads text, such as "
+            "a command's output or a log"
         )
     text = data.decode("utf-8", errors="replace")
     result = skim(text, goal, budget)
