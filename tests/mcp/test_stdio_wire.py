@@ -128,6 +128,20 @@ def test_bad_lines_get_json_rpc_errors_and_the_server_keeps_serving(url: str) ->
     assert all(note.startswith(stdio.NOTE_PREFIX) for note in notes)
 
 
+def test_an_unknown_prompt_is_a_bad_parameter_with_nothing_on_stderr(url: str) -> None:
+    # the SDK answered it with error code 0 and wrote a traceback to stderr
+    lines = (
+        _opening()
+        + _line({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "x"}})
+        + _line({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})
+    )
+    done = _serve(url, None, input=lines)
+    assert done.returncode == 0 and done.stderr == ""
+    answers = _answers(done.stdout)
+    assert answers[1]["error"] == {"code": -32602, "message": "Unknown prompt: x"}
+    assert answers[2]["result"] == {"prompts": []}
+
+
 @pytest.mark.parametrize(("closed", "stream"), [(0, "input"), (1, "output")])
 def test_a_closed_stdin_or_stdout_is_refused_in_one_line(
     url: str, closed: int, stream: str

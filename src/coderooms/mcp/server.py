@@ -20,7 +20,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coderooms import __version__
@@ -197,6 +204,18 @@ class _Server(MCPServer):
                 for error in cause.errors(include_url=False)
             )
             return refusal(InvalidArguments(name, problems))
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[Any, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        # the SDK answers a prompt it does not have with error code 0 and a traceback on
+        # stderr; a name that is no prompt is a bad parameter, like a resource it lacks
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {echoed(name)}")
+        return await super().get_prompt(name, arguments, context)
 
 
 def build_server(service: RoomService, caller: Caller, **settings: object) -> MCPServer:
