@@ -221,6 +221,8 @@ async def test_a_read_only_store_answers_every_read_only_command(tmp_path: Path)
             ("threads", "--desk", "General"),
             ("pick", "desks", "eng"),
             ("desk", "list"),
+            ("agent", "list"),
+            ("person", "list"),
         ]
         for command in commands:
             done = _cli("--db", str(path), *command, cwd=tmp_path)

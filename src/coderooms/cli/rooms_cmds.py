@@ -79,7 +79,7 @@ def agent_retire(ctx: click.Context, agent_id: str) -> None:
 @click.pass_context
 def agent_list(ctx: click.Context, as_json: bool) -> None:
     """List the agents on the roster in the order they were added, retired ones marked."""
-    roster = run(store_of(ctx, existing=True).roster())
+    roster = run(store_of(ctx, existing=True, read_only=True).roster())
     agents = [
         {
             "id": member.id,
@@ -119,7 +119,7 @@ def person_add(ctx: click.Context, person_id: str, label: str) -> None:
 @click.pass_context
 def person_list(ctx: click.Context, as_json: bool) -> None:
     """List the people on the roster in the order they were added."""
-    roster = run(store_of(ctx, existing=True).roster())
+    roster = run(store_of(ctx, existing=True, read_only=True).roster())
     people = [{"id": each.id, "label": each.label} for each in roster.people]
     if as_json:
         click.echo(json.dumps(people, ensure_ascii=False, indent=2))
