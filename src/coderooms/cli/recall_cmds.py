@@ -2,7 +2,8 @@
 
 Each command is a thin call into the room core over the store's log. Text output is for
 people; ``--json`` prints wire forms. A query between slashes (``/…/``) is a regular
-expression (RE2 syntax); anything else is literal text.
+expression (RE2 syntax); anything else is text, ranked verbatim matches first (see
+``search``).
 """
 
 from __future__ import annotations
@@ -133,9 +134,12 @@ def search(
 ) -> None:
     """Search the transcript for QUERY, best match first (ties: newest first).
 
-    QUERY is literal text (case-insensitive), or a regular expression between slashes,
-    e.g. '/deploy(ed|ing)/'. A desk search includes replies inside its threads. Only the
-    newest 2048 messages below the cursor are read: page back with --before.
+    QUERY is text (case-insensitive): messages holding it verbatim rank first, then
+    those holding its words, then those holding its letters in order (a typo's match,
+    marked "subsequence"). Or a regular expression between slashes, e.g.
+    '/deploy(ed|ing)/', which matches exactly. A desk search includes replies inside its
+    threads. Only the newest 2048 messages below the cursor are read: page back with
+    --before.
     """
     store = store_of(ctx, existing=True, read_only=True)
 

@@ -137,7 +137,7 @@ class TeamBriefing:
             "reader only; they never start a turn for anybody."
         )
         lines.append(
-            f"- Be brief: each reader sees about the last {self.brevity.window} messages, "
+            f"- Be brief: each reader sees about the last {_messages(self.brevity.window)}, "
             f"so keep a message under {self.brevity.message_chars} characters and make "
             "one point in it. Instead of restating earlier messages, pin them or search "
             "the room for them (search takes literal text, or a /regex/ between slashes)."
@@ -177,3 +177,7 @@ async def initialize_session(
     history = await project_session(log, query)
     briefed = replace(briefing, brevity=replace(briefing.brevity, window=query.window))
     return SessionInitialization(briefed, SessionContext(), tuple(history))
+
+
+def _messages(count: int) -> str:
+    return "1 message" if count == 1 else f"{count} messages"
