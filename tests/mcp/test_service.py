@@ -264,6 +264,8 @@ def test_an_inbox_cursor_past_the_newest_row_is_refused_not_left_to_hide_mention
             await store.add_agent("alice")
             await store.add_agent("bob")
             service = RoomService(store)
+            with pytest.raises(ArgumentOutOfRange, match="before must be between 0 and"):
+                await service.read("alice", before=-1)
             with pytest.raises(ArgumentOutOfRange, match="since must be between 0 and 0"):
                 await service.inbox("alice", since=1)  # an empty log ends at 0
             newest = (await store.post("agent:bob", "@alice one")).sequence

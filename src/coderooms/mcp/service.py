@@ -436,6 +436,8 @@ class RoomService:
         window: int = SESSION_WINDOW,
     ) -> ReadOut:
         _check_range("window", window, 1, MAX_WINDOW)
+        if before is not None and before < 0:  # it read as "no messages yet"
+            raise ArgumentOutOfRange("before", before, 0, "the newest sequence")
         snap = await self._caller(agent_id)
         found, conversation = await self._conversation(agent_id, desk, thread, snap)
         briefing = TeamBriefing.from_snapshots(agent_id, found.id, snap.roster, snap.desks)
