@@ -28,6 +28,7 @@ from coderooms.focus.errors import (
     TooManyPins,
     UnknownPinTarget,
     UnknownSession,
+    UnusedArgument,
 )
 from coderooms.focus.runtime import Discussed, checked_budget, checked_goal
 from coderooms.focus.session import check_session_budget, session_status
@@ -57,6 +58,7 @@ __all__ = [
 FocusMode = Literal["set", "check", "status", "pin", "unpin", "drop", "reset"]
 MODES: tuple[FocusMode, ...] = ("set", "check", "status", "pin", "unpin", "drop", "reset")
 SESSION_MODES = frozenset({"status", "pin", "unpin", "drop", "reset"})
+NODE_MODES = frozenset({"pin", "unpin", "drop"})  # the modes a node argument is for
 """Modes that act on a working set, so need a session."""
 
 T = TypeVar("T")
@@ -147,13 +149,18 @@ def checked_arguments(
     goal: str | None,
     budget: int,
     session_budget: int | None,
+    node: str | None = None,
 ) -> None:
     """Refuse what :func:`focus_call` would refuse of its arguments alone, before a host
     opens anything for the call (a first call indexes the repository; a session's
-    first call creates its store)."""
+    first call creates its store), and what it would silently ignore."""
     if mode not in MODES:
         raise InvalidMode(mode)
+    if node is not None and mode not in NODE_MODES:
+        raise UnusedArgument("a node", "in the modes pin, unpin and drop")
     if session_budget is not None:
+        if session is None:
+            raise UnusedArgument("a session budget", "with a session")
         check_session_budget(session_budget)
     if session is not None:
         checked_session(session)
@@ -189,7 +196,7 @@ async def focus_call(
     ``desk_pins`` are code nodes pinned on the desk the call is about (``!pin @node``):
     in a session they count as pinned for the call (never paged out) without becoming
     the session's own pins, so unpinning them on the desk lets them go."""
-    checked_arguments(mode, session, goal, budget, session_budget)
+    checked_arguments(mode, session, goal, budget, session_budget, node)
     if mode in ("set", "check"):
         assert goal is not None
         if session is None:

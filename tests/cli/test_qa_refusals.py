@@ -78,3 +78,23 @@ def test_skim_refuses_binary_input_instead_of_echoing_its_bytes(tmp_path: Path) 
     log = tmp_path / "build.log"
     log.write_bytes(b"ok\n\xff not utf-8 but text\nERROR: boom\n")  # text with a stray byte
     assert invoke("skim", str(log), "--goal", "boom").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ("focus", "main", "--node", "app.py"),
+            "error: a node is used only in the modes pin, unpin and drop: leave it out here",
+        ),
+        (
+            ("focus", "main", "--session-budget", "5"),
+            "error: a session budget is used only with a session: leave it out here",
+        ),
+    ],
+)
+def test_an_option_the_call_would_ignore_is_refused(
+    repo: Path, args: tuple[str, ...], expected: str
+) -> None:
+    assert refusal(invoke(*args)) == expected
+    assert not (repo / ".coderooms").exists()  # refused before anything is indexed

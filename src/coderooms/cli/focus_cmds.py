@@ -215,7 +215,7 @@ def focus(
 
             checked_team(team, desk_ref)
         # refused before a store or an index is opened for the call
-        checked_arguments(mode, session, goal, budget, session_budget)
+        checked_arguments(mode, session, goal, budget, session_budget, node)
         opened: list[Workspace] = []
 
         async def in_workspace(call: Any) -> Any:

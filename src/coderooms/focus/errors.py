@@ -21,6 +21,7 @@
             ├── NotInWorkingSet        dropping a node the session does not hold
             ├── UnknownPinTarget       pinning a node the index does not know
             ├── MissingArgument        a mode called without what it needs
+            ├── UnusedArgument         an argument the call would ignore
             ├── TooManyPins            more pins than one session may hold
             ├── NotPinned              unpinning what is not pinned
             └── SessionContended       a session other calls kept changing under this one
@@ -52,6 +53,7 @@ __all__ = [
     "NotInWorkingSet",
     "UnknownPinTarget",
     "MissingArgument",
+    "UnusedArgument",
     "TooManyPins",
     "NotPinned",
     "SessionContended",
@@ -172,6 +174,14 @@ class UnknownPinTarget(WorkingSetError):
 class MissingArgument(WorkingSetError):
     fields = ("mode", "needs")
     template = "focus mode {mode} needs {needs}"
+
+
+class UnusedArgument(WorkingSetError):
+    """An argument that has no effect on the call as given: refused rather than ignored,
+    since whoever gave it expected it to do something."""
+
+    fields = ("name", "applies")
+    template = "{name} is used only {applies}: leave it out here"
 
 
 class TooManyPins(WorkingSetError):
