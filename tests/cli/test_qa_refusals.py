@@ -1,4 +1,4 @@
-"""Refusals a hostile pass over the command line found missing (twenty-first session):
+"""What a hostile pass over the command line found (twenty-first session):
 each test is one input that used to pass silently, crash or answer wrongly."""
 
 from __future__ import annotations
@@ -98,3 +98,20 @@ def test_an_option_the_call_would_ignore_is_refused(
 ) -> None:
     assert refusal(invoke(*args)) == expected
     assert not (repo / ".coderooms").exists()  # refused before anything is indexed
+
+
+def test_focus_in_a_subdirectory_works_on_the_whole_repository(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # it used to index the subdirectory alone, as a repository of its own
+    sub = repo / "pkg" / "inner"
+    sub.mkdir(parents=True)
+    (sub / "helpers.py").write_text("def helper():\n    return main()\n")
+    monkeypatch.chdir(sub)
+    result = invoke("focus", "main", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "app.py::main" in result.stdout and "pkg/inner/helpers.py" in result.stdout
+    assert (repo / ".coderooms" / "index.db").is_file()
+    assert not (sub / ".coderooms").exists()
+    assert invoke("seek", "helper", "--repo", ".").exit_code == 0  # an explicit --repo wins
+    assert (sub / ".coderooms" / "index.db").is_file()

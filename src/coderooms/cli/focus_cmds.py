@@ -8,6 +8,7 @@ date first. Text output is for people; ``--json`` prints one JSON document.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from coderooms.focus.runtime import (
     checked_limit,
 )
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
+from coderooms.index.discover import INDEX_DIR, INDEX_FILE
 from coderooms.sessions import (
     MODES,
     checked_arguments,
@@ -54,13 +56,14 @@ def register(group: click.Group) -> None:
     group.add_command(bench)
 
 
-def indexed_workspace(repo: str, prepare_focus: bool = False) -> Workspace:
-    """The workspace of ``repo``, its index brought up to date, showing long work on
+def indexed_workspace(repo: str | None, prepare_focus: bool = False) -> Workspace:
+    """The workspace of ``repo`` (None: the repository the working directory is in, see
+    :func:`repository_root`), its index brought up to date, showing long work on
     stderr (a first index, or code to count and embed). An index the disk still matches
     (see :meth:`Workspace.refresh`) is not run again: a check costs a ``stat`` a file.
     ``prepare_focus`` when a focus engine follows (see :meth:`Workspace.index`). What
     the engine keeps for the next process is written while this one answers."""
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo if repo is not None else repository_root(os.getcwd()))
     command = click.get_current_context(silent=True)
     if command is not None:  # closed with the command (its log copied, its files kept)
         command.call_on_close(ws.close)
@@ -71,6 +74,24 @@ def indexed_workspace(repo: str, prepare_focus: bool = False) -> Workspace:
 
 
 _workspace = indexed_workspace
+
+
+def repository_root(start: str) -> str:
+    """The nearest directory at or above ``start`` that is a repository's root (it holds
+    ``.git``) or already has an index; ``start`` itself when none does. A command run in
+    a subdirectory of a repository works on the whole repository, as git does, instead
+    of indexing the subdirectory alone as a repository of its own."""
+    here = os.path.abspath(start)
+    probe = here
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")) or os.path.isfile(
+            os.path.join(probe, INDEX_DIR, INDEX_FILE)
+        ):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
 
 
 def _clip(text: str, width: int = WHY_CHARS) -> str:
@@ -124,7 +145,12 @@ def _team_lines(data: dict[str, Any]) -> list[str]:
 
 @click.command()
 @click.argument("goal", required=False)
-@click.option("--repo", default=".", type=click.Path(), help="Repository root (default: .).")
+@click.option(
+    "--repo",
+    default=None,
+    type=click.Path(),
+    help="Repository root (default: the repository the working directory is in).",
+)
 @click.option(
     "--budget",
     default=DEFAULT_BUDGET,
@@ -192,7 +218,7 @@ def _team_lines(data: dict[str, Any]) -> list[str]:
 def focus(
     ctx: click.Context,
     goal: str | None,
-    repo: str,
+    repo: str | None,
     budget: int,
     mode: str,
     session: str | None,
@@ -298,7 +324,12 @@ async def _focus_with_desk(
 
 @click.command()
 @click.argument("query")
-@click.option("--repo", default=".", type=click.Path(), help="Repository root (default: .).")
+@click.option(
+    "--repo",
+    default=None,
+    type=click.Path(),
+    help="Repository root (default: the repository the working directory is in).",
+)
 @click.option(
     "--limit",
     default=DEFAULT_SEEK_LIMIT,
@@ -307,7 +338,7 @@ async def _focus_with_desk(
     help="How many ranked nodes to list.",
 )
 @json_option("Print one JSON document.")
-def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
+def seek(query: str, repo: str | None, limit: int, as_json: bool) -> None:
     """Files and symbols ranked by salience for QUERY (no code, no budget)."""
     try:
         checked_limit(limit)  # before a first seek indexes the repository
@@ -331,7 +362,12 @@ def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
 
 @click.command()
 @click.argument("target")
-@click.option("--repo", default=".", type=click.Path(), help="Repository root (default: .).")
+@click.option(
+    "--repo",
+    default=None,
+    type=click.Path(),
+    help="Repository root (default: the repository the working directory is in).",
+)
 @click.option(
     "--depth",
     default=2,
@@ -340,7 +376,7 @@ def seek(query: str, repo: str, limit: int, as_json: bool) -> None:
     help=f"How many dependency steps to follow (1-{MAX_IMPACT_DEPTH}).",
 )
 @json_option("Print one JSON document.")
-def impact(target: str, repo: str, depth: int, as_json: bool) -> None:
+def impact(target: str, repo: str | None, depth: int, as_json: bool) -> None:
     """What depends on TARGET (a path, a symbol id, a qualified or plain name): callers,
     importers, subclasses and tests, up to --depth steps away. A name several symbols
     carry lists them, each with its direct dependents, to ask again by id."""
