@@ -17,6 +17,7 @@ from coderooms.index import db
 from coderooms.index.errors import (
     IndexDatabaseError,
     IndexTooNew,
+    IndexUnopenable,
     NotIndexed,
     UnknownNode,
     WorkspaceNotADirectory,
@@ -107,6 +108,19 @@ def test_damaged_database_is_a_typed_error(make_repo: Callable[..., Path]) -> No
     with pytest.raises(IndexDatabaseError) as err:
         Workspace.open(root).index()
     assert "delete it" in str(err.value)
+
+
+def test_an_index_that_cannot_be_opened_is_not_called_damaged(
+    make_repo: Callable[..., Path],
+) -> None:
+    # it said "delete it and run coderooms index again", also of a sound index on a
+    # read-only mount
+    root = make_repo({"a.py": ""})
+    (root / ".coderooms" / "index.db").mkdir(parents=True)
+    with pytest.raises(IndexUnopenable) as err:
+        Workspace.open(root).index()
+    assert "for writing: it is a directory" in str(err.value)
+    assert "delete" not in str(err.value)
 
 
 def test_index_dir_is_never_indexed(make_repo: Callable[..., Path]) -> None:

@@ -18,6 +18,7 @@ from coderooms.index.errors import (
     IndexBusy,
     IndexDatabaseError,
     IndexTooNew,
+    IndexUnopenable,
     UnreadableFacts,
 )
 from coderooms.index.facts import FileFacts, ImportFact, SymbolFact, encode_facts
@@ -237,9 +238,20 @@ def wait_for_checkpoints(path: str) -> None:
 def database_error(path: str, exc: sqlite3.DatabaseError) -> CodeIndexError:
     """The typed error for a failure of the database at ``path``: a lock another process
     held past the timeout is not damage, so it never says to delete the index."""
-    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == sqlite3.SQLITE_BUSY:
         return IndexBusy(path)
+    if code in _NOT_OPENABLE:
+        reason = "it is a directory" if os.path.isdir(path) else str(exc)
+        return IndexUnopenable(path, reason)
     return IndexDatabaseError(path, str(exc))
+
+
+# Failures to open or write the file that are no damage to it: a read-only file or mount
+# (READONLY), permissions (PERM, AUTH), no file to be had at the path (CANTOPEN).
+_NOT_OPENABLE = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH, sqlite3.SQLITE_CANTOPEN}
+)
 
 
 def migrate(conn: sqlite3.Connection, path: str) -> None:

@@ -9,7 +9,8 @@
         ├── WorkspaceUnreadable        the directory (or its git repository) cannot be read
         ├── WorkspacePathNotUtf8       the path is not valid UTF-8 (paths are stored as text)
         ├── IndexDirectoryUnwritable   .coderooms/ cannot be created or written
-        ├── IndexDatabaseError         .coderooms/index.db cannot be opened or is damaged
+        ├── IndexDatabaseError         .coderooms/index.db is damaged or fails otherwise
+        ├── IndexUnopenable            .coderooms/index.db cannot be opened for writing
         ├── IndexBusy                  another process holds the index's write lock
         ├── IndexTooNew                index.db was written by a newer coderooms
         ├── UnreadableFacts            index.db holds facts of a file that do not decode
@@ -30,6 +31,7 @@ __all__ = [
     "WorkspacePathNotUtf8",
     "IndexDirectoryUnwritable",
     "IndexDatabaseError",
+    "IndexUnopenable",
     "IndexBusy",
     "IndexTooNew",
     "UnreadableFacts",
@@ -80,6 +82,19 @@ class IndexDatabaseError(CodeIndexError):
     fields = ("path", "reason")
     template = (
         "cannot use the index database {path}: {reason} (delete it and run `coderooms index` again)"
+    )
+
+
+class IndexUnopenable(CodeIndexError):
+    """The index database cannot be opened, or not for writing: a read-only file or
+    mount, a missing permission, a directory in its place. Not damage: the advice is
+    never to delete it."""
+
+    fields = ("path", "reason")
+    template = (
+        "cannot open the index database {path} for writing: {reason} (coderooms updates "
+        "its index before it answers: make the file and its directory writable, or run "
+        "it on a writable copy of the repository)"
     )
 
 
