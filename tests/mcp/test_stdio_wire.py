@@ -142,6 +142,28 @@ def test_an_unknown_prompt_is_a_bad_parameter_with_nothing_on_stderr(url: str) -
     assert answers[2]["result"] == {"prompts": []}
 
 
+def test_a_request_before_the_handshake_or_with_bad_params_says_what_is_wrong(url: str) -> None:
+    # the SDK answered each of these "Invalid request parameters", and nothing more
+    call = {"jsonrpc": "2.0", "method": "tools/call"}
+    lines = (
+        _line({**call, "id": 1, "params": {"name": "room_read", "arguments": {}}})
+        + _opening()
+        + _line({**call, "id": 2, "params": {"name": "room_read", "arguments": []}})
+        + _line({**call, "id": 3, "params": {"arguments": {}}})
+        + _line({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {"level": "x"}})
+    )
+    done = _serve(url, None, input=lines)
+    assert done.returncode == 0 and done.stderr == ""
+    errors = {k: v["error"] for k, v in _answers(done.stdout).items() if "error" in v}
+    assert {e["code"] for e in errors.values()} == {-32602}
+    assert errors[1]["message"].startswith("the session is not initialized: send initialize")
+    assert errors[2]["message"] == (
+        "Invalid params for tools/call: params.arguments: Input should be a valid dictionary"
+    )
+    assert errors[3]["message"] == "Invalid params for tools/call: params.name: Field required"
+    assert errors[4]["message"].startswith("Invalid params for logging/setLevel: params.level: ")
+
+
 @pytest.mark.parametrize(("closed", "stream"), [(0, "input"), (1, "output")])
 def test_a_closed_stdin_or_stdout_is_refused_in_one_line(
     url: str, closed: int, stream: str

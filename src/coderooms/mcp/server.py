@@ -503,6 +503,7 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
         **settings,  # type: ignore[arg-type]
     )
     server._lowlevel_server.middleware.append(_bounded_echo)
+    server._lowlevel_server.middleware.append(_readable_refusals)
     return server
 
 
@@ -540,3 +541,29 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     if json.dumps(expanded).find(LOCAL_DEFS) != -1:
         return schema  # recursion: keep the definitions the references need
     return expanded
+
+
+NOT_INITIALIZED = (
+    "the session is not initialized: send initialize, then notifications/initialized, "
+    "before any other request"
+)
+
+
+async def _readable_refusals(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """The SDK refuses a request before the handshake, and a request whose parameters
+    fail the protocol's schema, with the same bare "Invalid request parameters": each is
+    said here (the failing fields and what is wrong with them, never their values)."""
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'params'}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+        )
+        message = f"Invalid params for {ctx.method}: {problems}"
+        raise MCPError(INVALID_PARAMS, echoed(message)) from None
+    except MCPError as exc:
+        if exc.code == INVALID_PARAMS and exc.message == "Invalid request parameters":
+            if not exc.data:  # the SDK's handshake gate (its validation failures come here raw)
+                raise MCPError(INVALID_PARAMS, NOT_INITIALIZED) from None
+        raise
