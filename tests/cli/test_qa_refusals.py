@@ -115,3 +115,11 @@ def test_focus_in_a_subdirectory_works_on_the_whole_repository(
     assert not (sub / ".coderooms").exists()
     assert invoke("seek", "helper", "--repo", ".").exit_code == 0  # an explicit --repo wins
     assert (sub / ".coderooms" / "index.db").is_file()
+
+
+def test_a_file_name_with_a_line_break_is_listed_on_one_line(repo: Path) -> None:
+    (repo / "new\nline.py").write_text("def wrapped_name():\n    return 1\n")
+    result = invoke("focus", "wrapped_name", "--no-context")
+    assert result.exit_code == 0, result.stderr
+    listed = [line for line in result.stdout.splitlines() if "line.py" in line]
+    assert listed and all("new\\nline.py" in line for line in listed)

@@ -94,6 +94,15 @@ def repository_root(start: str) -> str:
         probe = parent
 
 
+def _shown(name: str) -> str:
+    """A node id or path as one line of text: a line break or another control character
+    in a file's name (git allows them) is written as its escape, so it cannot break the
+    line it is listed on."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in name)
+
+
 def _clip(text: str, width: int = WHY_CHARS) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -104,14 +113,14 @@ def _print_focus(data: dict[str, Any], show_context: bool) -> None:
     for item in data["focus_set"]:
         click.echo(
             f"  {item['salience']:.4f} {item['tokens']:>6} tok  {item['render']:<8} "
-            f"{item['id']}:{item['start_line']}-{item['end_line']}"
+            f"{_shown(item['id'])}:{item['start_line']}-{item['end_line']}"
         )
         click.echo(f"        why: {_clip(item['why'])}")
     ignored = data["ignored"]
     click.echo(f"ignored: {len(ignored)}")
     for entry in ignored[:IGNORED_SHOWN]:
-        detail = f" ({entry['detail']})" if entry.get("detail") else ""
-        click.echo(f"  {entry['salience']:.4f} {entry['why']:<14} {entry['what']}{detail}")
+        detail = f" ({_shown(entry['detail'])})" if entry.get("detail") else ""
+        click.echo(f"  {entry['salience']:.4f} {entry['why']:<14} {_shown(entry['what'])}{detail}")
     if len(ignored) > IGNORED_SHOWN:
         click.echo(f"  … {len(ignored) - IGNORED_SHOWN} more (see --json)")
     verdict = data["sufficiency"]
@@ -352,7 +361,7 @@ def seek(query: str, repo: str | None, limit: int, as_json: bool) -> None:
         return
     for item in data["results"]:
         click.echo(
-            f"  {item['salience']:.4f}  {item['id']}:{item['start_line']}-{item['end_line']}"
+            f"  {item['salience']:.4f}  {_shown(item['id'])}:{item['start_line']}-{item['end_line']}"
         )
         click.echo(f"          why: {_clip(item['why'])}")
     click.echo(f"ignored: {len(data['ignored'])} more above the relevance floor")
@@ -400,11 +409,11 @@ def impact(target: str, repo: str | None, depth: int, as_json: bool) -> None:
         f" ({len(data['impacted']) - by_name} resolved, {by_name} by name only)"
     )
     for item in data["impacted"]:
-        click.echo(f"  {item['distance']}  {item['id']}  ({item['why']}, {item['edge']})")
+        click.echo(f"  {item['distance']}  {_shown(item['id'])}  ({item['why']}, {item['edge']})")
     if data["ignored"]:
         click.echo(f"ignored: {len(data['ignored'])}")
         for entry in data["ignored"][:IGNORED_SHOWN]:
-            click.echo(f"  {entry['why']:<13} {entry['what']}")
+            click.echo(f"  {entry['why']:<13} {_shown(entry['what'])}")
 
 
 @click.group()
