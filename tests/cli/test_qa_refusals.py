@@ -123,3 +123,22 @@ def test_a_file_name_with_a_line_break_is_listed_on_one_line(repo: Path) -> None
     assert result.exit_code == 0, result.stderr
     listed = [line for line in result.stdout.splitlines() if "line.py" in line]
     assert listed and all("new\\nline.py" in line for line in listed)
+
+
+def test_making_a_name_another_already_has_warns_that_mentions_of_it_reach_nobody(
+    tmp_path: Path,
+) -> None:
+    # aliases may collide (SEMANTICS.md), but @coder then silently woke no one
+    db = str(tmp_path / "rooms.db")
+    assert invoke("--db", db, "init").exit_code == 0
+    assert invoke("--db", db, "agent", "add", "coder").stderr == ""
+    desk = invoke("--db", db, "desk", "create", "coder")
+    assert desk.exit_code == 0 and desk.stdout == "created desk coder (coder)\n"
+    assert desk.stderr == (
+        "warning: @coder now names agent coder and desk coder: a mention of @coder reaches "
+        "none of them (rename one, or mention them by another name)\n"
+    )
+    assert "@everyone now names agent everyone and everyone" in (
+        invoke("--db", db, "agent", "add", "everyone").stderr
+    )
+    assert invoke("--db", db, "person", "add", "ada", "--label", "Ada").stderr == ""

@@ -16,6 +16,7 @@ from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import initialize_session_with_context
 from coderooms.rooms.desks import Desk, DeskSet
+from coderooms.rooms.mentions import AgentTarget, DeskTarget, MentionTarget, PersonTarget
 from coderooms.rooms.records import MAX_WINDOW, SESSION_WINDOW, Agent, Conversation, SessionQuery
 from coderooms.rooms.wire import to_wire
 from coderooms.store import (
@@ -37,6 +38,34 @@ def register(group: click.Group) -> None:
     """Attach every room command to ``group``."""
     for command in (init, agent, person, desk, post, read):
         group.add_command(command)
+
+
+def _warn_shared_aliases(store: Store, made: MentionTarget) -> None:
+    """Say on stderr when what was just made shares a mention alias with something else:
+    a mention of that alias then names nobody (aliases may collide: not refused)."""
+    from coderooms.rooms.mentions import shared_aliases
+
+    async def clashes() -> list[tuple[str, list[MentionTarget]]]:
+        found = shared_aliases(await store.roster(), await store.desks())
+        return [(alias, targets) for alias, targets in found if made in targets]
+
+    for alias, targets in run(clashes()):
+        named = " and ".join(_target_words(target) for target in targets)
+        click.echo(
+            f"warning: @{alias} now names {named}: a mention of @{alias} reaches none of "
+            "them (rename one, or mention them by another name)",
+            err=True,
+        )
+
+
+def _target_words(target: MentionTarget) -> str:
+    if isinstance(target, AgentTarget):
+        return f"agent {target.id}"
+    if isinstance(target, PersonTarget):
+        return f"person {target.id}"
+    if isinstance(target, DeskTarget):
+        return f"desk {target.id}"
+    return "everyone"
 
 
 @click.command()
@@ -61,8 +90,10 @@ def agent() -> None:
 @click.pass_context
 def agent_add(ctx: click.Context, agent_id: str, name: str | None) -> None:
     """Add agent ID to the roster."""
-    member = run(store_of(ctx).add_agent(agent_id, name))
+    store = store_of(ctx)
+    member = run(store.add_agent(agent_id, name))
     click.echo(f"added agent @{member.id} ({member.label})")
+    _warn_shared_aliases(store, AgentTarget(member.id))
 
 
 @agent.command("retire")
@@ -110,8 +141,10 @@ def person() -> None:
 @click.pass_context
 def person_add(ctx: click.Context, person_id: str, label: str) -> None:
     """Add person ID to the roster."""
-    added = run(store_of(ctx).add_person(person_id, label))
+    store = store_of(ctx)
+    added = run(store.add_person(person_id, label))
     click.echo(f"added person {added.id} ({added.label})")
+    _warn_shared_aliases(store, PersonTarget(added.id))
 
 
 @person.command("list")
@@ -147,8 +180,10 @@ def desk_create(
     ctx: click.Context, desk_id: str, name: str | None, description: str | None
 ) -> None:
     """Create desk ID."""
-    created = run(store_of(ctx).create_desk(desk_id, name, description))
+    store = store_of(ctx)
+    created = run(store.create_desk(desk_id, name, description))
     click.echo(f"created desk {created.id} ({created.name})")
+    _warn_shared_aliases(store, DeskTarget(created.id))
 
 
 @desk.command("add")

@@ -220,6 +220,18 @@ def _aliases(roster: Roster, desks: DeskSet) -> dict[str, list[_Alias]]:
     return table
 
 
+def shared_aliases(roster: Roster, desks: DeskSet) -> list[tuple[str, list[MentionTarget]]]:
+    """Each alias (lower-cased) that names more than one target, with those targets in
+    the order the aliases are made: an ``@alias`` names nobody, so a mention of it wakes
+    no one. (Aliases may collide; a host can say so when it makes one that does.)"""
+    out: list[tuple[str, list[MentionTarget]]] = []
+    for alias, entries in sorted(_aliases(roster, desks).items()):
+        targets = list(dict.fromkeys(entry.target for entry in entries))
+        if len(targets) > 1:
+            out.append((alias, targets))
+    return out
+
+
 def _valid_alias(alias: str) -> bool:
     return bool(alias) and _starts_alias(alias[0]) and not any(map(_closes_alias, alias[1:]))
 
