@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fixture_repo import make_engine, shop_engine
 
-from coderooms.focus.errors import BlankGoal, InvalidLimit, UnknownTarget
+from coderooms.focus.errors import BlankGoal, GoalNotText, InvalidLimit, UnknownTarget
 from coderooms.focus.sufficiency import knee
 
 ENGINE = shop_engine()
@@ -19,6 +19,19 @@ def test_a_blank_goal_or_query_is_refused_saying_what_to_give(goal: str) -> None
         ENGINE.focus(goal, budget=500)
     with pytest.raises(BlankGoal, match="the query is blank"):
         ENGINE.seek(goal)
+
+
+@pytest.mark.parametrize("goal", [None, b"bytes", 42])
+def test_a_goal_that_is_not_text_is_a_typed_error_in_the_library(goal: object) -> None:
+    from coderooms.skimmer import skim
+
+    kind = type(goal).__name__
+    with pytest.raises(GoalNotText, match=f"the goal must be text \\(a str\\), not {kind}"):
+        ENGINE.focus(goal, budget=500)  # type: ignore[arg-type]
+    with pytest.raises(GoalNotText, match="the query must be text"):
+        ENGINE.seek(goal)  # type: ignore[arg-type]
+    with pytest.raises(GoalNotText, match="the text to skim must be text"):
+        skim(goal, "retry")  # type: ignore[arg-type]
 
 
 def test_an_unrelated_goal_is_gathering_and_says_why() -> None:

@@ -14,6 +14,7 @@
         ├── TargetTooLong              an impact target over MAX_TARGET_CHARS
         ├── GoalTooLong                a focus goal or seek query over MAX_GOAL_CHARS
         ├── BlankGoal                  a focus goal or seek query with nothing but spaces
+        ├── GoalNotText                a goal, query or skimmed text that is not a string
         ├── UnknownSignal              an ablation naming no ranking signal or edge kind
         └── WorkingSetError            a working-set request that cannot run
             ├── UnknownSession         a session that has made no focus call yet
@@ -46,6 +47,7 @@ __all__ = [
     "AbsolutePathTarget",
     "GoalTooLong",
     "BlankGoal",
+    "GoalNotText",
     "UnknownSignal",
     "WorkingSetError",
     "UnknownSession",
@@ -135,6 +137,11 @@ class BlankGoal(FocusError):
         "the {what} is blank; say what you are after in a sentence, or name a file, a "
         "symbol or an error message"
     )
+
+
+class GoalNotText(FocusError):
+    fields = ("what", "kind")
+    template = "the {what} must be text (a str), not {kind}"
 
 
 class UnknownSignal(FocusError):

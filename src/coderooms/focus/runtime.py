@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from coderooms.focus.errors import (
     BlankGoal,
+    GoalNotText,
     GoalTooLong,
     InvalidBudget,
     InvalidLimit,
@@ -73,6 +74,8 @@ class SourceReader(Protocol):
 def checked_goal(what: str, goal: str) -> str:
     """The goal as ranked: refused when blank or too long; a character no text can hold
     (a lone surrogate, from bytes that were not UTF-8) becomes U+FFFD."""
+    if not isinstance(goal, str):  # a library caller's None or bytes: typed, not AttributeError
+        raise GoalNotText(what, type(goal).__name__)
     if len(goal) > MAX_GOAL_CHARS:
         raise GoalTooLong(what, len(goal), MAX_GOAL_CHARS)
     if not goal.strip():
