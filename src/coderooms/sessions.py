@@ -58,8 +58,8 @@ __all__ = [
 FocusMode = Literal["set", "check", "status", "pin", "unpin", "drop", "reset"]
 MODES: tuple[FocusMode, ...] = ("set", "check", "status", "pin", "unpin", "drop", "reset")
 SESSION_MODES = frozenset({"status", "pin", "unpin", "drop", "reset"})
-NODE_MODES = frozenset({"pin", "unpin", "drop"})  # the modes a node argument is for
 """Modes that act on a working set, so need a session."""
+NODE_MODES = frozenset({"pin", "unpin", "drop"})  # the modes a node argument is for
 
 T = TypeVar("T")
 

@@ -242,9 +242,9 @@ def _page(
 
 
 IDENTIFIER_MAX_CHARS = 64
+"""The longest agent, person or desk id a store accepts."""
 NAME_MAX_CHARS = 120  # an agent's name, a person's label, a desk's name
 DESCRIPTION_MAX_CHARS = 1_000  # a desk's description
-"""The longest agent, person or desk id a store accepts."""
 IDENTIFIER_SHOWN_CHARS = 40
 """How much of a refused id its error message repeats."""
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")

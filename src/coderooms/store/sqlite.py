@@ -82,11 +82,11 @@ __all__ = [
 FOREIGN_DATABASE = "it is a SQLite database of another application"
 """Why a SQLite file that coderooms did not make is refused (before anything is written)."""
 BUSY_TIMEOUT_MS = 10_000
-# A write that waits for another process's lock on a worker thread waits in slices of
-# this length, so that closing the store (Ctrl-C) stops the wait at the end of a slice
-# instead of closing the connection under it, which crashes the process.
-WAIT_SLICE_MS = 50
 """How long a writer waits for another process's write lock before giving up."""
+WAIT_SLICE_MS = 50
+"""A write waiting for another process's lock on a worker thread waits in slices of this
+length, so that closing the store (Ctrl-C) stops the wait at the end of a slice instead
+of closing the connection under it, which crashes the process."""
 
 _BUSY = object()  # a write that would have to wait for another process's lock
 
