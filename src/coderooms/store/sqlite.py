@@ -515,17 +515,9 @@ class SQLiteStore(SqlStore):
             return _BUSY
         try:
             with self._guard():
-                db = self._db
-                db.execute("PRAGMA busy_timeout = 0")
-                try:
-                    db.execute("BEGIN IMMEDIATE")
-                except sqlite3.OperationalError as err:
-                    if err.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
-                        return _BUSY  # another process writes: wait for it on a thread
-                    raise
-                finally:
-                    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                return _committed(db, work)
+                if not self._began(0):
+                    return _BUSY  # another process writes: wait for it on a thread
+                return _committed(self._db, work)
         finally:
             self._write_lock.release()
 
@@ -539,23 +531,29 @@ class SQLiteStore(SqlStore):
         """Begin a write transaction, waiting up to :data:`BUSY_TIMEOUT_MS` for another
         process's write lock, in slices of :data:`WAIT_SLICE_MS` between which a store
         being closed stops waiting (SQLite's own wait cannot be interrupted)."""
-        db = self._db
-        if self._reader is db:  # in memory: no other process, nothing to wait for
-            db.execute("BEGIN IMMEDIATE")
+        if self._reader is self._db:  # in memory: no other process, nothing to wait for
+            self._db.execute("BEGIN IMMEDIATE")
             return
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        db.execute(f"PRAGMA busy_timeout = {WAIT_SLICE_MS}")
+        while not self._began(WAIT_SLICE_MS):
+            if self._closing or time.monotonic() >= deadline:
+                raise StoreBusy(self.path, BUSY_TIMEOUT_MS)
+
+    def _began(self, wait_ms: int) -> bool:
+        """Whether a write transaction began on the write connection, waiting at most
+        ``wait_ms`` for another process's lock (False: it still holds it). SQLite's own
+        wait is set for this attempt only, then put back to :data:`BUSY_TIMEOUT_MS`."""
+        db = self._db
+        db.execute(f"PRAGMA busy_timeout = {wait_ms}")
         try:
-            while True:
-                try:
-                    db.execute("BEGIN IMMEDIATE")
-                    return
-                except sqlite3.OperationalError as err:
-                    busy = err.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
-                    if not busy or self._closing or time.monotonic() >= deadline:
-                        raise
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as err:
+            if err.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
+                return False
+            raise
         finally:
             db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return True
 
     def _append_row(self, db: Db, row: tuple[Any, ...]) -> Sequence:
         # the rowid: one past the largest, under SQLite's one write lock
