@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from coderooms.errors import CoderoomsError, InvalidBound
+from coderooms.errors import CoderoomsError, InvalidBound, echoed
 from coderooms.rooms.chat import is_general_chat
 from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
 from coderooms.rooms.pins import named_pin_targets
@@ -271,14 +271,17 @@ def _check_pin_targets(db: Db, content: str, desk: Desk) -> None:
     keys = conversation_keys(desk.id, desk.name)
     for word, target in named_pin_targets(content):
         if target is None:
-            raise InvalidPinTarget(word[:40])
-        found = (
-            db.execute("SELECT chat_key FROM messages WHERE sequence = ?", (target,)).fetchone()
-            if target <= MAX_SEQUENCE
-            else None
-        )
-        if found is None or found[0] not in keys:
+            raise InvalidPinTarget(echoed(word))
+        if _chat_key_of(db, target) not in keys:  # none: no such message
             raise PinTargetNotInDesk(target, desk.id)
+
+
+def _chat_key_of(db: Db, sequence: int) -> str | None:
+    """The conversation key of message ``sequence``, None when there is none."""
+    if not 0 <= sequence <= MAX_SEQUENCE:
+        return None
+    row = db.execute("SELECT chat_key FROM messages WHERE sequence = ?", (sequence,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def _require_one_line(what: str, value: str | None, limit: int = NAME_MAX_CHARS) -> None:
@@ -586,16 +589,10 @@ class SqlStore(Store):
             target = desks.resolve(desk)
             chat_id = None if target.is_general else target.id
             if parent is not None:
-                found = (
-                    db.execute(
-                        "SELECT chat_key FROM messages WHERE sequence = ?", (parent,)
-                    ).fetchone()
-                    if 0 <= parent <= MAX_SEQUENCE
-                    else None
-                )
-                if found is None:
+                key = _chat_key_of(db, parent)
+                if key is None:
                     raise UnknownParent(parent)
-                if found[0] not in conversation_keys(target.id, target.name):
+                if key not in conversation_keys(target.id, target.name):
                     raise ParentInOtherDesk(parent, target.id)
             _check_pin_targets(db, content, target)
             ref = self._author_ref(db, stored)
