@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +24,7 @@ from mcp_repo import write_fixture_repo
 
 from coderooms.cli import main
 from coderooms.cli.app import Terminated
+from coderooms.cli.mcp_cmds import GRACEFUL_SHUTDOWN_S
 from coderooms.mcp.tokens import TokenBook
 from coderooms.store import open_store
 from coderooms.workspace import Workspace
@@ -147,6 +150,50 @@ def test_a_stop_while_serving_is_quiet_and_succeeds(tmp_path: Path, signum: int)
     assert out == ""
     with pytest.raises(httpx2.TransportError):  # it stopped listening
         httpx2.get(url, timeout=CALL_TIMEOUT_S)
+
+
+def test_a_stop_answers_a_post_waiting_for_the_lock_at_once_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = write_fixture_repo(tmp_path / "repo")
+    path = tmp_path / "rooms.db"
+    db = f"sqlite:///{path}"
+    process, url, banner = _start(db, repo, "zed")
+    other = sqlite3.connect(path, isolation_level=None)  # another process's writer
+    answer: dict[str, object] = {}
+    try:
+        token = banner.split("Bearer ", 1)[1].split('"', 1)[0]
+        with Sessions({"zed": lambda: _http(url, token)}) as sessions:
+            ok(sessions.call("zed", "room_post", {"content": "before the stop"}))
+            other.execute("BEGIN IMMEDIATE")
+
+            def post() -> None:
+                answer["result"] = sessions.call("zed", "room_post", {"content": "waits"})
+
+            waiting = threading.Thread(target=post)
+            waiting.start()
+            time.sleep(1.0)  # the post is waiting for the lock (it waits up to 10 s)
+            assert "result" not in answer
+            started = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=STOP_TIMEOUT_S)
+            stopped_in = time.monotonic() - started
+            waiting.join(CALL_TIMEOUT_S)
+    finally:
+        other.close()  # a transaction still open is rolled back
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    # it did not wait out the graceful shutdown, nor the store's lock timeout
+    assert stopped_in < GRACEFUL_SHUTDOWN_S, stopped_in
+    result = answer["result"]
+    assert result.is_error  # type: ignore[attr-defined]
+    assert result.structured_content["error"]["type"] == "StoreStopping"  # type: ignore[attr-defined]
+    assert err.endswith("added agent @zed to the roster\n"), err  # no traceback
+    with open_store(db) as store:
+        page = asyncio.run(store.read_before(None, 10))
+    assert [m.content for m in page.messages] == ["before the stop"]
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
 from coderooms.store import (
     IdempotencyKeyReused,
     InvalidIdempotencyKey,
+    StoreStopping,
     StoreUnavailable,
     open_store,
 )
@@ -22,6 +26,10 @@ from store_kinds import StoreMaker
 
 WRITERS = 4
 POSTS_EACH = 150
+SETTLE_S = 0.5
+"""How long a post is left waiting for a held lock before it is told to stop waiting."""
+PROMPT_S = 3.0
+"""A generous bound on a write that must give up at once (it takes a slice of 50 ms)."""
 
 
 async def staffed(store: Store) -> Store:
@@ -185,3 +193,51 @@ async def test_a_post_says_whether_it_is_a_replay_of_an_earlier_one(new_store: S
     assert other == (first, True)
     unkeyed = await store.post_or_replay("agent:ada", "ship", desk="eng")
     assert unkeyed[1] is False and unkeyed[0].sequence == first.sequence + 1
+
+
+@contextmanager
+def write_lock_held(new_store: StoreMaker, store: Store) -> Iterator[None]:
+    """Another process's writer holding the store's write lock."""
+    url = new_store.url(store)
+    if new_store.kind == "sqlite":
+        other = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        return
+    import psycopg
+
+    from coderooms.store.postgres import WRITE_LOCK_KEY
+
+    with psycopg.connect(url, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", (WRITE_LOCK_KEY,))
+        try:
+            yield
+        finally:
+            other.execute("SELECT pg_advisory_unlock(%s)", (WRITE_LOCK_KEY,))
+
+
+async def test_a_write_waiting_for_the_lock_gives_up_when_told_to_stop_waiting(
+    new_store: StoreMaker,
+) -> None:
+    store = await staffed(new_store())
+    newest = (await store.post("agent:ada", "before", desk="eng")).sequence
+    with write_lock_held(new_store, store):
+        waiting = asyncio.create_task(store.post("agent:ada", "waits", desk="eng"))
+        await asyncio.sleep(SETTLE_S)
+        assert not waiting.done()  # it waits for the lock
+        started = time.monotonic()
+        await asyncio.to_thread(store.stop_waiting)  # PostgreSQL: cancels on the server
+        with pytest.raises(StoreStopping, match="nothing written"):
+            await asyncio.wait_for(waiting, PROMPT_S)
+        assert time.monotonic() - started < PROMPT_S
+        # from then on, a write that finds the lock taken does not wait at all
+        with pytest.raises(StoreStopping):
+            await asyncio.wait_for(store.post("agent:ada", "later", desk="eng"), PROMPT_S)
+    assert await store.last_sequence() == newest  # neither was written
+    # one that finds the lock free still writes
+    posted = await store.post("agent:ada", "after", desk="eng")
+    assert posted.sequence == newest + 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import signal
 import socket
 import sys
@@ -310,9 +311,12 @@ def up_command(
     service = RoomService(store, lambda: workspace, _dispatch(dispatch_hops))
     _, fast = http_mcp_app(service, book, store, base)
     from coderooms.mcp.bearer import bearer_only
+    from coderooms.mcp.stopping import CutShortLog, answering_when_cut_short
     from coderooms.web import build_web_app, route_by_path
 
-    app = route_by_path(bearer_only(fast), build_web_app(service, book), MCP_PATH)
+    app = answering_when_cut_short(
+        route_by_path(bearer_only(fast), build_web_app(service, book), MCP_PATH), MCP_PATH
+    )
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
     click.echo(
@@ -336,8 +340,9 @@ def up_command(
         http=CoalescingHttpProtocol,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
+    logging.getLogger("uvicorn.error").addFilter(CutShortLog(GRACEFUL_SHUTDOWN_S))
     anyio.run(
-        _quiet_stop_server(uvicorn.Server)(config).serve,
+        _quiet_stop_server(uvicorn.Server, store.stop_waiting)(config).serve,
         [sock],
         backend_options=event_loop_options(),
     )
@@ -421,14 +426,22 @@ def event_loop_options() -> dict[str, bool]:
     return {"use_uvloop": importlib.util.find_spec("uvloop") is not None}
 
 
-def _quiet_stop_server(base: type[Any]) -> type[Any]:
+def _quiet_stop_server(base: type[Any], stop_waiting: Callable[[], None]) -> type[Any]:
     """``uvicorn.Server`` whose stop on SIGINT/SIGTERM is the end of the command.
 
     uvicorn shuts down gracefully on either signal, then raises the signal again so
     the default action follows (a KeyboardInterrupt, or death by SIGTERM). For ``up``
-    a requested stop is a success: after the graceful shutdown it returns normally."""
+    a requested stop is a success: after the graceful shutdown it returns normally.
+    The first stop also calls ``stop_waiting`` (the store's), so a write waiting for
+    another writer's lock answers at once instead of holding the stop up."""
+    from coderooms.mcp.stopping import stop_waiting_soon
 
     class QuietStopServer(base):  # type: ignore[misc, valid-type]
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.should_exit:
+                stop_waiting_soon(stop_waiting)
+            super().handle_exit(sig, frame)
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             if threading.current_thread() is not threading.main_thread():

@@ -311,6 +311,12 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def stop_waiting(self) -> None:  # noqa: B027 (a store that never waits has nothing to do)
+        """Make every write now waiting for another writer's lock give up with
+        :class:`~coderooms.store.errors.StoreStopping`, writing nothing, instead of
+        waiting out its timeout: for a server that has been told to stop. A store whose
+        writes never wait (one in memory) has nothing to stop. Safe from any thread."""
+
     def __enter__(self) -> Store:
         return self
 

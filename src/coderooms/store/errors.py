@@ -35,6 +35,8 @@
         ├── InvalidIdempotencyKey      a post's idempotency key that is blank or too long
         ├── IdempotencyKeyReused       a key that already wrote a different message
         ├── StoreBusy                  other writers held the database past the timeout
+        ├── StoreStopping              a write waiting for the lock when the store was told
+        │                              to stop (a server shutting down): nothing written
         ├── StoreUnavailable           the database server cannot be reached (or the
         │                              connection dropped mid-call)
         └── NoWorkingSets              a store kind that keeps no focus working sets
@@ -74,6 +76,7 @@ __all__ = [
     "ReadOnlyStore",
     "RetiredAuthor",
     "StoreBusy",
+    "StoreStopping",
     "NoWorkingSets",
     "StoreError",
     "StoreLocation",
@@ -323,6 +326,18 @@ class ImportOrderError(StoreError):
 class StoreBusy(StoreError):
     fields = ("path", "timeout_ms")
     template = "{path} stayed locked by other writers for {timeout_ms} ms; try again"
+
+
+class StoreStopping(StoreError):
+    """A write still waiting for another writer's lock when its process began to stop
+    (``up`` on Ctrl-C, a store being closed): it gave up, and wrote nothing."""
+
+    fields = ("location",)
+    template = (
+        "the server is stopping: this write was still waiting for another writer's lock "
+        "on {location} and was given up, with nothing written; send it again once the "
+        "server is back"
+    )
 
 
 class InvalidIdempotencyKey(StoreError):

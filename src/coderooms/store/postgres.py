@@ -58,6 +58,7 @@ from coderooms.store.errors import (
     StoreBusy,
     StoreError,
     StoreNotFound,
+    StoreStopping,
     StoreUnavailable,
 )
 from coderooms.store.sql import (
@@ -75,6 +76,7 @@ from coderooms.store.sql import (
 from coderooms.store.worksets import WORKSET_STAMP_POSTGRES, WORKSET_TABLES
 
 __all__ = [
+    "CANCEL_TIMEOUT_S",
     "CONNECT_TIMEOUT_S",
     "LOCK_TIMEOUT_MS",
     "MIGRATIONS",
@@ -100,6 +102,8 @@ STATEMENT_TIMEOUT_MS = 30_000
 """The longest one statement may run (a runaway query is cancelled, not waited on)."""
 LOCK_TIMEOUT_MS = 10_000
 """How long a writer waits for the write lock before :class:`StoreBusy`."""
+CANCEL_TIMEOUT_S = 2.0
+"""How long :meth:`PostgresStore.stop_waiting` gives the server to take each cancel."""
 READ_ATTEMPTS = 3
 """How many times a read is tried when the connection drops or the server restarts."""
 RETRY_PAUSE_S = 0.2
@@ -333,6 +337,9 @@ class PostgresStore(SqlStore):
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
         self._write_lock = threading.Lock()
+        self._stopping = threading.Event()  # stop_waiting() was called
+        self._lock_waiters: set[psycopg.Connection[Any]] = set()  # waiting for WRITE_LOCK_KEY
+        self._waiting_guard = threading.Lock()
         options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout={LOCK_TIMEOUT_MS}"
         given = _url_options(url)
         if given:  # the URL's own (a search_path, say) come first; ours are the bounds
@@ -389,6 +396,35 @@ class PostgresStore(SqlStore):
         if self._listener is not None:
             self._listener.join(LISTEN_WAKE_S * 2)
 
+    def stop_waiting(self) -> None:
+        """From now on a write waiting for :data:`WRITE_LOCK_KEY` gives up at once, as
+        :class:`StoreStopping`, its transaction rolled back: the ones waiting now are
+        cancelled on the server; later ones that find the lock taken do not wait. One
+        that finds it free still writes."""
+        self._stopping.set()
+        with self._waiting_guard:  # a writer leaves the set only once its cancel is sent
+            for connection in self._lock_waiters:
+                with contextlib.suppress(psycopg.Error):
+                    connection.cancel_safe(timeout=CANCEL_TIMEOUT_S)
+
+    def _take_write_lock(self, connection: psycopg.Connection[Any]) -> None:
+        """Wait for :data:`WRITE_LOCK_KEY` in the open transaction, unless the store has
+        been told to stop waiting (:meth:`stop_waiting`)."""
+        with self._waiting_guard:
+            self._lock_waiters.add(connection)
+        try:
+            if not self._stopping.is_set():
+                connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+                return
+            taken = connection.execute(
+                "SELECT pg_try_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,)
+            ).fetchone()
+            if not (taken and taken[0]):
+                raise StoreStopping(self.location)
+        finally:
+            with self._waiting_guard:
+                self._lock_waiters.discard(connection)
+
     # --- transport ------------------------------------------------------------------------
 
     def _failure(self, err: psycopg.Error) -> StoreError:
@@ -442,10 +478,12 @@ class PostgresStore(SqlStore):
             try:
                 with self._write_lock, self._pool.connection() as connection:
                     with connection.transaction():
-                        connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+                        self._take_write_lock(connection)
                         wrote = True
                         return work(_PgDb(connection))
             except (psycopg.Error, PoolTimeout) as err:
+                if isinstance(err, psycopg.errors.QueryCanceled) and self._stopping.is_set():
+                    raise StoreStopping(self.location) from None  # rolled back: none written
                 safe = not wrote or idempotent
                 if not (safe and self._retryable(err)) or attempt == READ_ATTEMPTS - 1:
                     if isinstance(err, PoolTimeout):

@@ -57,6 +57,7 @@ from coderooms.store.errors import (
     StoreBusy,
     StoreError,
     StoreLocation,
+    StoreStopping,
 )
 from coderooms.store.sql import (
     CODE_PIN_TABLE,
@@ -352,6 +353,7 @@ class SQLiteStore(SqlStore):
         self._init_caches()
         self._write_lock = threading.Lock()
         self._closing = False  # close() was called: a write waiting for the lock gives up
+        self._stopping = False  # stop_waiting() was called: the same, the store stays open
         memory = self.path == ":memory:"
         if not memory:
             self._make_directory()
@@ -480,6 +482,12 @@ class SQLiteStore(SqlStore):
                 self._reader.close()
             self._db.close()
 
+    def stop_waiting(self) -> None:
+        """From now on a write that has to wait for another process's lock gives up
+        within :data:`WAIT_SLICE_MS`, as :class:`StoreStopping`, writing nothing: for a
+        process on its way out. One that finds the lock free still writes."""
+        self._stopping = True
+
     @contextmanager
     def _guard(self) -> Iterator[None]:
         """Turn SQLite failures into store errors a person can act on. Text that reached
@@ -530,13 +538,16 @@ class SQLiteStore(SqlStore):
     def _begin_waiting(self) -> None:
         """Begin a write transaction, waiting up to :data:`BUSY_TIMEOUT_MS` for another
         process's write lock, in slices of :data:`WAIT_SLICE_MS` between which a store
-        being closed stops waiting (SQLite's own wait cannot be interrupted)."""
+        being closed or told to stop waiting gives up (SQLite's own wait cannot be
+        interrupted)."""
         if self._reader is self._db:  # in memory: no other process, nothing to wait for
             self._db.execute("BEGIN IMMEDIATE")
             return
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         while not self._began(WAIT_SLICE_MS):
-            if self._closing or time.monotonic() >= deadline:
+            if self._closing or self._stopping:
+                raise StoreStopping(self.path)
+            if time.monotonic() >= deadline:
                 raise StoreBusy(self.path, BUSY_TIMEOUT_MS)
 
     def _began(self, wait_ms: int) -> bool:
