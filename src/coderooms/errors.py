@@ -4,6 +4,7 @@ Every error the package raises on purpose derives from :class:`CoderoomsError`::
 
     CoderoomsError
     ├── WireError (also ValueError)        a payload that does not decode
+    ├── WrongArgumentType (also TypeError) a library call given a value of the wrong type
     ├── CoreError                          roster and desk snapshots that do not validate
     │   ├── EmptyRosterMemberId, DuplicateRosterMemberId
     │   ├── EmptyPersonId, DuplicatePersonId
@@ -38,6 +39,9 @@ __all__ = [
     "echoed",
     "CoderoomsError",
     "WireError",
+    "WrongArgumentType",
+    "require_int",
+    "require_str",
     "HostError",
     "CoreError",
     "EmptyRosterMemberId",
@@ -118,6 +122,29 @@ class CoderoomsError(Exception):
 
 class WireError(CoderoomsError, ValueError):
     """A payload that does not decode: a missing field, a wrong type, an unknown tag."""
+
+
+class WrongArgumentType(CoderoomsError, TypeError):
+    """A library call given a value of the wrong type (``add_agent(None)``, a message
+    number as text): named, with the type it got, before anything is done."""
+
+    fields = ("what", "expected", "kind")
+    template = "{what} must be {expected}, not {kind}"
+
+
+def require_str(what: str, value: object, *, optional: bool = False) -> None:
+    """Refuse ``value`` unless it is a ``str`` (or None, when ``optional``)."""
+    if isinstance(value, str) or (optional and value is None):
+        return
+    raise WrongArgumentType(what, "text (a str)", type(value).__name__)
+
+
+def require_int(what: str, value: object, *, optional: bool = False) -> None:
+    """Refuse ``value`` unless it is an ``int`` and not a bool (or None, when
+    ``optional``)."""
+    if (isinstance(value, int) and not isinstance(value, bool)) or (optional and value is None):
+        return
+    raise WrongArgumentType(what, "a whole number (an int)", type(value).__name__)
 
 
 class HostError(CoderoomsError):

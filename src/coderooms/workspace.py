@@ -28,6 +28,7 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from coderooms.datadir import make_dirs, replaced_whole
+from coderooms.errors import WrongArgumentType, require_str
 from coderooms.focus.graph import (
     CodeEdge,
     CodeGraph,
@@ -187,6 +188,8 @@ class Workspace:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Workspace:
+        if not isinstance(path, str | bytes | os.PathLike):
+            raise WrongArgumentType("the repository path", "a str or a path", type(path).__name__)
         root = os.path.abspath(os.fsdecode(path))
         try:
             root.encode("utf-8")  # stored as text in index.db
@@ -854,6 +857,7 @@ class Workspace:
         return text
 
     def impact(self, target: str, depth: int = 2) -> ImpactResult:
+        require_str("the impact target", target)
         self.refresh()
         if os.path.isabs(target):  # a path inside the repository, as its index names it
             target = self.relative(os.path.normpath(target))

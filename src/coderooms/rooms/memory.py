@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 
-from coderooms.errors import InvalidBound, SequenceOrderError
+from coderooms.errors import InvalidBound, SequenceOrderError, require_int
 from coderooms.rooms.records import LogMessage, Sequence, SessionAuthor, SessionPage
 
 __all__ = ["MemoryLog"]
@@ -60,6 +60,8 @@ class MemoryLog:
         return row
 
     async def read_before(self, before: Sequence | None, limit: int) -> SessionPage:
+        require_int("the cursor (before)", before, optional=True)
+        require_int("the limit", limit)
         if limit < 0:
             raise InvalidBound("limit", limit)
         end = len(self._rows) if before is None else bisect_left(self._sequences, before)

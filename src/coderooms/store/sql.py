@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from coderooms.errors import CoderoomsError, InvalidBound, echoed
+from coderooms.errors import (
+    CoderoomsError,
+    InvalidBound,
+    WrongArgumentType,
+    echoed,
+    require_int,
+    require_str,
+)
 from coderooms.rooms.chat import is_general_chat
 from coderooms.rooms.desks import GENERAL_DESK, Desk, DeskMember, DeskOrder, DeskSet
 from coderooms.rooms.pins import named_pin_targets
@@ -303,9 +310,11 @@ _BREAKING = frozenset({"Cc", "Zl", "Zp"})
 def _require_text(what: str, value: str | None) -> None:
     """Refuse text SQLite cannot store as UTF-8 (lone surrogates: undecodable bytes a
     command line carried in, or a JSON ``\\ud800`` escape) with one typed error naming
-    the field. Every write checks its text with this before touching the database."""
+    the field, as is a value that is not text at all. Every write checks its text with
+    this before touching the database."""
     if value is None:
         return
+    require_str(what, value)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -342,7 +351,8 @@ def _same_post(
 
 
 def _check_limit(limit: int) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+    require_int("the limit", limit)
+    if limit < 0:
         raise InvalidBound("limit", limit)
     return min(limit, READ_LIMIT_CAP)
 
@@ -524,6 +534,7 @@ class SqlStore(Store):
 
     def read_before_now(self, before: Sequence | None, limit: int) -> SessionPage:
         """The blocking body of :meth:`read_before`."""
+        require_int("the cursor (before)", before, optional=True)
         limit = _check_limit(limit)
         if limit == 0:
             return SessionPage(())
@@ -537,6 +548,7 @@ class SqlStore(Store):
         return _ConversationView(self, conversation)
 
     async def message(self, sequence: Sequence) -> LogMessage | None:
+        require_int("the message number", sequence)
         if not 0 <= sequence <= MAX_SEQUENCE:
             return None
         rows = self._query(f"SELECT {_COLUMNS} FROM messages WHERE sequence = ?", (sequence,))
@@ -555,6 +567,16 @@ class SqlStore(Store):
         parent: Sequence | None = None,
         idempotency_key: str | None = None,
     ) -> tuple[LogMessage, bool]:
+        require_str("the message content", content)
+        if not isinstance(author, str | Operator | Person | Agent | System):
+            raise WrongArgumentType(
+                "the author",
+                "text (agent:ID, person:ID …) or an author record",
+                type(author).__name__,
+            )
+        require_str("the desk", desk)
+        require_int("the parent", parent, optional=True)
+        require_str("the idempotency key", idempotency_key, optional=True)
         if is_blank(content):
             raise BlankMessage()
         try:
@@ -687,6 +709,8 @@ class SqlStore(Store):
         return found
 
     async def add_agent(self, agent_id: str, name: str | None = None) -> RosterMember:
+        require_str("the agent id", agent_id)
+        require_str("the agent name", name, optional=True)
         if not agent_id.strip():
             raise BlankIdentifier("an agent id")
         _require_identifier("the agent id", agent_id)
@@ -705,6 +729,7 @@ class SqlStore(Store):
         return member
 
     async def retire_agent(self, agent_id: str) -> None:
+        require_str("the agent id", agent_id)
         _require_text("the agent id", agent_id)
 
         def retire(db: Db) -> None:
@@ -717,6 +742,8 @@ class SqlStore(Store):
         await self._writing(retire)
 
     async def add_person(self, person_id: str, label: str) -> RosterPerson:
+        require_str("the person id", person_id)
+        require_str("the person's label", label)
         if not person_id.strip():
             raise BlankIdentifier("a person id")
         if not label.strip():
@@ -744,6 +771,9 @@ class SqlStore(Store):
     async def create_desk(
         self, desk_id: str, name: str | None = None, description: str | None = None
     ) -> Desk:
+        require_str("the desk id", desk_id)
+        require_str("the desk name", name, optional=True)
+        require_str("the desk description", description, optional=True)
         if not desk_id.strip():
             raise BlankIdentifier("a desk id")
         if name is not None and not name.strip():
@@ -779,6 +809,8 @@ class SqlStore(Store):
         return desk
 
     async def add_desk_member(self, desk: str, agent_id: str) -> None:
+        require_str("the desk", desk)
+        require_str("the agent id", agent_id)
         _require_text("the desk", desk)
         _require_text("the agent id", agent_id)
 
@@ -806,6 +838,8 @@ class SqlStore(Store):
         await self._writing(add)
 
     async def retire_desk_member(self, desk: str, agent_id: str) -> None:
+        require_str("the desk", desk)
+        require_str("the agent id", agent_id)
         _require_text("the desk", desk)
         _require_text("the agent id", agent_id)
 
@@ -827,9 +861,15 @@ class SqlStore(Store):
         await self._writing(retire)
 
     async def set_desk_order(self, desk: str, ordered: Iterable[str]) -> None:
+        require_str("the desk", desk)
+        if isinstance(ordered, str) or not isinstance(ordered, Iterable):
+            raise WrongArgumentType(
+                "the order", "agent ids (a list of str)", type(ordered).__name__
+            )
         wanted = tuple(ordered)
         _require_text("the desk", desk)
         for agent_id in wanted:
+            require_str("an agent id in the order", agent_id)
             _require_text("an agent id in the order", agent_id)
 
         def store(db: Db) -> None:
