@@ -289,3 +289,59 @@ def test_up_keeps_its_startup_heap_out_of_later_collections() -> None:
     frozen, walked = done.stdout.split()
     assert frozen == "True", done.stderr
     assert float(walked) < 0.05
+
+
+def test_unreadable_requests_are_refused_in_words_a_client_can_act_on(
+    served: tuple[Server, dict[str, str], str],
+) -> None:
+    server, tokens, db = served
+    auth = {"Authorization": f"Bearer {tokens['bob']}"}
+    opened = _initialize(server.url, auth)
+    session = {"mcp-session-id": opened.headers["mcp-session-id"]} | auth
+    version = {"MCP-Protocol-Version": "2025-06-18"}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    httpx2.post(server.url, json=initialized, headers=ACCEPT | session | version)
+
+    def post(body: bytes, headers: dict[str, str]) -> httpx2.Response:
+        return httpx2.post(
+            server.url, content=body, headers=ACCEPT | session | headers, timeout=CALL_TIMEOUT_S
+        )
+
+    def call(content: str, request_id: int) -> bytes:
+        arguments = '{"name":"room_post","arguments":{"content":"' + content + '"}}'
+        return (
+            f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{arguments}}}'
+        ).encode()
+
+    listing = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+    refused = {
+        "an unknown protocol version": (
+            post(listing, {"MCP-Protocol-Version": "1999-01-01"}),
+            None,
+            "unsupported MCP-Protocol-Version '1999-01-01'; this server speaks",
+        ),
+        "a batch": (post(b" [" + listing + b"]", version), None, "a batch (a JSON array"),
+        "a lone surrogate": (
+            post(call("x\\ud800", 3), version),
+            3,
+            "params.arguments.content holds bytes that are not UTF-8 or a lone UTF-16",
+        ),
+        "bytes that are not UTF-8": (
+            post(call("x\xff", 4).replace(b"\xc3\xbf", b"\xff"), version),
+            None,
+            "the body is not UTF-8 (byte 0xff at offset",
+        ),
+    }
+    for case, (response, request_id, words) in refused.items():
+        assert response.status_code == 400, case
+        answer = response.json()
+        assert answer["id"] == request_id, case
+        assert words in answer["error"]["message"], (case, answer)
+        assert "validation error" not in answer["error"]["message"]
+    # surrogates in a pair are text: that post goes through
+    posted = post(call("smile \\ud83d\\ude00", 5), version).json()
+    assert posted["result"]["isError"] is False, posted
+    sequence = posted["result"]["structuredContent"]["sequence"]
+    with open_store(db) as store:
+        newest = asyncio.run(store.read_before(None, 1)).messages[0]
+    assert (newest.sequence, newest.content) == (sequence, "smile \U0001f600")

@@ -312,10 +312,14 @@ def up_command(
     _, fast = http_mcp_app(service, book, store, base)
     from coderooms.mcp.bearer import bearer_only
     from coderooms.mcp.stopping import CutShortLog, answering_when_cut_short
+    from coderooms.mcp.wirechecks import readable_refusals
     from coderooms.web import build_web_app, route_by_path
 
     app = answering_when_cut_short(
-        route_by_path(bearer_only(fast), build_web_app(service, book), MCP_PATH), MCP_PATH
+        route_by_path(
+            bearer_only(readable_refusals(fast, MCP_PATH)), build_web_app(service, book), MCP_PATH
+        ),
+        MCP_PATH,
     )
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")

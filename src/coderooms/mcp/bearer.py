@@ -12,16 +12,11 @@ request without a valid token gets a 401 saying the same thing, in its body and 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+
+from coderooms.mcp.asgi import App, Message, Receive, Scope, Send
 
 __all__ = ["BEARER_HINT", "WELL_KNOWN", "bearer_only"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 BEARER_HINT = (
     "this server uses no OAuth: send the header 'Authorization: Bearer TOKEN' with a token "

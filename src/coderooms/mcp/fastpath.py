@@ -33,7 +33,7 @@ import contextlib
 import logging
 import math
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,15 +70,20 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
 
+from coderooms.mcp.asgi import (
+    App,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    first_headers,
+    read_body,
+    replaying,
+)
+
 __all__ = ["FAST_PATH_HEADER_NAMES", "FastPath", "SessionConnections", "with_fast_path"]
 
 logger = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 FAST_PATH_HEADER_NAMES = (b"content-type", MCP_SESSION_ID_HEADER.encode(), b"content-length")
 """The head of an answer, in the order the SDK's JSON response writes it."""
@@ -143,27 +148,6 @@ class _Answering:
         return None
 
 
-def _first_headers(scope: Scope) -> dict[bytes, bytes]:
-    """Request headers by lower-case name, the first of a repeated one (as Starlette's
-    ``Headers.get`` reads them)."""
-    headers: dict[bytes, bytes] = {}
-    for name, value in scope["headers"]:
-        headers.setdefault(name.lower(), value)
-    return headers
-
-
-def _replaying(chunks: list[Message], receive: Receive) -> Receive:
-    """``receive`` that first hands back the messages already read from it."""
-    pending = list(chunks)
-
-    async def replay() -> Message:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replay
-
-
 def _sdk_parts(server: MCPServer) -> tuple[Any, Any, Any] | None:
     """The session manager, low-level server and token verifier the fast path drives,
     or None when the installed SDK does not have them as this module knows them."""
@@ -218,13 +202,13 @@ class FastPath:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return
-        headers = _first_headers(scope)
+        headers = first_headers(scope)
         if _SESSION_HEADER not in headers:
             await self.app(scope, receive, send)
             return
         read = await self._answer(scope, receive, send, headers)
         if read is not None:
-            await self.app(scope, _replaying(read, receive), send)
+            await self.app(scope, replaying(read, receive), send)
 
     def _runner(self, connection: Connection) -> ServerRunner[Any]:
         runner = self._runners.get(connection)
@@ -232,22 +216,6 @@ class FastPath:
             runner = ServerRunner(self._lowlevel, connection, self._manager._lifespan_state)
             self._runners[connection] = runner
         return runner
-
-    async def _read_body(self, receive: Receive) -> tuple[bytes | None, list[Message]]:
-        """The whole body, or None (with what was read) when it is over the SDK's limit
-        or the client went away first."""
-        chunks: list[Message] = []
-        size = 0
-        while True:
-            message = await receive()
-            chunks.append(message)
-            if message["type"] != "http.request":
-                return None, chunks
-            size += len(message.get("body", b""))
-            if size > self._manager.max_request_body_size:
-                return None, chunks
-            if not message.get("more_body", False):
-                return b"".join(chunk.get("body", b"") for chunk in chunks), chunks
 
     async def _answer(
         self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]
@@ -278,7 +246,7 @@ class FastPath:
             if int(declared) > manager.max_request_body_size:
                 return []
 
-        body, chunks = await self._read_body(receive)
+        body, chunks = await read_body(receive, self._manager.max_request_body_size)
         if body is None:
             return chunks
         try:
@@ -290,7 +258,7 @@ class FastPath:
         if not isinstance(message, JSONRPCRequest) or message.method in _SDK_ONLY_METHODS:
             return chunks
 
-        request = Request(scope, _replaying(chunks, receive))
+        request = Request(scope, replaying(chunks, receive))
         found = await self._backend.authenticate(request)
         if found is None:
             return chunks

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import stat
 import sys
 import threading
@@ -59,8 +58,8 @@ from mcp_types import (
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from coderooms.errors import echoed
 from coderooms.mcp.errors import StdioClosed, StdioOutputFailed
+from coderooms.mcp.wirechecks import lone_surrogate_at, not_unicode, readable_id
 
 __all__ = ["EOF_DRAIN_SECONDS", "MAX_LINE_BYTES", "check_stdio", "serve_stdio"]
 
@@ -76,7 +75,6 @@ BOM = "\ufeff"
 """A byte order mark: some Windows tools put one before the first line (RFC 8259 lets a
 parser ignore it, and it is never valid JSON)."""
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _OVERLONG = object()  # a line longer than MAX_LINE_BYTES, skipped up to its newline
 
 
@@ -104,26 +102,6 @@ def _key(request_id: object) -> RequestId | None:
     a cancel naming either settles it), or None when it is no request id at all."""
     narrowed = as_request_id(request_id)
     return None if narrowed is None else coerce_request_id(narrowed)
-
-
-def _lone_surrogate_at(value: Any) -> str | None:
-    """Where in ``value`` a string (a key too) holds a lone surrogate, as a dotted path
-    (``params.arguments.content``), or None; iterative, so JSON nested as deep as
-    ``json.loads`` takes cannot overflow the stack here."""
-    stack: list[tuple[str, Any]] = [("", value)]
-    while stack:
-        path, item = stack.pop()
-        if isinstance(item, str):
-            if _LONE_SURROGATE.search(item) is not None:
-                return path or "the message"
-        elif isinstance(item, dict):
-            for key, member in item.items():
-                inner = f"{path}.{key}" if path else str(key)
-                stack.append((inner, key))
-                stack.append((inner, member))
-        elif isinstance(item, list):
-            stack.extend((f"{path}[{i}]", member) for i, member in enumerate(item))
-    return None
 
 
 def _one_line(text: str) -> str:
@@ -261,7 +239,7 @@ class _Inbound(_StreamEnd):
             # the SDK's models read {"id": null | true | 1.5 | {...}, "method": ...} as a
             # notification, which is never answered: it is a request with a bad id
             await self._wire.refuse(
-                _readable_id(json.loads(line)),
+                readable_id(json.loads(line)),
                 INVALID_REQUEST,
                 "Invalid Request: an id must be a string or an integer",
             )
@@ -285,16 +263,10 @@ class _Inbound(_StreamEnd):
         except RecursionError:
             await self._wire.refuse(None, PARSE_ERROR, "Parse error: nested too deeply")
             return None
-        request_id = _readable_id(raw)
-        where = _lone_surrogate_at(raw)
+        request_id = readable_id(raw)
+        where = lone_surrogate_at(raw)
         if where is not None:
-            await self._wire.refuse(
-                request_id,
-                INVALID_PARAMS,
-                f"Invalid params: {echoed(_one_line(where))} holds bytes that are not UTF-8 or "
-                "a lone UTF-16 surrogate, which is not valid Unicode (send UTF-8, and "
-                "escape surrogates in pairs)",
-            )
+            await self._wire.refuse(request_id, INVALID_PARAMS, not_unicode(_one_line(where)))
             return None
         try:
             message: JSONRPCMessage = jsonrpc_message_adapter.validate_python(raw, by_name=False)
@@ -313,16 +285,6 @@ class _Inbound(_StreamEnd):
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-
-def _readable_id(raw: object) -> str | int | float | None:
-    """The id an answer to the JSON value ``raw`` carries: the request's own id when it
-    can be read as one (a string or a number, even one MCP refuses, like 1.5), else null
-    (JSON-RPC: null only where the id could not be determined)."""
-    request_id = raw.get("id") if isinstance(raw, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, int | float | str):
-        return None
-    return request_id
 
 
 def _has_id(line: str) -> bool:

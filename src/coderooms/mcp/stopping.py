@@ -19,8 +19,9 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Callable
+
+from coderooms.mcp.asgi import App, Message, Receive, Scope, Send
 
 __all__ = [
     "CUT_SHORT_CODE",
@@ -30,11 +31,6 @@ __all__ = [
     "stop_waiting_soon",
 ]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 CUT_SHORT_CODE = -32000
 """The JSON-RPC error code of a call the stopping server cut short (the range
@@ -48,7 +44,7 @@ UVICORN_CANCEL_PREFIX = "Cancel %s running task"
 """How uvicorn's own log line for the calls it cancels at the end of the grace begins."""
 
 
-def answering_when_cut_short(app: Asgi, mcp_path: str) -> Asgi:
+def answering_when_cut_short(app: App, mcp_path: str) -> App:
     """``app``, where a request cancelled before it answered (only a stopping server
     cancels one) is answered ``503``: a JSON-RPC error on ``mcp_path``, a line of text
     elsewhere. One cancelled after its answer began has nothing more to say."""
