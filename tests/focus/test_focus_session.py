@@ -109,6 +109,7 @@ def test_budget_kept_every_candidate_accounted_for_nothing_leaves_silently_pins_
         after = {r.id for r in answer.state.resident}
         paged = {p.id for p in answer.page_out}
         assert before - after <= paged  # nothing leaves silently
+        assert not paged & kept  # what leaves is not also reported held
         assert answer.state.used <= session_budget
         assert pinned_held <= after  # pinned never paged out
         pinned_held |= after & pins
@@ -134,6 +135,59 @@ def test_a_small_session_budget_pages_out_the_coldest_first() -> None:
     assert heats == sorted(heats)
     for gone in answer.page_out:
         assert gone.id not in {r.id for r in answer.state.resident}
+
+
+SMALL_CORE = """import functools
+
+def deco(fn):
+    def wrapper(*a, **k):
+        return fn(*a, **k)
+    return wrapper
+
+class Base:
+    def run(self):
+        return self.step()
+
+    def step(self):
+        return 1
+
+class Child(Base):
+    def step(self):
+        return super().step() + 1
+
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+"""
+SMALL_UTIL = """def helper(x):
+    return x + 1
+
+def unused_thing():
+    return 0
+"""
+
+
+def test_a_full_session_pages_out_held_code_the_new_goal_ranks_too_low_to_view() -> None:
+    # In a small repository every resident is a candidate of every goal. Held code the
+    # new goal ranks outside the call's budget must still be able to leave: before, a
+    # full session sent nothing at all for a goal naming `Child.step`, and paged nothing.
+    engine = make_engine({"pkg/core.py": SMALL_CORE, "pkg/util.py": SMALL_UTIL})
+    ws = fresh(60)
+    for goal in ("fix `fact`", "helper in `pkg/util.py`"):
+        ws = focus_in_session(engine, ws, goal, 60).state
+    answer = focus_in_session(engine, ws, "`Child.step` returns the wrong number", 60)
+    packing = answer.result.packing
+    sent = {i.node.id for i in packing.loaded}
+    assert "pkg/core.py::Child" in sent
+    paged = {p.id for p in answer.page_out}
+    assert "pkg/util.py" in paged and not paged & {k.node.id for k in packing.kept}
+    assert all("session budget" in p.why for p in answer.page_out)
+    for gone in paged & set(packing.candidates):  # still a candidate: accounted for
+        assert any(e.what == gone and e.why == "over_budget" for e in packing.ignored)
+    budget = answer.to_json()["budget"]
+    assert budget["limit"] == budget["used"] + budget["held"] + budget["left"] == 60
+    assert answer.state.used <= 60
 
 
 def test_pinned_nodes_ride_along_in_status() -> None:

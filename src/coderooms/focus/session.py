@@ -26,7 +26,7 @@ import numpy as np
 
 from coderooms.focus.errors import InvalidBudget, NotInWorkingSet, counts_to
 from coderooms.focus.graph import CodeNode
-from coderooms.focus.packing import Loaded, Packing, Render, ancestors, pack_to_budget
+from coderooms.focus.packing import Ignored, Loaded, Packing, Render, ancestors, pack_to_budget
 from coderooms.focus.packing import render as render_node
 from coderooms.focus.runtime import (
     SALIENCE_DIGITS,
@@ -153,6 +153,8 @@ class SessionFocus:
     def to_json(self, ignored_limit: int | None = None) -> dict[str, Any]:
         out = self.result.to_json(ignored_limit)
         packing = self.result.packing
+        # resident code in the call's view takes its share too: limit = used + held + left
+        out["budget"] = {**out["budget"], "held": packing.held}
         out["resident"] = [
             {
                 "id": kept.node.id,
@@ -360,9 +362,39 @@ def _absorbed(
                     heat(resident, now),
                     f"contained in {holder}, which this call sends in full",
                     resident.tokens,
+                    inside=holder,
                 )
             )
     return out
+
+
+def _without_leaving(
+    packing: Packing, paged: Iterable[PageOut], absorbed: Iterable[PageOut]
+) -> Packing:
+    """``packing`` with the candidates this call pages out no longer held. Each moves to
+    the ignored tail: as a duplicate of the code it is inside, when that code is sent in
+    full now (``absorbed``), else as over the call's budget (why it was out of the
+    call's view); in salience order among the single entries."""
+    holders = {a.id: a.inside for a in absorbed if a.inside is not None}
+    leaving_ids = {p.id for p in paged} | set(holders)
+    leaving = [k for k in packing.kept if k.node.id in leaving_ids]
+    if not leaving:
+        return packing
+    tail = list(packing.ignored)
+    for gone in sorted(leaving, key=lambda k: (-k.salience, k.node.id)):
+        holder = holders.get(gone.node.id)
+        entry = (
+            Ignored(gone.node.id, "duplicate_of", gone.salience, holder)
+            if holder is not None
+            else Ignored(gone.node.id, "over_budget", gone.salience)
+        )
+        at = next(
+            (i for i, e in enumerate(tail) if e.nodes > 1 or e.salience < gone.salience),
+            len(tail),
+        )
+        tail.insert(at, entry)
+    kept = tuple(k for k in packing.kept if k.node.id not in leaving_ids)
+    return replace(packing, kept=kept, ignored=tuple(tail))
 
 
 def focus_in_session(
@@ -403,7 +435,9 @@ def focus_in_session(
     limit = budget
     for attempt in range(MAX_REPACKS + 1):
         packing, absorbed, base = pack(limit if attempt < MAX_REPACKS else 0)
-        keep = [k.node.id for k in packing.kept]
+        # Residents this call's view holds stay; one the goal ranks too low for the view
+        # (it did not fit the call's budget) may page out like any other.
+        keep = [k.node.id for k in packing.kept if k.in_view or not resident_in_budget]
         paged = plan_page_out(base, packing.used, keep, now)
         room = base.budget - base.used + sum(p.tokens for p in paged)
         if packing.used <= max(room, 0):
@@ -444,6 +478,7 @@ def focus_in_session(
             )
     if extra:
         packing = replace(packing, loaded=packing.loaded + tuple(extra))
+    packing = _without_leaving(packing, paged, absorbed)
     verdict = _judged(engine, packing, sal)
     result = FocusResult(goal, chosen, packing, verdict, _covered(engine, packing))
     leaving = [*gone, *absorbed, *paged]

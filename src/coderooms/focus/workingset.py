@@ -189,6 +189,7 @@ class PageOut:
     heat: float
     why: str
     tokens: int
+    inside: str | None = None  # the code sent in full now that holds it, if that is why
 
 
 def plan_page_out(ws: WorkingSet, need: int, keep: Iterable[str], now: int) -> list[PageOut]:
