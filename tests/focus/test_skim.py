@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from coderooms import skim
 from coderooms.cli import main
-from coderooms.focus.errors import InvalidBudget
+from coderooms.focus.errors import InvalidBudget, SkimBudgetTooSmall
 from coderooms.focus.skim import SkimCut, SkimResult, cut_marker, skim_text
+from coderooms.tokens import count_tokens
 
 
 def words(texts: Sequence[str]) -> list[int]:
@@ -212,10 +213,30 @@ def test_cli_prints_the_text_with_its_own_final_newline_only() -> None:
     assert (done.exit_code, done.stdout) == (0, "no newline")
 
 
-def test_cli_says_when_the_budget_cannot_hold_a_marker() -> None:
+def test_a_budget_that_cannot_hold_one_marker_is_refused_on_every_surface() -> None:
     text = "".join(f"{n}\n" for n in range(1, 51))
     done = CliRunner().invoke(main, ["skim", "--goal", "x", "--budget", "3"], input=text)
-    assert done.exit_code == 0
-    assert "over the budget of 3" in done.stderr
-    fine = CliRunner().invoke(main, ["skim", "--goal", "x", "--budget", "200"], input=text)
-    assert "over the budget" not in fine.stderr
+    assert done.exit_code == 1
+    assert done.stderr.startswith("error: a skim budget of 3 tokens cannot hold even the one")
+    assert done.stdout == ""
+    with pytest.raises(SkimBudgetTooSmall) as caught:
+        skim(text, "x", 3)
+    fine = skim(text, "x", caught.value.needed)  # the least it asks for is enough
+    assert fine.tokens_out <= caught.value.needed
+    assert skim("1\n", "x", 3).text == "1\n"  # text that fits needs no marker
+
+
+def test_the_text_is_counted_whole_and_never_over_the_budget() -> None:
+    # Markers of the longer kind ("nothing in them matches the goal") used to be priced as
+    # the shorter one, and pieces counted one by one: 68 tokens came back for a budget of
+    # 64, reported as 64.
+    lines = ["== test session starts ==", "collected 2000 items"]
+    for i in range(2000):
+        lines.append(f"tests/test_mod{i % 40}.py::test_case_{i} PASSED          [{i // 20:3d}%]")
+        if i == 1234:
+            lines.append("tests/test_auth.py::test_proxy_auth_header FAILED                 [ 61%]")
+    lines += ["E   requests.exceptions.ProxyError: missing Proxy-Authorization header", "== end =="]
+    text = "\n".join(lines) + "\n"
+    for budget in range(40, 140, 4):
+        result = skim(text, "why proxy connection refused", budget)
+        assert result.tokens_out == count_tokens(result.text) <= budget, budget

@@ -5,6 +5,7 @@
     CoderoomsError
     └── FocusError                     a focus, seek or impact request that cannot run
         ├── InvalidBudget              a token budget that is not a positive whole number
+        ├── SkimBudgetTooSmall         a skim budget below the one line that marks a cut
         ├── InvalidLimit               a result limit or depth outside its bounds
         ├── InvalidMode                a focus mode the runtime does not have
         ├── UnknownTarget              an impact target that names no file or symbol
@@ -37,6 +38,7 @@ from coderooms.errors import CoderoomsError
 __all__ = [
     "FocusError",
     "InvalidBudget",
+    "SkimBudgetTooSmall",
     "InvalidLimit",
     "counts_to",
     "InvalidMode",
@@ -75,6 +77,16 @@ def counts_to(value: object, maximum: int) -> TypeGuard[int]:
 class InvalidBudget(FocusError):
     fields = ("budget", "maximum")
     template = "budget must be a whole number of tokens from 1 to {maximum}, got {budget!r}"
+
+
+class SkimBudgetTooSmall(FocusError):
+    """Text over a skim budget that cannot hold even the one line saying what was cut."""
+
+    fields = ("budget", "needed")
+    template = (
+        "a skim budget of {budget} tokens cannot hold even the one line that says what was "
+        "cut ({needed} tokens); give a budget of at least {needed}"
+    )
 
 
 class InvalidLimit(FocusError):

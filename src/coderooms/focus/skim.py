@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from coderooms.focus.errors import InvalidBudget, counts_to
+from coderooms.focus.errors import InvalidBudget, SkimBudgetTooSmall, counts_to
 from coderooms.focus.text import tokenize
 
 HEAD_LINES = 3
@@ -100,8 +100,8 @@ def skim_text(
 
     ``count_many`` counts the tokens of several strings at once. Text that already fits
     comes back unchanged. Deterministic: ties go to the earlier line. The result stays
-    within the budget unless the budget cannot hold even the one marker that says what
-    was cut; honesty wins over the budget there.
+    within the budget, counted whole; a budget that cannot hold even the one marker that
+    says what was cut is refused (:class:`SkimBudgetTooSmall`).
     """
     if not counts_to(budget, MAX_SKIM_BUDGET):
         raise InvalidBudget(budget, MAX_SKIM_BUDGET)
@@ -127,13 +127,14 @@ def skim_text(
     scores = _score_lines(lines, goal)
     keep = [False] * len(lines)
 
-    def marker_cost(first: int, last: int) -> int:
-        return count_many([cut_marker(SkimCut(first + 1, last + 1, total, "over_budget")) + "\n"])[
-            0
-        ]
-
-    # A marker's size barely depends on its numbers: price every gap like the widest one.
-    marker_price = marker_cost(0, len(lines) - 1)
+    # Nothing kept at all: one marker for the whole text. A budget below it is refused.
+    reason: CutReason = "over_budget" if any(s > 0 for s in scores) else "no_goal_match"
+    (needed,) = count_many([cut_marker(SkimCut(1, len(lines), sum(held), reason)) + ending])
+    if budget < needed:
+        raise SkimBudgetTooSmall(budget, needed)
+    # A marker's size barely depends on its numbers: price every gap like the widest one
+    # (the text is counted whole at the end, and trimmed where this was short).
+    (marker_price,) = count_many([cut_marker(SkimCut(1, len(lines), total, "over_budget")) + "\n"])
     spent = 0  # tokens of kept lines
     gaps = 1  # runs of cut lines (each becomes one marker)
 
@@ -167,8 +168,16 @@ def skim_text(
     for index in range(len(lines) - 2, max(len(lines) - 1 - TAIL_LINES, 0), -1):
         take(index)
 
-    result = _assemble(lines, costs, held, set(long_lines), scores, keep, budget, marker_cost)
-    return replace(result, text=result.text + ending)
+    # Pieces were counted one by one; the text is counted whole, and where the seams
+    # between them cost more, the least wanted kept lines go until it fits.
+    by_want = sorted((i for i in range(len(lines)) if keep[i]), key=lambda i: (scores[i], -i))
+    while True:
+        result = _assemble(lines, costs, held, set(long_lines), scores, keep, budget)
+        text = result.text + ending
+        (spent,) = count_many([text])
+        if spent <= budget or not by_want:
+            return replace(result, text=text, tokens_out=spent)
+        keep[by_want.pop(0)] = False
 
 
 def _shortening(index: int, held: Sequence[int], costs: Sequence[int]) -> SkimCut:
@@ -210,16 +219,15 @@ def _assemble(
     scores: Sequence[float],
     keep: Sequence[bool],
     budget: int,
-    marker_cost: Callable[[int, int], int],
 ) -> SkimResult:
+    """The text of the kept lines with a marker for each run cut (its ``tokens_out`` is
+    the caller's to count)."""
     out: list[str] = []
     cuts: list[SkimCut] = []
     index = 0
-    spent = 0
     while index < len(lines):
         if keep[index]:
             out.append(lines[index])
-            spent += costs[index]
             if index in long_lines:
                 cuts.append(_shortening(index, held, costs))
             index += 1
@@ -237,7 +245,6 @@ def _assemble(
         )
         cuts.append(cut)
         out.append(cut_marker(cut))
-        spent += marker_cost(first, last)
     text = "\n".join(out)
     kept = sum(1 for k in keep if k)
-    return SkimResult(text, budget, sum(held), spent, len(lines), kept, tuple(cuts))
+    return SkimResult(text, budget, sum(held), 0, len(lines), kept, tuple(cuts))
