@@ -529,3 +529,56 @@ def test_a_return_annotation_past_the_signatures_bound_still_types_the_result(
     render = "report.py::Report.render"
     assert edges_from(graph, "use.py::show") == {"report.py::long_report", render}
     assert edges_from(graph, "use.py::show_commented") == {"report.py::commented", render}
+
+
+def test_an_inherited_constructor_method_makes_the_class_it_is_called_on(
+    make_repo: Callable[..., Path],
+) -> None:
+    # Square.build() runs Shape.build, whose cls() is a Square: the call chained on it
+    # reaches Square.compute, not the base's (the QA report's impact listed the base's).
+    root = make_repo(
+        {
+            "shapes.py": (
+                "from typing import Self\n\n"
+                "class Shape:\n"
+                "    @classmethod\n    def build(cls, n):\n        return cls(n)\n"
+                "    @classmethod\n    def make(cls, n) -> Self:\n        return cls(n)\n"
+                "    def again(self):\n        return self\n"
+                "    def compute(self):\n        return 0\n"
+                "class Square(Shape):\n    def compute(self):\n        return 1\n\n"
+                "def built():\n    return Square.build(3).compute()\n"
+                "def made():\n    return Square.make(3).compute()\n"
+                "def cloned(s: Square):\n    return s.again().compute()\n"
+                "def base():\n    return Shape.build(3).compute()\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    for caller in ("built", "made", "cloned"):
+        assert edges_from(graph, f"shapes.py::{caller}") >= {"shapes.py::Square.compute"}
+        assert "shapes.py::Shape.compute" not in edges_from(graph, f"shapes.py::{caller}")
+    assert "shapes.py::Shape.compute" in edges_from(graph, "shapes.py::base")
+
+
+def test_a_module_attribute_bound_under_another_name_is_followed(
+    make_repo: Callable[..., Path],
+) -> None:
+    # pkg.do_work() and impl.run() reach work(), though no symbol is called do_work or run
+    root = make_repo(
+        {
+            "pkg/__init__.py": "from .impl import work as do_work\n",
+            "pkg/impl.py": "def work():\n    return 1\n\nrun = work\n",
+            "use.py": (
+                "import pkg\nimport pkg.impl as impl\n\n"
+                "def via_reexport():\n    return pkg.do_work()\n"
+                "def via_alias():\n    return impl.run()\n"
+                "def via_reference():\n    return pkg.do_work\n"
+            ),
+        }
+    )
+    _, graph = index(root)
+    assert edges_from(graph, "use.py::via_reexport") == {"pkg/impl.py::work"}
+    assert edges_from(graph, "use.py::via_alias") == {"pkg/impl.py::work"}
+    assert "pkg/impl.py::work" in edges_from(graph, "use.py::via_reference", "references")
+    dependents = {i.node.id for i in impact(graph, "pkg/impl.py::work", depth=1).impacted}
+    assert {"use.py::via_reexport", "use.py::via_alias"} <= dependents

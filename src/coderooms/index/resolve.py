@@ -46,6 +46,8 @@ EXPORTS_DIGEST_BYTES = 8  # size of the digest of what a file exports (see Resol
 PYTHON_BUILTINS = frozenset(dir(builtins))
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
 SELF_RECEIVERS = frozenset({"self", "cls", "this", "Self"})
+_OWN_CLASS_RETURNS = frozenset({"cls()", "=cls", "=self"})
+"""What a method's return gives when it is the class it was called on (or one of it)."""
 CLASS_SCOPE_LANGUAGES = frozenset({"java", "javascript", "typescript", "tsx"})
 UNRESOLVED_REASONS = ("builtin", "external", "ambiguous", "unknown")
 NAME_MATCH = "name_match"  # the edge kind of a call only its name ties to its target
@@ -1017,6 +1019,29 @@ class Resolver:
         self._returns[function_id] = value
         return value
 
+    def _made_by_own_class_method(
+        self, facts: FileFacts, owner: str, callee: str
+    ) -> Target | None:
+        """``T.make`` (or ``x.clone``, x a T) whose method returns the class it is called
+        on (:meth:`_returns_own_class`): a T, though a base class of T defines it."""
+        prefix, _, name = callee.rpartition(".")
+        base = self._receiver(facts, owner, prefix)
+        if base is None or base[0] != "sym" or self.t.sym[base[1]].kind != "class":
+            return None
+        member = self._member(base, name, 0)
+        if member is None or member[0] != "sym" or self.t.sym[member[1]].kind != "method":
+            return None
+        return base if self._returns_own_class(member[1]) else None
+
+    def _returns_own_class(self, function_id: str) -> bool:
+        """Whether a method returns an instance of the class it is called on: annotated
+        ``-> Self``, or (unannotated) every return gives ``cls(…)``, ``self`` or ``cls``."""
+        text = self._return_annotation(function_id)
+        if text:
+            return text in ("Self", "typing.Self", "typing_extensions.Self")
+        returned = self._evidence(self.t.sym[function_id].path).get((function_id, RETURNED))
+        return bool(returned) and all(e in _OWN_CLASS_RETURNS for e in returned)
+
     def is_property(self, symbol_id: str) -> bool:
         """Whether a Python method is decorated as a property (or its setter): reading
         it runs it, and a call ``x.name()`` calls what it returns, never the method."""
@@ -1100,6 +1125,10 @@ class Resolver:
             if python and (callee in BUILTIN_RESULT_CALLS or callee in PYTHON_BUILTIN_TYPES):
                 if self._scoped(facts, owner, callee) is None:
                     return BUILTIN_TARGET
+            if python and "." in callee:
+                made = self._made_by_own_class_method(facts, owner, callee)
+                if made is not None:
+                    return made
             got = self._receiver(facts, owner, callee) if python else None
             if got is None:
                 got = self._dotted(facts, owner, callee)
@@ -1285,10 +1314,15 @@ class Resolver:
                     return CallBinding(inherited, "")
             return CallBinding(None, "unknown")
         if name not in self.t.by_name:
-            # No symbol carries the name: only say whether the receiver is outside the repo.
+            # No symbol carries the name: a module of the project may still bind it to
+            # code (``from .impl import work as do_work``, ``run = work``); else only say
+            # whether the receiver is outside the repo.
             head = receiver.replace("::", ".").split(".", 1)[0]
             bound = self.bindings(facts.path).get(head) if receiver != "?" else None
             external = bound is not None and bound[0] == "ext"
+            renamed = self._module_member(facts, owner, receiver, name) if bound else None
+            if renamed is not None:
+                return CallBinding(renamed, "")
             return CallBinding(None, "external" if external else "unknown")
         if receiver != "?":
             got = self._receiver(facts, owner, receiver)
@@ -1313,6 +1347,19 @@ class Resolver:
             # module, and a module receiver resolves: only members of classes are left
             return self._by_name(facts, name, CALLABLE_KINDS, members=True)
         return self._by_name(facts, name, CALLABLE_KINDS)
+
+    def _module_member(
+        self, facts: FileFacts, owner: str, receiver: str, name: str
+    ) -> str | None:
+        """The symbol a project module (or package) ``receiver`` binds as ``name``, a name
+        no symbol carries: an import renamed to it, or a module-level alias."""
+        got = self._receiver(facts, owner, receiver)
+        if got is None or got[0] not in ("file", "pkg"):
+            return None
+        found = self._member(got, name, 0)
+        if found is not None and found[0] == "from":
+            found = self._follow(found, 0)
+        return found[1] if found is not None and found[0] == "sym" else None
 
     def _union_call(self, union: Target, name: str) -> CallBinding:
         """A call of ``name`` on a value of one of the union's classes: the method each
@@ -1372,7 +1419,7 @@ class Resolver:
                 return None
             got = self._scoped(facts, owner, name)
         elif name not in self.t.by_name:
-            return None
+            return self._module_member(facts, owner, receiver, name)
         else:
             head = self._receiver(facts, owner, receiver)
             if head is None or head[0] in ("ext",):
