@@ -117,6 +117,25 @@ def test_focus_in_a_subdirectory_works_on_the_whole_repository(
     assert (sub / ".coderooms" / "index.db").is_file()
 
 
+@pytest.mark.parametrize("command", [["focus", "main"], ["seek", "main"], ["impact", "main"]])
+def test_outside_any_repository_nothing_is_indexed_without_a_repo_argument(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    # run in /tmp by mistake, focus indexed 44,634 files and wrote 1 GB there
+    if any((parent / ".git").exists() for parent in (tmp_path, *tmp_path.parents)):
+        pytest.skip("the temporary directory sits inside a git repository")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "app.py").write_text("def main():\n    return 1\n")
+    monkeypatch.chdir(plain)
+    result = invoke(*command)
+    assert result.exit_code == 1
+    assert refusal(result).startswith(f"error: {plain} is not inside a repository")
+    assert not (plain / ".coderooms").exists()
+    assert invoke(*command, "--repo", ".").exit_code == 0  # asked for: it is indexed
+    assert invoke(*command).exit_code == 0  # and from then on its index is found
+
+
 def test_a_file_name_with_a_line_break_is_listed_on_one_line(repo: Path) -> None:
     (repo / "new\nline.py").write_text("def wrapped_name():\n    return 1\n")
     result = invoke("focus", "wrapped_name", "--no-context")

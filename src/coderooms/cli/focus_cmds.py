@@ -29,6 +29,7 @@ from coderooms.focus.runtime import (
 )
 from coderooms.focus.workingset import DEFAULT_SESSION_BUDGET
 from coderooms.index.discover import INDEX_DIR, INDEX_FILE
+from coderooms.index.errors import NotInRepository
 from coderooms.sessions import (
     MODES,
     checked_arguments,
@@ -78,9 +79,10 @@ _workspace = indexed_workspace
 
 def repository_root(start: str) -> str:
     """The nearest directory at or above ``start`` that is a repository's root (it holds
-    ``.git``) or already has an index; ``start`` itself when none does. A command run in
-    a subdirectory of a repository works on the whole repository, as git does, instead
-    of indexing the subdirectory alone as a repository of its own."""
+    ``.git``) or already has an index. A command run in a subdirectory of a repository
+    works on the whole repository, as git does, instead of indexing the subdirectory
+    alone as a repository of its own; outside any, it is refused (:class:`NotInRepository`)
+    rather than indexing whatever directory it was run in."""
     here = os.path.abspath(start)
     probe = here
     while True:
@@ -90,7 +92,7 @@ def repository_root(start: str) -> str:
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
-            return here
+            raise NotInRepository(here)
         probe = parent
 
 

@@ -5,6 +5,7 @@
     HostError
     └── CodeIndexError                 anything the indexer refuses to do
         ├── WorkspaceNotFound          the path does not exist
+        ├── NotInRepository            no repository at or above the working directory
         ├── WorkspaceNotADirectory     the path is a file, not a directory
         ├── WorkspaceUnreadable        the directory (or its git repository) cannot be read
         ├── WorkspacePathNotUtf8       the path is not valid UTF-8 (paths are stored as text)
@@ -25,6 +26,7 @@ from coderooms.errors import HostError
 
 __all__ = [
     "CodeIndexError",
+    "NotInRepository",
     "WorkspaceNotFound",
     "WorkspaceNotADirectory",
     "WorkspaceUnreadable",
@@ -43,6 +45,19 @@ __all__ = [
 
 class CodeIndexError(HostError):
     """Base of the code index's errors."""
+
+
+class NotInRepository(CodeIndexError):
+    """``focus``, ``seek`` or ``impact`` run with no ``--repo`` outside any repository:
+    indexing the working directory itself (``/tmp``, a home directory) could read tens of
+    thousands of files nobody asked about."""
+
+    fields = ("start",)
+    template = (
+        "{start} is not inside a repository (no .git or .coderooms index in it or above): "
+        "run this in one, pass --repo DIR, or index a directory first with "
+        "`coderooms index DIR`"
+    )
 
 
 class WorkspaceNotFound(CodeIndexError):

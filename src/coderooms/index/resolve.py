@@ -1019,9 +1019,7 @@ class Resolver:
         self._returns[function_id] = value
         return value
 
-    def _made_by_own_class_method(
-        self, facts: FileFacts, owner: str, callee: str
-    ) -> Target | None:
+    def _made_by_own_class_method(self, facts: FileFacts, owner: str, callee: str) -> Target | None:
         """``T.make`` (or ``x.clone``, x a T) whose method returns the class it is called
         on (:meth:`_returns_own_class`): a T, though a base class of T defines it."""
         prefix, _, name = callee.rpartition(".")
@@ -1348,9 +1346,7 @@ class Resolver:
             return self._by_name(facts, name, CALLABLE_KINDS, members=True)
         return self._by_name(facts, name, CALLABLE_KINDS)
 
-    def _module_member(
-        self, facts: FileFacts, owner: str, receiver: str, name: str
-    ) -> str | None:
+    def _module_member(self, facts: FileFacts, owner: str, receiver: str, name: str) -> str | None:
         """The symbol a project module (or package) ``receiver`` binds as ``name``, a name
         no symbol carries: an import renamed to it, or a module-level alias."""
         got = self._receiver(facts, owner, receiver)
