@@ -195,3 +195,20 @@ def test_a_constant_named_in_the_goal_finds_the_file_that_assigns_it() -> None:
     assert sal.scores[rows["lib/deprecated.py"]] > 1.5 * sal.scores[rows["lib/nodes.py"]]
     assert engine.rank_files(goal)[:2] == ["lib/nodes.py", "lib/deprecated.py"]  # nodes.py:
     # its function's score adds to its own (a file of constants has no functions)
+
+
+def test_a_method_named_alone_and_qualified_gives_each_reason_once() -> None:
+    # `step` alone is a weak name and `Base.step` a strong one: the why had said
+    # "defines `step` named in the goal" twice and never the qualified name
+    engine = make_engine(
+        {
+            "pkg/core.py": "class Base:\n    def run(self):\n        return self.step()\n\n"
+            "    def step(self):\n        return 1\n\n"
+            "class Child(Base):\n    def step(self):\n        return 2\n",
+        }
+    )
+    sal = engine.salience("Base.step fails")
+    rows = {n.id: i for i, n in enumerate(engine.index.nodes)}
+    why = sal.why[rows["pkg/core.py::Base.step"]]
+    assert len(why) == len(set(why)), why
+    assert "is `Base.step` named in the goal" in why

@@ -48,7 +48,10 @@ def named_definitions(index: SalienceIndex, query: Query) -> tuple[list[Seed], l
         cues = query.cues
         strong: dict[int, float] = {}
         weak: dict[int, float] = {}
+        # each list its own reasons: a row in both (`step` alone is weak, `Base.step`
+        # strong) says why in each, never the same words twice
         reasons: dict[int, str] = {}
+        weak_reasons: dict[int, str] = {}
         names = set(cues.names)
         mid_capitals = set(cues.mid_capitals)
         for name in cues.names:
@@ -58,10 +61,11 @@ def named_definitions(index: SalienceIndex, query: Query) -> tuple[list[Seed], l
                 rows, verb = assigning_files(index, name), "assigns"
             if not rows or len(rows) > MAX_NAME_DEFINITIONS:
                 continue
-            target = strong if is_specific_name(name) else weak
+            specific = is_specific_name(name)
+            target, said = (strong, reasons) if specific else (weak, weak_reasons)
             for row in rows:
                 target[row] = target.get(row, 0.0) + 1.0 / len(rows)
-                reasons.setdefault(row, f"{verb} `{name}` named in the goal")
+                said.setdefault(row, f"{verb} `{name}` named in the goal")
         for dotted in cues.dotted:
             parts = dotted.split(".")
             for i in range(len(parts) - 1):
@@ -80,10 +84,10 @@ def named_definitions(index: SalienceIndex, query: Query) -> tuple[list[Seed], l
             if rows and len(rows) <= MAX_NAME_DEFINITIONS:
                 for row in rows:
                     weak[row] = weak.get(row, 0.0) + 1.0 / len(rows)
-                    reasons.setdefault(row, f"defines class `{word}` mentioned in the goal")
+                    weak_reasons.setdefault(row, f"defines class `{word}` mentioned in the goal")
         return (
             [(r, reasons[r]) for r in rank_by(strong)],
-            [(r, reasons[r]) for r in rank_by(weak)],
+            [(r, weak_reasons[r]) for r in rank_by(weak)],
         )
 
     result: tuple[list[Seed], list[Seed]] = query.shared("named_definitions", compute)
