@@ -246,10 +246,13 @@ async def focus_call(
         if not await sets.delete(agent, session):
             raise UnknownSession(session, agent)
         return _summary(mode, f"focus session {session!r} forgotten", None, None)
-    engine = await in_workspace(lambda ws: ws.focus_engine())
     if mode == "status":
-        state = await _existing(sets, agent, session)
+        state = await _existing(sets, agent, session)  # an unknown one: before any index
+        engine = await in_workspace(lambda ws: ws.focus_engine())
         return _summary(mode, f"focus session {session!r}", state, engine)
+    if mode in ("unpin", "drop"):
+        await _existing(sets, agent, session)  # an unknown one: before any index
+    engine = await in_workspace(lambda ws: ws.focus_engine())
 
     def changed(state: WorkingSet) -> tuple[WorkingSet, str]:
         if mode == "pin":

@@ -105,6 +105,9 @@ def test_bad_session_input_is_one_error_line(
         (GOAL, "--session", " "),
         ("--mode", "pin", "--session", "s", "--session-budget", "-3"),
         ("--mode", "jump", "--session", "s"),
+        (GOAL, "--session", "s", "--agent", ""),
+        (GOAL, "--session", "s", "--agent", "bad id! @@"),
+        (GOAL, "--session", "s", "--agent", "x" * 300),
     ],
 )
 def test_bad_session_input_opens_no_store_and_no_index(
@@ -114,6 +117,18 @@ def test_bad_session_input_opens_no_store_and_no_index(
     code, _, err = run(db, repo, *args)
     assert code != 0 and err.count("\n") >= 1
     assert not db.exists() and not (repo / ".coderooms").exists()
+
+
+@pytest.mark.parametrize("mode", ["status", "unpin", "drop", "reset"])
+def test_a_session_that_does_not_exist_is_refused_before_anything_is_indexed(
+    tmp_path: Path, repo: Path, mode: str
+) -> None:
+    db = tmp_path / "rooms.db"
+    assert CliRunner().invoke(main, ["--db", str(db), "init"]).exit_code == 0
+    extra = ("--node", "shop/cart.py") if mode in ("unpin", "drop") else ()
+    code, _, err = run(db, repo, "--mode", mode, "--session", "nope", *extra)
+    assert code == 1 and "nope" in err and err.count("\n") == 1, err
+    assert not (repo / ".coderooms").exists()  # a whole index, then the refusal, before
 
 
 def test_an_edited_file_is_reported_on_the_next_call(tmp_path: Path, repo: Path) -> None:

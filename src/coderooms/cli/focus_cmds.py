@@ -253,6 +253,10 @@ def focus(
             checked_team(team, desk_ref)
         # refused before a store or an index is opened for the call
         checked_arguments(mode, session, goal, budget, session_budget, node)
+        if session is not None or team is not None:  # kept under it, or looked up by it
+            from coderooms.store.sql import require_identifier
+
+            require_identifier("the agent id (--agent)", agent_id)
         opened: list[Workspace] = []
 
         async def in_workspace(call: Any) -> Any:

@@ -82,6 +82,7 @@ from coderooms.store.worksets import KnownWorkingSets, SqlWorkingSets, WorkingSe
 
 __all__ = [
     "IDEMPOTENCY_KEY_MAX_CHARS",
+    "require_identifier",
     "MAX_SEQUENCE",
     "VIEW_PAGE_ROWS",
     "VIEW_PAGE_ROWS_MAX",
@@ -257,7 +258,7 @@ IDENTIFIER_SHOWN_CHARS = 40
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 
 
-def _require_identifier(what: str, value: str) -> None:
+def require_identifier(what: str, value: str) -> None:
     """Refuse an id that cannot be mentioned (``@id``) or written as an author
     (``agent:id``): spaces, slashes, colons, dots (a dot ends a mention), line breaks, or
     more than
@@ -713,7 +714,7 @@ class SqlStore(Store):
         require_str("the agent name", name, optional=True)
         if not agent_id.strip():
             raise BlankIdentifier("an agent id")
-        _require_identifier("the agent id", agent_id)
+        require_identifier("the agent id", agent_id)
         _require_one_line("the agent name", name)
         member = RosterMember(agent_id, name if name is not None and name.strip() else None)
 
@@ -748,7 +749,7 @@ class SqlStore(Store):
             raise BlankIdentifier("a person id")
         if not label.strip():
             raise BlankIdentifier("a person's label")
-        _require_identifier("the person id", person_id)
+        require_identifier("the person id", person_id)
         _require_one_line("the person's label", label)
         person = RosterPerson(person_id, label)
 
@@ -778,7 +779,7 @@ class SqlStore(Store):
             raise BlankIdentifier("a desk id")
         if name is not None and not name.strip():
             raise BlankIdentifier("a desk name")
-        _require_identifier("the desk id", desk_id)
+        require_identifier("the desk id", desk_id)
         _require_one_line("the desk name", name)
         _require_one_line("the desk description", description, DESCRIPTION_MAX_CHARS)
         desk = Desk(desk_id, name if name is not None else desk_id, description)
