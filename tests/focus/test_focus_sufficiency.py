@@ -160,3 +160,21 @@ def test_a_goal_longer_than_the_limit_is_a_typed_error() -> None:
             call("parcel " * (MAX_GOAL_CHARS // 7 + 1))
         assert str(caught.value).startswith("the ") and "\n" not in str(caught.value)
     assert ENGINE.focus("route_parcel " + "x" * (MAX_GOAL_CHARS - 20), budget=100).goal
+
+
+def test_a_common_name_written_as_code_and_defined_here_is_no_weak_tie() -> None:
+    # `fact` is one lower-case word (a weak name for ranking), yet the goal names it and
+    # the code defines it: the verdict had said the goal "names no symbol ... found here"
+    engine = make_engine(
+        {
+            "pkg/core.py": "def fact(n):\n    if n <= 1:\n        return 1\n"
+            "    return n * fact(n - 1)\n",
+            "pkg/util.py": "def helper(x):\n    return x + 1\n",
+        }
+    )
+    result = engine.focus("fix `fact` recursion", budget=100_000)
+    assert "defines `fact` named in the goal" in result.packing.loaded[0].why
+    assert "names no symbol" not in result.sufficiency.why
+    assert result.sufficiency.state == "saturated"
+    unnamed = engine.focus("the helper recursion breaks for users on windows", budget=100_000)
+    assert "names no symbol" in unnamed.sufficiency.why  # the weak tie is still said

@@ -50,6 +50,7 @@ from coderooms.focus.graph import (
 )
 from coderooms.focus.lexical import CountedBM25, DocumentCounts
 from coderooms.focus.signals import SIGNAL_NAMES, SIGNALS, Query
+from coderooms.focus.signals._names import MAX_NAME_DEFINITIONS
 from coderooms.focus.signals.paths import MAX_TAIL_PARTS
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
@@ -2168,6 +2169,13 @@ def rank(
             precise += len(seeds)
         if signal.names_files:
             named.extend(row for row, _ in seeds)
+    # A name the goal writes as code (`fact`) that this code defines is a precise cue, even
+    # one too common to rank as strongly as a compound name does
+    precise += sum(
+        1
+        for name in dict.fromkeys(query.cues.names)
+        if 0 < len(index.definitions.get(name, ())) <= MAX_NAME_DEFINITIONS
+    )
     if room_seeds:
         fusion.add(room_seeds, ROOM_SEED_WEIGHT)
         own = {row for row, _ in room_seeds}
