@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from coderooms.datadir import make_dirs, replaced_whole
 from coderooms.errors import WrongArgumentType, require_str
+from coderooms.focus.errors import TargetNotIndexed, UnknownTarget
 from coderooms.focus.graph import (
     CodeEdge,
     CodeGraph,
@@ -49,9 +50,11 @@ from coderooms.focus.runtime import (
     FocusEngine,
     FocusResult,
     SeekResult,
+    with_unindexed,
 )
 from coderooms.focus.salience import Embedder, KnownWork, Report
 from coderooms.focus.session import SessionFocus, focus_in_session
+from coderooms.focus.text import goal_cues
 from coderooms.focus.workingset import WorkingSet
 from coderooms.heap import heap_frozen
 from coderooms.index import db, focus_state
@@ -86,7 +89,11 @@ HANDED_ENGINE_PHASE = "building the focus index"  # from the work a cold run did
 GIT_HEAD_FILES = ("HEAD", os.path.join("logs", "HEAD"))  # moved by commits and checkouts
 IGNORE_FILE = ".gitignore"  # an edit to one changes which files are listed
 
-__all__ = ["Workspace", "NodeEdges", "INDEX_FILE"]
+__all__ = ["Workspace", "NodeEdges", "INDEX_FILE", "LEFT_OUT_DEPTH"]
+
+LEFT_OUT_DEPTH = 64
+"""How many of a named path's directories are looked up as a submodule holding it (a
+goal's path longer than that is looked up as itself and its nearest directories)."""
 
 _Run = TypeVar("_Run")  # what an indexer run answers
 
@@ -783,6 +790,7 @@ class Workspace:
         result = engine.focus(
             self.relative(goal), budget=budget, mode=mode, discussed=discussed, elsewhere=elsewhere
         )
+        result = with_unindexed(result, self.not_indexed(goal))
         counter = engine.counter
         if counter.added:  # code counted for the first time: keep the counts and floors
             with self._lock:
@@ -791,6 +799,33 @@ class Workspace:
                 focus_state.save_token_counts(path, counter.counts, tag, counter.floors)
                 counter.added = 0
         return result
+
+    def not_indexed(self, goal: str) -> dict[str, str]:
+        """The files ``goal`` names by path that the index left out, with why
+        (``oversized``, ``binary``, ``submodule`` for a path inside one …), in the order
+        the goal names them."""
+        paths = [p.removeprefix("./") for p in goal_cues(self.relative(goal)).paths]
+        if not paths:
+            return {}
+        found: dict[str, str] = {}
+        with self._lock:
+            conn = self._connection(create=False)
+            for path in dict.fromkeys(paths):
+                # the path itself, or a submodule holding it: lookups by key, no scan
+                parts = path.split("/")
+                heads = ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
+                heads = heads[:LEFT_OUT_DEPTH]
+                marks = ",".join("?" * len(heads))
+                rows = dict(
+                    conn.execute(
+                        f"SELECT path, reason FROM skipped WHERE path IN ({marks})", heads
+                    ).fetchall()
+                )
+                if path in rows:
+                    found[path] = str(rows[path])
+                elif any(rows.get(head) == "submodule" for head in heads[1:]):
+                    found[path] = "submodule"
+        return found
 
     def _warm(self) -> None:
         """Before the first engine: load the embedding model, then the token counter's
@@ -825,7 +860,7 @@ class Workspace:
         """``focus`` inside a session: what ``state`` holds is not sent again (see
         :mod:`coderooms.focus.session`)."""
         self._warm()
-        return focus_in_session(
+        answer = focus_in_session(
             self._current_engine(),
             state,
             self.relative(goal),
@@ -833,6 +868,10 @@ class Workspace:
             mode,
             discussed=discussed,
             elsewhere=elsewhere,
+        )
+        left_out = self.not_indexed(goal)
+        return (
+            replace(answer, result=with_unindexed(answer.result, left_out)) if left_out else answer
         )
 
     def seek(self, query: str, limit: int = DEFAULT_SEEK_LIMIT) -> SeekResult:
@@ -861,7 +900,13 @@ class Workspace:
         self.refresh()
         if os.path.isabs(target):  # a path inside the repository, as its index names it
             target = self.relative(os.path.normpath(target))
-        return blast_radius(self.graph(), target, depth=depth)
+        try:
+            return blast_radius(self.graph(), target, depth=depth)
+        except UnknownTarget:
+            left_out = self.not_indexed(target)
+            if left_out:
+                raise TargetNotIndexed(target, next(iter(left_out.values()))) from None
+            raise
 
     def _inside(self, path: str) -> str:
         rel = path.replace(os.sep, "/").lstrip("/")

@@ -504,3 +504,37 @@ def test_an_edit_inside_files_is_indexed_from_the_last_listing(
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     assert cold_dump(root, scratch) == dump(root)
+
+
+def test_files_the_index_left_out_are_named_when_a_goal_or_target_names_them(
+    tmp_path: Path,
+) -> None:
+    # an oversized file and a submodule's files had vanished without a trace: the verdict
+    # said the goal named no path found here, impact that no such file exists
+    from index_fixtures import new_repo
+
+    from coderooms.focus.errors import TargetNotIndexed
+    from coderooms.index.extract import MAX_FILE_BYTES
+
+    sub = new_repo(
+        tmp_path, {"lib.py": "def lib_fn(n):\n    return n + 1\n"}, use_git=True, name="sub"
+    )
+    root = new_repo(tmp_path, {"top.py": "def top():\n    return 1\n"}, use_git=True)
+    (root / "table.py").write_text("TABLE = [" + "1," * (MAX_FILE_BYTES // 2) + "]\n")
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "vendor_lib")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "more")
+    ws = Workspace.open(root)
+    try:
+        summary = ws.index()
+        assert summary.skipped.get("oversized") == 1 and summary.skipped.get("submodule") == 1
+        result = ws.focus("what is in table.py and vendor_lib/lib.py", budget=2000)
+        left_out = {e.what: e.detail for e in result.packing.ignored if e.why == "not_indexed"}
+        assert left_out == {"table.py": "oversized", "vendor_lib/lib.py": "submodule"}
+        assert "left out, which no budget brings: table.py (oversized)" in result.sufficiency.why
+        unnamed = ws.focus("top returns 1", budget=2000).packing.ignored
+        assert not [e for e in unnamed if e.why == "not_indexed"]  # none named, none listed
+        with pytest.raises(TargetNotIndexed, match="left out \\(oversized\\)"):
+            ws.impact("table.py")
+    finally:
+        ws.close()

@@ -10,6 +10,7 @@
         ├── InvalidMode                a focus mode the runtime does not have
         ├── UnknownTarget              an impact target that names no file or symbol
         │   └── AbsolutePathTarget     an absolute path outside the repository
+        ├── TargetNotIndexed           an impact target the index left out (oversized …)
         ├── AmbiguousTarget            an impact target that names several symbols
         ├── DirectoryTarget            an impact target that is a directory
         ├── TargetTooLong              an impact target over MAX_TARGET_CHARS
@@ -44,6 +45,7 @@ __all__ = [
     "InvalidMode",
     "UnknownTarget",
     "AmbiguousTarget",
+    "TargetNotIndexed",
     "TargetTooLong",
     "DirectoryTarget",
     "AbsolutePathTarget",
@@ -102,6 +104,14 @@ class InvalidMode(FocusError):
 class UnknownTarget(FocusError):
     fields = ("target",)
     template = "no file or symbol matches {target!r}; use a path, a qualified name or a node id"
+
+
+class TargetNotIndexed(FocusError):
+    fields = ("target", "reason")
+    template = (
+        "{target!r} is not in the index: it was left out ({reason}), so nothing is known "
+        "of what depends on it"
+    )
 
 
 class AmbiguousTarget(FocusError):

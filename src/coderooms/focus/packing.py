@@ -58,6 +58,7 @@ IgnoreReason = Literal[
     "penalized_test",
     "over_candidate_limit",
     "held_by_teammate",
+    "not_indexed",  # a file the goal names that the index left out (detail: why)
 ]
 
 RELATIVE_FLOOR = WHY_FLOOR  # a candidate scores at least this share of the best score

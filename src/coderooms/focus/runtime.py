@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from coderooms.focus.errors import (
@@ -490,3 +490,20 @@ class FocusEngine:
             "salience": round(float(sal.scores[row]), SALIENCE_DIGITS),
             "why": "; ".join(sal.why.get(row, [])),
         }
+
+
+def with_unindexed(result: FocusResult, unindexed: Mapping[str, str]) -> FocusResult:
+    """``result`` telling of the files its goal names that the index left out (path to
+    why: ``oversized``, ``submodule`` …): each is in the ignored tail as ``not_indexed``,
+    and the verdict says so, since no budget can bring them."""
+    if not unindexed:
+        return result
+    listed = tuple(Ignored(path, "not_indexed", 0.0, why) for path, why in unindexed.items())
+    packing = replace(result.packing, ignored=result.packing.ignored + listed)
+    named = ", ".join(f"{path} ({why})" for path, why in unindexed.items())
+    verdict = replace(
+        result.sufficiency,
+        why=f"{result.sufficiency.why}; the goal names files the index left out, which no "
+        f"budget brings: {named}",
+    )
+    return replace(result, packing=packing, sufficiency=verdict)

@@ -122,7 +122,9 @@ def list_files(root: str) -> Listing:
             listing.files[rel] = (st.st_size, change_mark(st))
         elif stat.S_ISLNK(mode):
             listing.skipped.append(Skipped(rel, _symlink_reason(full, real_root)))
-        elif not stat.S_ISDIR(mode):  # a directory is a submodule: not a file of this one
+        elif stat.S_ISDIR(mode):  # git lists a submodule as one entry: not this repository's
+            listing.skipped.append(Skipped(rel, "submodule"))
+        else:
             listing.skipped.append(Skipped(rel, "not_a_file"))  # FIFO, socket, device
     listing.skipped.sort(key=lambda s: s.path)
     return listing
