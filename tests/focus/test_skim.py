@@ -240,3 +240,42 @@ def test_the_text_is_counted_whole_and_never_over_the_budget() -> None:
     for budget in range(40, 140, 4):
         result = skim(text, "why proxy connection refused", budget)
         assert result.tokens_out == count_tokens(result.text) <= budget, budget
+
+
+def test_lines_are_scored_as_splitting_every_line_would_score_them() -> None:
+    # the fast path finds candidate lines by case-folded substrings; it must agree with
+    # scoring each line's own terms and its own match of the signal pattern
+    import math
+
+    from coderooms.focus.skim import _SIGNAL, SIGNAL_WEIGHT, _score_lines
+    from coderooms.focus.text import tokenize
+
+    lines = [
+        "Worker-3 processed batch 7",
+        "\u212aILLED worker-3 (Kelvin sign)",
+        "asſert failed in getValue",
+        "İstanbul straße timeout",
+        "plain line",
+        "",
+        "FixtureDefs teardown Error",
+    ]
+    goal = "why is worker killed in getValue fixtures"
+    terms = set(tokenize(goal))
+    held = [terms & set(tokenize(line)) for line in lines]
+    frequency = {t: sum(t in h for h in held) for t in terms}
+    expected = [
+        sum(math.log(1 + len(lines) / frequency[t]) for t in sorted(h))
+        + (SIGNAL_WEIGHT if _SIGNAL.search(line) else 0.0)
+        for line, h in zip(lines, held, strict=True)
+    ]
+    assert _score_lines(lines, goal) == pytest.approx(expected)
+    assert _score_lines(lines, goal)[1] >= SIGNAL_WEIGHT  # "KILLED" with a Kelvin sign
+
+
+def test_the_cli_says_it_is_at_work_on_a_large_input() -> None:
+    from coderooms.cli.skim_cmds import SKIM_PROGRESS_BYTES
+
+    text = "ok\n" * (SKIM_PROGRESS_BYTES // 3 + 1)
+    done = CliRunner().invoke(main, ["skim", "--goal", "x", "--budget", "100"], input=text)
+    assert done.exit_code == 0
+    assert done.stderr.startswith("skimming 4.0 MiB of text")

@@ -17,6 +17,8 @@ SKIM_INPUT_CAP = 64 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8192
 """An input with a NUL byte in its first this many bytes is binary, not tool output (as
 the index tells a binary file)."""
+SKIM_PROGRESS_BYTES = 4 * 1024 * 1024
+"""Input from which skim says on stderr that it is at work (about a second a few MiB)."""
 
 
 def register(group: click.Group) -> None:
@@ -51,6 +53,8 @@ def skim_command(source: click.utils.LazyFile, goal: str, budget: int, as_json: 
             "a command's output or a log"
         )
     text = data.decode("utf-8", errors="replace")
+    if len(data) >= SKIM_PROGRESS_BYTES:  # seconds of work: not in silence
+        click.echo(f"skimming {len(data) / (1024 * 1024):.1f} MiB of text …", err=True)
     result = skim(text, goal, budget)
     if as_json:
         payload = to_wire(result)
