@@ -241,3 +241,21 @@ async def test_a_write_waiting_for_the_lock_gives_up_when_told_to_stop_waiting(
     # one that finds the lock free still writes
     posted = await store.post("agent:ada", "after", desk="eng")
     assert posted.sequence == newest + 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://alice:TopSecret99@[::1/rooms",  # the driver quotes the whole URL
+        "postgresql://alice:Top%ZZSecret99@db.invalid:5432/rooms",  # the bad %-token
+        "postgresql://alice@db.invalid/rooms?password=Top%ZZSecret99",
+    ],
+)
+def test_a_password_never_reaches_an_error_message(url: str) -> None:
+    pytest.importorskip("psycopg")
+    from coderooms.store.postgres import PostgresStore
+
+    with pytest.raises(StoreUnavailable) as caught:
+        PostgresStore(url)
+    assert "Secret99" not in str(caught.value) and "ZZSecret" not in str(caught.value)
+    assert "***" in str(caught.value)

@@ -38,6 +38,7 @@ import functools
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -311,6 +312,24 @@ def _reason(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+def _secrets(url: str) -> list[str]:
+    """The password ``url`` carries, as written and decoded (longest first), in its
+    ``user:password@`` part or a ``password=`` parameter: what a message must not repeat
+    (the driver's own errors quote the URL, or the token it could not read)."""
+    found: set[str] = set()
+    for pattern in (r"://[^/@:]*:([^/@]*)@", r"(?i)password=([^&\s]*)"):
+        for raw in re.findall(pattern, url):
+            found.update({raw, urllib.parse.unquote(raw)})
+    return sorted((s for s in found if s), key=len, reverse=True)
+
+
+def scrubbed(text: str, url: str) -> str:
+    """``text`` with the password of ``url`` replaced by ``***`` wherever it appears."""
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    return redacted_url(text)
+
+
 class PostgresStore(SqlStore):
     """A :class:`~coderooms.store.base.Store` in one PostgreSQL database.
 
@@ -370,9 +389,9 @@ class PostgresStore(SqlStore):
         try:
             return psycopg.connect(self.url, **self._connect_args)
         except psycopg.OperationalError as err:
-            raise StoreUnavailable(self.location, _reason(err)) from None
+            raise StoreUnavailable(self.location, self._why(err)) from None
         except psycopg.ProgrammingError as err:  # a URL libpq cannot parse
-            raise StoreUnavailable(self.location, _reason(err)) from None
+            raise StoreUnavailable(self.location, self._why(err)) from None
 
     def _open(self, existing: bool) -> None:
         """Check the schema and run missing migrations, on a connection of its own."""
@@ -384,11 +403,11 @@ class PostgresStore(SqlStore):
                 if recorded != {m.version for m in MIGRATIONS}:
                     apply_migrations(connection)
             except psycopg.OperationalError as err:
-                raise StoreUnavailable(self.location, _reason(err)) from None
+                raise StoreUnavailable(self.location, self._why(err)) from None
             except psycopg.errors.InsufficientPrivilege as err:
                 raise ReadOnlyStore(self.location) from err
             except psycopg.DatabaseError as err:
-                raise CorruptDatabase(self.location, _reason(err)) from None
+                raise CorruptDatabase(self.location, self._why(err)) from None
 
     def close(self) -> None:
         self._closing.set()
@@ -425,6 +444,10 @@ class PostgresStore(SqlStore):
             with self._waiting_guard:
                 self._lock_waiters.discard(connection)
 
+    def _why(self, err: BaseException) -> str:
+        """What went wrong, in the driver's words, never with the URL's password."""
+        return scrubbed(_reason(err), self.url)
+
     # --- transport ------------------------------------------------------------------------
 
     def _failure(self, err: psycopg.Error) -> StoreError:
@@ -433,8 +456,8 @@ class PostgresStore(SqlStore):
         if isinstance(err, psycopg.errors.InsufficientPrivilege):
             return ReadOnlyStore(self.location)
         if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError):
-            return StoreUnavailable(self.location, _reason(err))
-        return CorruptDatabase(self.location, _reason(err))
+            return StoreUnavailable(self.location, self._why(err))
+        return CorruptDatabase(self.location, self._why(err))
 
     @staticmethod
     def _retryable(err: BaseException) -> bool:
@@ -455,7 +478,7 @@ class PostgresStore(SqlStore):
             except (psycopg.Error, PoolTimeout) as err:
                 if not self._retryable(err) or attempt == READ_ATTEMPTS - 1:
                     if isinstance(err, PoolTimeout):
-                        raise StoreUnavailable(self.location, _reason(err)) from None
+                        raise StoreUnavailable(self.location, self._why(err)) from None
                     raise self._failure(err) from None
                 self._pool.check()  # drop every idle connection the restart killed
                 time.sleep(pause)
@@ -487,9 +510,9 @@ class PostgresStore(SqlStore):
                 safe = not wrote or idempotent
                 if not (safe and self._retryable(err)) or attempt == READ_ATTEMPTS - 1:
                     if isinstance(err, PoolTimeout):
-                        raise StoreUnavailable(self.location, _reason(err)) from None
+                        raise StoreUnavailable(self.location, self._why(err)) from None
                     if isinstance(err, psycopg.errors.UniqueViolation | psycopg.DataError):
-                        raise CorruptDatabase(self.location, _reason(err)) from None
+                        raise CorruptDatabase(self.location, self._why(err)) from None
                     raise self._failure(err) from None
                 self._pool.check()
                 time.sleep(pause)
