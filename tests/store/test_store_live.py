@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -259,3 +263,37 @@ def test_a_password_never_reaches_an_error_message(url: str) -> None:
         PostgresStore(url)
     assert "Secret99" not in str(caught.value) and "ZZSecret" not in str(caught.value)
     assert "***" in str(caught.value)
+
+
+CODEROOMS = str(Path(sys.executable).with_name("coderooms"))
+
+
+@pytest.mark.parametrize(
+    ("signum", "status", "line"),
+    [(signal.SIGINT, 130, "error: interrupted"), (signal.SIGTERM, 143, "error: terminated")],
+    ids=["ctrl-c", "term"],
+)
+async def test_a_post_stopped_while_it_waits_for_the_lock_writes_nothing_on_either_store(
+    new_store: StoreMaker, signum: int, status: int, line: str
+) -> None:
+    # On PostgreSQL the stopped post said "interrupted", then was written once the other
+    # writer let go (its thread kept waiting), and Ctrl-C took the whole 10 s lock wait.
+    store = await staffed(new_store())
+    newest = (await store.post("agent:ada", "before", desk="eng")).sequence
+    with write_lock_held(new_store, store):
+        process = subprocess.Popen(
+            [CODEROOMS, "--db", new_store.url(store), "post", "--as", "agent:ada", "never"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        await asyncio.sleep(2 * SETTLE_S + 1.0)  # started, and waiting for the lock
+        assert process.poll() is None
+        started = time.monotonic()
+        process.send_signal(signum)
+        out, err = await asyncio.to_thread(process.communicate, timeout=30)
+        assert time.monotonic() - started < PROMPT_S
+        await asyncio.sleep(SETTLE_S)  # a write still running would commit once let go
+    assert (process.returncode, err.strip(), out) == (status, line, "")
+    await asyncio.sleep(SETTLE_S)
+    assert await store.last_sequence() == newest

@@ -410,7 +410,10 @@ class PostgresStore(SqlStore):
                 raise CorruptDatabase(self.location, self._why(err)) from None
 
     def close(self) -> None:
+        """Close the pool, once a write waiting for the write lock (one left behind by
+        Ctrl-C, say) has given up: it is cancelled, rolled back, and writes nothing."""
         self._closing.set()
+        self.stop_waiting()
         self._pool.close()
         if self._listener is not None:
             self._listener.join(LISTEN_WAKE_S * 2)
