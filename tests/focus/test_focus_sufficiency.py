@@ -178,3 +178,10 @@ def test_a_common_name_written_as_code_and_defined_here_is_no_weak_tie() -> None
     assert result.sufficiency.state == "saturated"
     unnamed = engine.focus("the helper recursion breaks for users on windows", budget=100_000)
     assert "names no symbol" in unnamed.sufficiency.why  # the weak tie is still said
+
+
+def test_a_nul_in_a_goal_becomes_a_replacement_character() -> None:
+    # a session keeps its goals in the store, and PostgreSQL cannot keep U+0000
+    from coderooms.focus.runtime import checked_goal
+
+    assert checked_goal("goal", "cart\x00 total") == "cart\ufffd total"

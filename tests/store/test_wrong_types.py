@@ -73,3 +73,25 @@ def test_a_workspace_path_or_impact_target_of_the_wrong_type_is_refused(tmp_path
     workspace = Workspace.open(tmp_path)
     with pytest.raises(WrongArgumentType, match="the impact target must be text"):
         workspace.impact(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("call", "what"),
+    [
+        (lambda s: s.post("agent:ada", "a\x00b"), "the message content"),
+        (lambda s: s.post("agent:ada", "ab", idempotency_key="k\x00"), "the idempotency key"),
+        (lambda s: s.add_agent("bo", "B\x00o"), "the agent name"),
+    ],
+    ids=["content", "key", "name"],
+)
+async def test_a_nul_character_is_refused_the_same_on_both_stores(
+    new_store: StoreMaker, call: Callable[[Store], Awaitable[Any]], what: str
+) -> None:
+    # PostgreSQL cannot keep U+0000: it said the database was corrupt, SQLite kept it
+    from coderooms.store.errors import NulInText
+
+    store = new_store()
+    await store.add_agent("ada")
+    with pytest.raises(NulInText, match=f"{what} holds a NUL character"):
+        await call(store)
+    assert await store.last_sequence() is None

@@ -73,14 +73,15 @@ class SourceReader(Protocol):
 
 def checked_goal(what: str, goal: str) -> str:
     """The goal as ranked: refused when blank or too long; a character no text can hold
-    (a lone surrogate, from bytes that were not UTF-8) becomes U+FFFD."""
+    (a lone surrogate, from bytes that were not UTF-8) becomes U+FFFD, as does a NUL
+    (no store can keep one in a session's goals)."""
     if not isinstance(goal, str):  # a library caller's None or bytes: typed, not AttributeError
         raise GoalNotText(what, type(goal).__name__)
     if len(goal) > MAX_GOAL_CHARS:
         raise GoalTooLong(what, len(goal), MAX_GOAL_CHARS)
     if not goal.strip():
         raise BlankGoal(what)
-    return without_lone_surrogates(goal)
+    return without_lone_surrogates(goal).replace("\0", "\ufffd")
 
 
 def checked_budget(budget: object) -> int:

@@ -22,6 +22,7 @@
         ├── BlankMessage               content that trims to nothing
         ├── MessageTooLarge            content above MESSAGE_BYTES_CAP
         ├── InvalidText                text that is not valid UTF-8 (lone surrogates, bad bytes)
+        ├── NulInText                  text holding a NUL character (U+0000)
         ├── MultilineName              a name, label or description holding a line break or
         │                              another control character
         ├── NameTooLong                a name or label over NAME_MAX_CHARS (a description
@@ -65,6 +66,7 @@ __all__ = [
     "InvalidIdempotencyKey",
     "InvalidAuthor",
     "InvalidText",
+    "NulInText",
     "MultilineName",
     "PinTargetNotInDesk",
     "InvalidPinTarget",
@@ -233,6 +235,14 @@ class MessageTooLarge(StoreError):
         if self.size is None:
             return f"message is more than {self.cap} bytes of UTF-8; the cap is {self.cap} bytes"
         return super().__str__()
+
+
+class NulInText(StoreError):
+    """Text holding a NUL character: PostgreSQL cannot store one, so neither store takes
+    it (the same answer whichever a room runs on)."""
+
+    fields = ("what",)
+    template = "{what} holds a NUL character (U+0000), which a store cannot keep; remove it"
 
 
 class InvalidText(StoreError):

@@ -71,6 +71,7 @@ from coderooms.store.errors import (
     MessageTooLarge,
     MultilineName,
     NameTooLong,
+    NulInText,
     ParentInOtherDesk,
     PersonExists,
     PinTargetNotInDesk,
@@ -316,6 +317,8 @@ def _require_text(what: str, value: str | None) -> None:
     if value is None:
         return
     require_str(what, value)
+    if "\0" in value:
+        raise NulInText(what)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -580,6 +583,8 @@ class SqlStore(Store):
         require_str("the idempotency key", idempotency_key, optional=True)
         if is_blank(content):
             raise BlankMessage()
+        if "\0" in content:
+            raise NulInText("the message content")
         try:
             size = len(content.encode("utf-8"))
         except UnicodeEncodeError:
