@@ -96,3 +96,63 @@ def test_uvicorns_cancel_line_is_told_in_words_of_the_clients() -> None:
     other = logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, "other", (), None)
     assert CutShortLog(5.0).filter(other)
     assert other.getMessage() == "other"
+
+
+async def test_a_store_failing_outside_a_tool_is_a_503_saying_so_not_a_traceback(
+    caplog: Any,
+) -> None:
+    # a shared room's database down while `up` checks a token: every request was a 500
+    # with a traceback on the server's stderr
+    from coderooms.store.errors import StoreUnavailable
+
+    async def checking_token(scope: Any, receive: Any, send: Any) -> None:
+        raise StoreUnavailable("postgresql://db/rooms", "connection refused")
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    app = answering_when_cut_short(checking_token, MCP)
+    with caplog.at_level(logging.WARNING, logger="uvicorn.error"):
+        await app({"type": "http", "path": MCP, "method": "POST"}, receive, send)
+    head, body = sent
+    assert head["status"] == 503
+    error = json.loads(body["body"])["error"]
+    assert error["message"].startswith("StoreUnavailable: cannot reach the store at")
+    assert [r.getMessage() for r in caplog.records] == [error["message"]]
+    assert all(r.exc_info is None for r in caplog.records)
+
+
+async def test_a_token_check_that_cannot_reach_the_store_is_a_503_before_the_sdk() -> None:
+    # inside the SDK a store failing during the token check was a 500 and a traceback
+    from coderooms.mcp.tokens import tokens_checked_first
+    from coderooms.store.errors import StoreUnavailable
+
+    class Down:
+        async def verify_token(self, token: str) -> None:
+            raise StoreUnavailable("postgresql://db/rooms", "connection refused")
+
+    reached: list[str] = []
+
+    async def sdk(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    app = tokens_checked_first(sdk, Down())  # type: ignore[arg-type]
+    scope = {"type": "http", "path": MCP, "method": "POST"}
+    await app({**scope, "headers": [(b"authorization", b"Bearer crt_x")]}, receive, send)
+    assert sent[0]["status"] == 503 and not reached
+    assert b"cannot reach the store" in sent[1]["body"]
+    await app({**scope, "headers": []}, receive, send)  # no token: the SDK says 401
+    assert reached == [MCP]

@@ -395,7 +395,7 @@ def http_mcp_app(service: Any, book: Any, store: Store, base: str) -> tuple[Any,
 
     from coderooms.mcp.fastpath import with_fast_path
     from coderooms.mcp.server import build_server, token_caller
-    from coderooms.mcp.tokens import AgentTokenVerifier
+    from coderooms.mcp.tokens import AgentTokenVerifier, tokens_checked_first
 
     server = build_server(
         service,
@@ -417,7 +417,8 @@ def http_mcp_app(service: Any, book: Any, store: Store, base: str) -> tuple[Any,
     sdk_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, host=HOST, json_response=True
     )
-    return server, with_fast_path(server, sdk_app, path=MCP_PATH)
+    verifier = AgentTokenVerifier(book, store)
+    return server, with_fast_path(server, tokens_checked_first(sdk_app, verifier), path=MCP_PATH)
 
 
 def event_loop_options() -> dict[str, bool]:

@@ -11,6 +11,9 @@ Two things make that end clean:
   with a JSON-RPC error saying the server stopped (:func:`answering_when_cut_short`), and
   the log says so in one line (:class:`CutShortLog`), where uvicorn would answer ``500``
   and log the cancellation's traceback.
+
+The same wrapper answers ``503`` when the store fails outside any tool, while a token is
+checked: a shared room's database that cannot be reached.
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ import threading
 from collections.abc import Callable
 
 from coderooms.mcp.asgi import App, Message, Receive, Scope, Send
+from coderooms.store.errors import StoreError
 
 __all__ = [
     "CUT_SHORT_CODE",
+    "answer_503",
     "CUT_SHORT_MESSAGE",
     "CutShortLog",
     "answering_when_cut_short",
     "stop_waiting_soon",
+    "store_failed",
 ]
 
 
@@ -40,6 +46,8 @@ CUT_SHORT_MESSAGE = (
     "not have been kept: read before sending it again (a post with an idempotency key "
     "can be sent again safely)"
 )
+LOGGER = "uvicorn.error"
+"""Where `up` says what went wrong, in uvicorn's own format."""
 UVICORN_CANCEL_PREFIX = "Cancel %s running task"
 """How uvicorn's own log line for the calls it cancels at the end of the grace begins."""
 
@@ -47,7 +55,9 @@ UVICORN_CANCEL_PREFIX = "Cancel %s running task"
 def answering_when_cut_short(app: App, mcp_path: str) -> App:
     """``app``, where a request cancelled before it answered (only a stopping server
     cancels one) is answered ``503``: a JSON-RPC error on ``mcp_path``, a line of text
-    elsewhere. One cancelled after its answer began has nothing more to say."""
+    elsewhere. So is one whose store failed outside a tool (the database of a shared
+    room gone while a token is checked), with the store's own words and one log line, not
+    a 500 and a traceback. One that fails after its answer began has nothing more to say."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -66,22 +76,37 @@ def answering_when_cut_short(app: App, mcp_path: str) -> App:
         except asyncio.CancelledError:
             if began:
                 raise
-            await _answer_cut_short(send, on_mcp=scope.get("path") == mcp_path)
+            await answer_503(send, CUT_SHORT_MESSAGE, on_mcp=scope.get("path") == mcp_path)
+        except StoreError as err:  # the store failed outside any tool (checking a token)
+            if began:
+                raise
+            logging.getLogger(LOGGER).warning("%s: %s", type(err).__name__, err)
+            await answer_503(
+                send, f"{type(err).__name__}: {err}", on_mcp=scope.get("path") == mcp_path
+            )
 
     return guarded
 
 
-async def _answer_cut_short(send: Send, *, on_mcp: bool) -> None:
+async def answer_503(send: Send, message: str, *, on_mcp: bool) -> None:
+    """Answer ``503`` with ``message``: a JSON-RPC error (id null) ``on_mcp``, else a line
+    of text."""
     if on_mcp:
-        error = {"code": CUT_SHORT_CODE, "message": CUT_SHORT_MESSAGE}
+        error = {"code": CUT_SHORT_CODE, "message": message}
         body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
         kind = b"application/json"
     else:
-        body = (CUT_SHORT_MESSAGE + "\n").encode()
+        body = (message + "\n").encode()
         kind = b"text/plain; charset=utf-8"
     headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 503, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def store_failed(send: Send, err: StoreError, *, on_mcp: bool) -> None:
+    """Answer ``503`` with the store's own words, and say them in one log line."""
+    logging.getLogger(LOGGER).warning("%s: %s", type(err).__name__, err)
+    await answer_503(send, f"{type(err).__name__}: {err}", on_mcp=on_mcp)
 
 
 class CutShortLog(logging.Filter):

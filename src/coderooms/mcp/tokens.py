@@ -21,10 +21,12 @@ from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 
+from coderooms.mcp.asgi import App, Receive, Scope, Send, first_headers
 from coderooms.mcp.errors import TokenStoreUnsupported, check_caller
 from coderooms.store.base import Store
 
 __all__ = [
+    "tokens_checked_first",
     "PERSON_TOKEN_PREFIX",
     "TOKEN_BYTES",
     "TOKEN_PREFIX",
@@ -212,3 +214,27 @@ class AgentTokenVerifier:
         if not (await self.store.roster()).is_active(agent_id):
             return None
         return AccessToken(token=token, client_id=agent_id, scopes=[TOKEN_SCOPE], subject=agent_id)
+
+
+def tokens_checked_first(app: App, verifier: AgentTokenVerifier) -> App:
+    """``app`` (the SDK's), with a bearer token checked here before it is, so a store
+    that fails during the check (a shared room's database gone) is answered ``503`` with
+    its own words: inside the SDK the failure is a ``500`` and a logged traceback. The
+    requests the fast path answers never come here (it checks their tokens itself, and
+    its failures reach the same ``503``)."""
+    from coderooms.mcp.stopping import store_failed
+    from coderooms.store.errors import StoreError
+
+    async def checked(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header = first_headers(scope).get(b"authorization", b"")
+            scheme, _, token = header.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                try:
+                    await verifier.verify_token(token.strip())
+                except StoreError as err:
+                    await store_failed(send, err, on_mcp=True)
+                    return
+        await app(scope, receive, send)
+
+    return checked
