@@ -297,3 +297,30 @@ async def test_a_post_stopped_while_it_waits_for_the_lock_writes_nothing_on_eith
     assert (process.returncode, err.strip(), out) == (status, line, "")
     await asyncio.sleep(SETTLE_S)
     assert await store.last_sequence() == newest
+
+
+async def test_a_server_that_went_away_is_said_at_once_and_used_again_once_back(
+    pg_cluster: ScratchCluster,
+) -> None:
+    # each call waited the pool's 10 s and said only "couldn't get a connection", and
+    # calls kept failing for 20-30 s after the server was back (the pool's backoff)
+    from coderooms.store.postgres import PostgresStore
+
+    with ScratchCluster() as cluster:
+        store = PostgresStore(cluster.url())
+        try:
+            await store.add_agent("ada")
+            posted = await store.post("agent:ada", "before the outage")
+            cluster.halt()
+            for _ in range(2):
+                started = time.monotonic()
+                with pytest.raises(StoreUnavailable) as caught:
+                    await store.message(posted.sequence)
+                assert time.monotonic() - started < PROMPT_S
+                assert "couldn't get a connection" not in str(caught.value)
+            cluster.resume()
+            assert await store.message(posted.sequence) == posted  # the first call after
+            after = await store.post("agent:ada", "after the outage")
+            assert after.sequence == posted.sequence + 1
+        finally:
+            store.close()

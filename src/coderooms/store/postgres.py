@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -97,6 +98,13 @@ POOL_MAX = 8
 """Connections a store opens at most; a call waits up to :data:`POOL_WAIT_S` for one."""
 POOL_WAIT_S = 10.0
 """How long a call waits for a free pooled connection before giving up."""
+POOL_LOG_LEVEL = logging.ERROR
+"""The pool's own log (``psycopg.pool``) below this is not shown: its warnings of lost
+and failed connections reached the terminal of every command as stray lines, while the
+command's one error line says the same with the store's location."""
+POOL_RECONNECT_S = 2.0
+"""How long the pool keeps trying to replace a lost connection before it waits to be
+asked again (its own retries back off to half a minute and more; see _connection)."""
 CONNECT_TIMEOUT_S = 10
 """How long opening one connection may take."""
 STATEMENT_TIMEOUT_MS = 30_000
@@ -330,6 +338,9 @@ def scrubbed(text: str, url: str) -> str:
     return redacted_url(text)
 
 
+logging.getLogger("psycopg.pool").setLevel(POOL_LOG_LEVEL)
+
+
 class PostgresStore(SqlStore):
     """A :class:`~coderooms.store.base.Store` in one PostgreSQL database.
 
@@ -357,6 +368,7 @@ class PostgresStore(SqlStore):
         self._closing = threading.Event()
         self._write_lock = threading.Lock()
         self._stopping = threading.Event()  # stop_waiting() was called
+        self._degraded = False  # the pool's connections failed: connect directly (see _connection)
         self._lock_waiters: set[psycopg.Connection[Any]] = set()  # waiting for WRITE_LOCK_KEY
         self._waiting_guard = threading.Lock()
         options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout={LOCK_TIMEOUT_MS}"
@@ -378,6 +390,7 @@ class PostgresStore(SqlStore):
             kwargs=self._connect_args,
             open=False,
             name="coderooms",
+            reconnect_timeout=POOL_RECONNECT_S,
         )
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
@@ -471,14 +484,43 @@ class PostgresStore(SqlStore):
             return False
         return isinstance(err, psycopg.OperationalError | psycopg.InterfaceError)
 
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection; while the pool cannot give one (the server went away, and
+        the pool waits to try again), a connection of its own: a call while the server
+        is down says why at once instead of waiting :data:`POOL_WAIT_S` for the pool,
+        and the first call once it is back is answered."""
+        if not self._degraded:
+            with self._pool.connection() as connection:
+                yield connection
+            return
+        connection = psycopg.connect(self.url, **self._connect_args)
+        try:
+            yield connection
+        finally:
+            connection.close()
+        if self._pool.get_stats().get("pool_available", 0) > 0:
+            self._degraded = False  # the pool has connections again
+        else:
+            self._pool.check()  # the server answers: let the pool grow back
+
+    def _note_failure(self, err: BaseException) -> None:
+        """A connection that failed (the server stopped or restarted): the pool's own
+        connections are suspect until it has a working one again."""
+        if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError) and not isinstance(
+            err, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable
+        ):
+            self._degraded = True
+
     def _reading(self, work: Callable[[psycopg.Connection[Any]], _T]) -> _T:
         """Run a read on a pooled connection, retried when the connection fails."""
         pause = RETRY_PAUSE_S
         for attempt in range(READ_ATTEMPTS):
             try:
-                with self._pool.connection() as connection:
+                with self._connection() as connection:
                     return work(connection)
             except (psycopg.Error, PoolTimeout) as err:
+                self._note_failure(err)
                 if not self._retryable(err) or attempt == READ_ATTEMPTS - 1:
                     if isinstance(err, PoolTimeout):
                         raise StoreUnavailable(self.location, self._why(err)) from None
@@ -502,12 +544,13 @@ class PostgresStore(SqlStore):
         for attempt in range(READ_ATTEMPTS):
             wrote = False
             try:
-                with self._write_lock, self._pool.connection() as connection:
+                with self._write_lock, self._connection() as connection:
                     with connection.transaction():
                         self._take_write_lock(connection)
                         wrote = True
                         return work(_PgDb(connection))
             except (psycopg.Error, PoolTimeout) as err:
+                self._note_failure(err)
                 if isinstance(err, psycopg.errors.QueryCanceled) and self._stopping.is_set():
                     raise StoreStopping(self.location) from None  # rolled back: none written
                 safe = not wrote or idempotent

@@ -204,6 +204,10 @@ class ScratchCluster:
         """Stop the server but keep its data (:meth:`start` is not for restarting)."""
         self._pg_ctl("stop", "-m", "fast")
 
+    def resume(self) -> None:
+        """Start the server again after :meth:`halt`, on its data."""
+        self._pg_ctl("start")
+
     def create_database(self, name: str, template: str | None = None) -> str:
         """Create ``name`` (optionally as a copy of ``template``); its URL."""
         import psycopg
