@@ -324,3 +324,24 @@ async def test_a_server_that_went_away_is_said_at_once_and_used_again_once_back(
             assert after.sequence == posted.sequence + 1
         finally:
             store.close()
+
+
+def test_postgres_failures_that_are_no_outage_say_what_they_are(
+    pg_cluster: ScratchCluster,
+) -> None:
+    # an index row too large was "cannot reach the store" (and retried as an outage); a
+    # role without privileges was told to check a file's permissions
+    import psycopg
+
+    from coderooms.store.errors import ReadOnlyDatabase, ValueTooLarge
+    from coderooms.store.postgres import PostgresStore
+
+    store = PostgresStore(pg_cluster.create_schema("coderooms_tests", "failures"))
+    try:
+        too_large = psycopg.errors.ProgramLimitExceeded("index row size 6024 exceeds maximum 2704")
+        assert isinstance(store._failure(too_large), ValueTooLarge)
+        assert not store._retryable(too_large)
+        refused = store._failure(psycopg.errors.InsufficientPrivilege("permission denied"))
+        assert isinstance(refused, ReadOnlyDatabase) and "GRANT" in str(refused)
+    finally:
+        store.close()

@@ -95,3 +95,15 @@ async def test_a_nul_character_is_refused_the_same_on_both_stores(
     with pytest.raises(NulInText, match=f"{what} holds a NUL character"):
         await call(store)
     assert await store.last_sequence() is None
+
+
+async def test_a_long_system_author_kind_is_refused_the_same_on_both_stores(
+    new_store: StoreMaker,
+) -> None:
+    # PostgreSQL said it could not reach the store (its index cannot hold the value)
+    from coderooms.store.errors import NameTooLong
+
+    store = new_store()
+    with pytest.raises(NameTooLong, match="a system author's kind is 3000 characters"):
+        await store.post("system:" + "k" * 3000, "deploy done")
+    assert (await store.post("system:" + "k" * 64, "deploy done")).sequence == 1

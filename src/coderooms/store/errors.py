@@ -5,6 +5,7 @@
         ├── UnsupportedStoreUrl        open_store was given a URL it cannot open
         ├── CorruptDatabase            the file is not a coderooms SQLite store
         ├── ReadOnlyStore              the store can be opened but not written
+        │   └── ReadOnlyDatabase       a PostgreSQL role without the privileges to write
         ├── StoreLocation              the store's path cannot hold a file (a parent is not
         │                              a directory, the path is a directory …)
         ├── EphemeralStore             an in-memory store where the data must outlive the call
@@ -36,6 +37,7 @@
         ├── InvalidIdempotencyKey      a post's idempotency key that is blank or too long
         ├── IdempotencyKeyReused       a key that already wrote a different message
         ├── StoreBusy                  other writers held the database past the timeout
+        ├── ValueTooLarge              a value over what PostgreSQL can index
         ├── StoreStopping              a write waiting for the lock when the store was told
         │                              to stop (a server shutting down): nothing written
         ├── StoreUnavailable           the database server cannot be reached (or the
@@ -76,9 +78,11 @@ __all__ = [
     "ParentInOtherDesk",
     "PersonExists",
     "ReadOnlyStore",
+    "ReadOnlyDatabase",
     "RetiredAuthor",
     "StoreBusy",
     "StoreStopping",
+    "ValueTooLarge",
     "NoWorkingSets",
     "StoreError",
     "StoreLocation",
@@ -123,6 +127,16 @@ class ReadOnlyStore(StoreError):
     template = (
         "{path} is read-only: coderooms cannot write to it (check the permissions of the "
         "file and of its directory)"
+    )
+
+
+class ReadOnlyDatabase(ReadOnlyStore):
+    """PostgreSQL refused a write, or creating the tables: the role lacks a privilege."""
+
+    template = (
+        "{path} is read-only for this role: coderooms cannot write to it (a database "
+        "administrator can GRANT the role INSERT, UPDATE and DELETE on the room's tables, "
+        "and CREATE on its schema for `coderooms init`)"
     )
 
 
@@ -336,6 +350,13 @@ class ImportOrderError(StoreError):
 class StoreBusy(StoreError):
     fields = ("path", "timeout_ms")
     template = "{path} stayed locked by other writers for {timeout_ms} ms; try again"
+
+
+class ValueTooLarge(StoreError):
+    """A value PostgreSQL cannot keep in an index (a key of about 2,700 bytes or more)."""
+
+    fields = ("location", "reason")
+    template = "a value is too large for the store at {location} ({reason}); shorten it"
 
 
 class StoreStopping(StoreError):

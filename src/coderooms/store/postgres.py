@@ -56,12 +56,13 @@ from coderooms.store.errors import (
     CorruptDatabase,
     ImportOrderError,
     NewerSchema,
-    ReadOnlyStore,
+    ReadOnlyDatabase,
     StoreBusy,
     StoreError,
     StoreNotFound,
     StoreStopping,
     StoreUnavailable,
+    ValueTooLarge,
 )
 from coderooms.store.sql import (
     CODE_PIN_TABLE,
@@ -340,6 +341,13 @@ def scrubbed(text: str, url: str) -> str:
 
 logging.getLogger("psycopg.pool").setLevel(POOL_LOG_LEVEL)
 
+_NOT_CONNECTION_FAILURES = (
+    psycopg.errors.QueryCanceled,
+    psycopg.errors.LockNotAvailable,
+    psycopg.errors.ProgramLimitExceeded,
+)
+"""Operational errors of one statement, not of the connection: never retried."""
+
 
 class PostgresStore(SqlStore):
     """A :class:`~coderooms.store.base.Store` in one PostgreSQL database.
@@ -418,7 +426,7 @@ class PostgresStore(SqlStore):
             except psycopg.OperationalError as err:
                 raise StoreUnavailable(self.location, self._why(err)) from None
             except psycopg.errors.InsufficientPrivilege as err:
-                raise ReadOnlyStore(self.location) from err
+                raise ReadOnlyDatabase(self.location) from err
             except psycopg.DatabaseError as err:
                 raise CorruptDatabase(self.location, self._why(err)) from None
 
@@ -470,7 +478,9 @@ class PostgresStore(SqlStore):
         if isinstance(err, psycopg.errors.LockNotAvailable):
             return StoreBusy(self.location, LOCK_TIMEOUT_MS)
         if isinstance(err, psycopg.errors.InsufficientPrivilege):
-            return ReadOnlyStore(self.location)
+            return ReadOnlyDatabase(self.location)
+        if isinstance(err, psycopg.errors.ProgramLimitExceeded):
+            return ValueTooLarge(self.location, self._why(err))
         if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError):
             return StoreUnavailable(self.location, self._why(err))
         return CorruptDatabase(self.location, self._why(err))
@@ -480,7 +490,7 @@ class PostgresStore(SqlStore):
         """A dropped connection, a server shutting down or starting, no connection."""
         if isinstance(err, PoolTimeout):
             return False  # it has waited its whole allowance for a connection already
-        if isinstance(err, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+        if isinstance(err, _NOT_CONNECTION_FAILURES):
             return False
         return isinstance(err, psycopg.OperationalError | psycopg.InterfaceError)
 
@@ -508,7 +518,7 @@ class PostgresStore(SqlStore):
         """A connection that failed (the server stopped or restarted): the pool's own
         connections are suspect until it has a working one again."""
         if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError) and not isinstance(
-            err, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable
+            err, _NOT_CONNECTION_FAILURES
         ):
             self._degraded = True
 

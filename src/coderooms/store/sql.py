@@ -599,6 +599,8 @@ class SqlStore(Store):
             raise InvalidAuthor(author) from None
         for value in _author_columns(wanted)[1:]:
             _require_text("the author", value)
+        if isinstance(wanted, System) and len(wanted.kind) > IDENTIFIER_MAX_CHARS:
+            raise NameTooLong("a system author's kind", len(wanted.kind), IDENTIFIER_MAX_CHARS)
         _require_text("the desk", desk)
         if idempotency_key is not None:
             _require_idempotency_key(idempotency_key)
