@@ -345,3 +345,32 @@ def test_postgres_failures_that_are_no_outage_say_what_they_are(
         assert isinstance(refused, ReadOnlyDatabase) and "GRANT" in str(refused)
     finally:
         store.close()
+
+
+def test_a_url_selecting_a_schema_that_does_not_exist_says_to_create_it(
+    pg_cluster: ScratchCluster,
+) -> None:
+    # init blamed the database and quoted SQL; reads said to run init, which then failed
+    from coderooms.store.errors import SchemaMissing
+
+    url = pg_cluster.url("coderooms_tests", "no_such_room")
+    for existing in (False, True):
+        with pytest.raises(SchemaMissing, match="CREATE SCHEMA"):
+            open_store(url, existing=existing)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["host=/tmp/pg port=5432 dbname=rooms user=me", "dbname=rooms password=hunter2"],
+)
+def test_a_postgres_connection_string_never_becomes_a_sqlite_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    # init said "store ready" and made a SQLite file named host=/tmp/...: nothing shared
+    from coderooms.store.errors import UnsupportedStoreUrl
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnsupportedStoreUrl, match="postgresql://USER@HOST") as caught:
+        open_store(value)
+    assert "hunter2" not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []

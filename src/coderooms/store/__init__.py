@@ -30,6 +30,7 @@ from coderooms.store.errors import *  # noqa: F403
 from coderooms.store.errors import EphemeralStore, StoreNotFound, UnsupportedStoreUrl
 from coderooms.store.errors import __all__ as _error_names
 from coderooms.store.sqlite import SQLiteStore
+from coderooms.store.urls import looks_like_conninfo, redacted_url
 
 __all__ = [
     "DEFAULT_STORE_PATH",
@@ -50,6 +51,10 @@ DEFAULT_STORE_PATH = Path(DATA_DIR) / "rooms.db"
 
 _SQLITE_PREFIX = "sqlite:///"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+CONNINFO_REASON = (
+    "this is a PostgreSQL connection string (key=value); give the database as a URL, "
+    "postgresql://USER@HOST:PORT/DBNAME (for a socket directory: ?host=/DIR)"
+)
 """URL prefixes of a PostgreSQL store (libpq's two spellings)."""
 POSTGRES_MISSING = "the PostgreSQL driver is not installed: pip install 'coderooms[postgres]'"
 
@@ -85,7 +90,9 @@ def open_store(
     if url.startswith(_SQLITE_PREFIX):
         path = unquote(url[len(_SQLITE_PREFIX) :])  # a URL: %20 is a space
     elif "://" in url or url.startswith(("sqlite:", "file:")):
-        raise UnsupportedStoreUrl(url)
+        raise UnsupportedStoreUrl(redacted_url(url))
+    elif looks_like_conninfo(url):  # it would have become a SQLite file of that name
+        raise UnsupportedStoreUrl(redacted_url(url), CONNINFO_REASON)
     else:
         path = url
     if not path.strip():

@@ -10,6 +10,7 @@
         │                              a directory, the path is a directory …)
         ├── EphemeralStore             an in-memory store where the data must outlive the call
         ├── StoreNotFound              a command that only reads, given a path with no store
+        ├── SchemaMissing              a PostgreSQL URL selecting a schema that does not exist
         ├── NewerSchema                the file was written by a newer coderooms
         ├── UnknownAuthor              post/read names nobody on the roster
         │   └── InvalidAuthor          an author that is not agent:ID, person:ID, operator …
@@ -82,6 +83,7 @@ __all__ = [
     "RetiredAuthor",
     "StoreBusy",
     "StoreStopping",
+    "SchemaMissing",
     "ValueTooLarge",
     "NoWorkingSets",
     "StoreError",
@@ -350,6 +352,18 @@ class ImportOrderError(StoreError):
 class StoreBusy(StoreError):
     fields = ("path", "timeout_ms")
     template = "{path} stayed locked by other writers for {timeout_ms} ms; try again"
+
+
+class SchemaMissing(StoreError):
+    """The URL's ``search_path`` names no schema of the database (a typo, a schema not
+    created yet, or a mixed-case name PostgreSQL folds to lower case)."""
+
+    fields = ("location",)
+    template = (
+        "{location} selects a schema that does not exist in the database (the search_path "
+        "in its options): create it first (CREATE SCHEMA name; unquoted names are lower "
+        "case), or fix the URL"
+    )
 
 
 class ValueTooLarge(StoreError):

@@ -57,6 +57,7 @@ from coderooms.store.errors import (
     ImportOrderError,
     NewerSchema,
     ReadOnlyDatabase,
+    SchemaMissing,
     StoreBusy,
     StoreError,
     StoreNotFound,
@@ -76,6 +77,7 @@ from coderooms.store.sql import (
     chat_key,
     utc_now,
 )
+from coderooms.store.urls import redacted_url
 from coderooms.store.worksets import WORKSET_STAMP_POSTGRES, WORKSET_TABLES
 
 __all__ = [
@@ -229,12 +231,6 @@ MIGRATIONS: tuple[Migration, ...] = (
 shipped. (Versions count on their own: they need not match the SQLite list's.)"""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
-
-
-def redacted_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for messages and banners)."""
-    url = re.sub(r"(://[^/@:]*):[^/@]*@", r"\1:***@", url)
-    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
 @functools.lru_cache(maxsize=512)
@@ -418,6 +414,8 @@ class PostgresStore(SqlStore):
         """Check the schema and run missing migrations, on a connection of its own."""
         with self._connect() as connection:
             try:
+                if connection.execute("SELECT current_schema()").fetchone() == (None,):
+                    raise SchemaMissing(self.location)  # search_path names none that exists
                 recorded = _inspect(connection, self.location)
                 if not recorded and existing:
                     raise StoreNotFound(self.location)
