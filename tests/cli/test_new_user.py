@@ -227,7 +227,6 @@ def test_read_and_room_read_render_a_turn_with_one_function(room: str) -> None:
     [
         ("\x1b[2J\x1b[31mred", "&#x1b;[2J&#x1b;[31mred"),
         ("bell\x07", "bell&#x7;"),
-        ("nul\x00", "nul&#x0;"),
         ("\u202eevil", "&#x202e;evil"),
         ("one\u2028two", "one\n  │ two"),  # a line separator: the next gutter line
         ("c1\x9bcsi", "c1&#x9b;csi"),
@@ -238,6 +237,13 @@ def test_read_shows_control_and_bidi_characters_visibly(room: str, raw: str, sho
     text = out("--db", room, "read", "--as", "ada")
     assert f"  │ x {shown}\n" in text
     assert raw not in text
+
+
+def test_a_nul_character_is_refused_naming_the_content(room: str) -> None:
+    # a store on PostgreSQL cannot keep one, so neither store takes it
+    done = invoke("--db", room, "post", "--as", "agent:bo", "x nul\x00")
+    assert done.exit_code == 1
+    assert done.stderr.startswith("error: the message content holds a NUL character")
 
 
 def test_the_readme_says_how_far_back_search_reads_and_how_to_go_further() -> None:
