@@ -166,9 +166,10 @@ def test_pagerank_in_place_is_the_formula_bit_for_bit(make_repo: Callable[..., P
 def _focus_in_new_process(
     program: str, root: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``program`` (which runs the console script) as ``coderooms focus GOAL --json``."""
+    """``program`` (which runs the console script) as ``coderooms focus GOAL --json`` on
+    ``root`` (named: a fixture repository is no git repository, found from its inside)."""
     return subprocess.run(
-        [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600"],
+        [sys.executable, "-c", program, "focus", GOAL, "--json", "--budget", "600", "--repo", "."],
         capture_output=True,
         text=True,
         cwd=root,

@@ -160,6 +160,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "with-statement and except-clause targets in the type evidence: extract again",
         EXTRACT_AGAIN,
     ),
+    (
+        7,
+        "calls through inherited cls()/Self methods and renamed module attributes: again",
+        EXTRACT_AGAIN,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
