@@ -515,9 +515,7 @@ class PostgresStore(SqlStore):
     def _note_failure(self, err: BaseException) -> None:
         """A connection that failed (the server stopped or restarted): the pool's own
         connections are suspect until it has a working one again."""
-        if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError) and not isinstance(
-            err, _NOT_CONNECTION_FAILURES
-        ):
+        if self._retryable(err):
             self._degraded = True
 
     def _reading(self, work: Callable[[psycopg.Connection[Any]], _T]) -> _T:
