@@ -503,3 +503,31 @@ def test_ascii_code_far_past_the_limit_is_told_by_its_pieces(
     bound = tokens.count_tokens_within(text, 1000)
     monkeypatch.undo()
     assert 1000 < bound <= reference_count(text)
+
+
+def test_counting_alike_texts_once_each_is_exact() -> None:
+    # The encoder's promise count_tokens_many_alike rests on: every string of one to
+    # three ASCII digits is one token, so a text counts the same whatever its digits are.
+    from coderooms.tokens import _encoding, count_tokens_many_alike
+
+    encoding = _encoding()
+    for width in (1, 2, 3):
+        for number in range(10**width):
+            assert len(encoding.encode_ordinary(str(number).zfill(width))) == 1
+    lines = [
+        "2026-12-07 12:00:07 INFO worker-3 processed batch 41230 in 97 ms",
+        "x1y22z333w4444 v55555 ½ ٣٤ 12.5e-3 0x1F",
+        "  \t 9\n",
+        "",
+    ]
+    assert count_tokens_many_alike(lines) == count_tokens_many(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789 abcXYZ_-.:\n\t½٣")), max_size=60))
+def test_a_texts_count_does_not_depend_on_its_ascii_digits(text: str) -> None:
+    from coderooms.tokens import count_tokens_many_alike
+
+    zeroed = text.translate(str.maketrans("123456789", "000000000"))
+    assert count_tokens_many([text, zeroed]) == count_tokens_many_alike([text, zeroed])
+    assert count_tokens_many([text])[0] == count_tokens_many([zeroed])[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from coderooms.focus.errors import GoalNotText
 from coderooms.focus.skim import SkimCut, SkimResult, skim_text
-from coderooms.tokens import count_tokens_many
+from coderooms.tokens import count_tokens_many_alike
 
 __all__ = ["DEFAULT_SKIM_BUDGET", "SkimCut", "SkimResult", "skim"]
 
@@ -21,4 +21,4 @@ def skim(text: str, goal: str, budget: int = DEFAULT_SKIM_BUDGET) -> SkimResult:
     for what, value in (("text to skim", text), ("goal", goal)):
         if not isinstance(value, str):
             raise GoalNotText(what, type(value).__name__)
-    return skim_text(text, goal, budget, count_tokens_many)
+    return skim_text(text, goal, budget, count_tokens_many_alike)
