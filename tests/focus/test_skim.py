@@ -258,6 +258,9 @@ def test_lines_are_scored_as_splitting_every_line_would_score_them() -> None:
         "plain line",
         "",
         "FixtureDefs teardown Error",
+        "worker3 ran worker7 at 12:00",  # the same shape as the next line
+        "worker4 ran worker9 at 13:41",
+        "HTTP2Adapter and http3",
     ]
     goal = "why is worker killed in getValue fixtures"
     terms = set(tokenize(goal))
@@ -270,6 +273,11 @@ def test_lines_are_scored_as_splitting_every_line_would_score_them() -> None:
     ]
     assert _score_lines(lines, goal) == pytest.approx(expected)
     assert _score_lines(lines, goal)[1] >= SIGNAL_WEIGHT  # "KILLED" with a Kelvin sign
+    # a goal term with a digit: lines are not taken by their shape
+    numbered = ["http2 client", "http3 client"]
+    assert _score_lines(numbered, "http2 fails") == pytest.approx(
+        [math.log(1 + 2 / 1) + math.log(1 + 2 / 2), math.log(1 + 2 / 2)]
+    )
 
 
 def test_the_cli_says_it_is_at_work_on_a_large_input() -> None:

@@ -41,6 +41,7 @@ MAX_LINE_CHARS = 2_000
 
 CutReason = Literal["no_goal_match", "over_budget", "line_too_long"]
 
+_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
 SIGNAL_STEMS = (
     "error",
     "exception",
@@ -244,8 +245,19 @@ def _score_lines(lines: Sequence[str], goal: str) -> list[float]:
 
     goal_terms = set(tokenize(goal))
     held: dict[int, set[str]] = {}
+    # A digit is a term part of its own and never one of these terms, so a line's goal
+    # terms do not depend on its digits: a log's lines are split once per shape.
+    by_shape = not any(c.isdigit() for term in goal_terms for c in term)
+    shapes: dict[str, set[str]] = {}
     for index in sorted(set().union(*(holding(term) for term in goal_terms))):
-        found = goal_terms.intersection(tokenize(lines[index]))
+        line = lines[index]
+        if by_shape:
+            shape = line.translate(_DIGITS_TO_ZERO)
+            found = shapes.get(shape)
+            if found is None:
+                found = shapes[shape] = goal_terms.intersection(tokenize(line))
+        else:
+            found = goal_terms.intersection(tokenize(line))
         if found:
             held[index] = found
     frequency = Counter(term for terms in held.values() for term in terms)
