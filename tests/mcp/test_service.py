@@ -486,3 +486,23 @@ def test_a_waiting_inbox_returns_when_a_mention_lands_and_not_for_other_rows(
             other.close()
 
     asyncio.run(scenario())
+
+
+def test_a_person_sharing_an_agents_id_reaches_that_agent_with_a_mention(tmp_path: Path) -> None:
+    # ids are per namespace: person coder mentioning agent coder is no self-mention, yet
+    # the inbox dropped it (the author was passed on as its bare id)
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            await store.add_agent("coder")
+            await store.add_person("coder", "Coder Person")
+            await store.add_person("ada", "Ada")
+            await store.post("person:coder", "@coder please review the retry change")
+            await store.post("person:ada", "@coder please review it too")
+            await store.post("agent:coder", "@coder a note to self")
+            inbox = await RoomService(store).inbox("coder")
+            assert [m.sequence for m in inbox.mentions] == [1, 2]
+        finally:
+            store.close()
+
+    asyncio.run(scenario())

@@ -741,7 +741,9 @@ class RoomService:
         desk = self._row_desk(agent_id, row, snap, member_of)
         if desk is None:
             return None
-        writer = row.author.id if isinstance(row.author, Agent | Person) else None
+        # the author record, not its bare id: a person may share an agent's id, and
+        # then its mention of that agent is no self-mention
+        writer = row.author if isinstance(row.author, Agent | Person) else None
         how: Literal["agent", "desk", "everyone"] | None = None
         for mention in resolve_mentions(row.content, snap.roster, snap.desks, writer):
             target = mention.target

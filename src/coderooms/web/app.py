@@ -165,8 +165,9 @@ def _thread_url(desk: Desk, root: int, anchor: int | None = None) -> str:
     return _desk_url(desk, f"/thread/{root}") + (f"#m{anchor}" if anchor is not None else "")
 
 
-def _writer(row: LogMessage | SessionMessage) -> str | None:
-    return row.author.id if isinstance(row.author, Agent | Person) else None
+def _writer(row: LogMessage | SessionMessage) -> Agent | Person | None:
+    """Who wrote ``row``, as the record (a person may share an agent's id)."""
+    return row.author if isinstance(row.author, Agent | Person) else None
 
 
 class WebUI:

@@ -64,7 +64,9 @@ def author_html(author: SessionAuthor) -> Markup:
     return tag("span", author_handle(author), cls=f"author {kind}", title=author.label)
 
 
-def message_body(content: str, roster: Roster, desks: DeskSet, writer: str | None) -> Markup:
+def message_body(
+    content: str, roster: Roster, desks: DeskSet, writer: str | SessionAuthor | None
+) -> Markup:
     """A message as HTML: code blocks as ``<pre><code>``, inline code as ``<code>``,
     resolved mentions marked; everything else is text, line breaks kept (by CSS)."""
     blocks = fenced_ranges(content)
