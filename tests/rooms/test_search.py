@@ -456,3 +456,16 @@ def test_a_typed_query_is_checked_for_blankness_and_length() -> None:
     assert (too_long.value.length, too_long.value.limit) == (QUERY_MAX_CHARS + 1, QUERY_MAX_CHARS)
     for fine in ("deploy", "//", "/dep.oy/", "a" * QUERY_MAX_CHARS):
         assert checked_query(fine) == fine
+
+
+def test_an_any_byte_expression_on_text_that_is_not_ascii_never_crashes() -> None:
+    # RE2's \C matches one byte, so a match could end inside a character: the character
+    # offsets were decoded from the cut bytes, a UnicodeDecodeError on CLI and web
+    pytest.importorskip("re2")
+    from coderooms.rooms.search import Re2Regex, compile_regex
+
+    compiled = compile_regex(r"\C")
+    assert isinstance(compiled, Re2Regex)
+    assert compiled.leftmost("naïve") == (0, 1)
+    assert compiled.leftmost("ïx") == (0, 0)  # the first byte of ï: no whole character
+    assert compiled.leftmost("") is None

@@ -242,7 +242,10 @@ class Re2Regex:
         if start < 0:
             return None
         if len(encoded) != len(text):  # not ASCII: count characters, not bytes
-            return len(encoded[:start].decode()), len(encoded[:end].decode())
+            # (a match may end inside a character, with \C, RE2's any byte: whole
+            # characters are counted)
+            before, through = encoded[:start], encoded[:end]
+            return len(before.decode("utf-8", "ignore")), len(through.decode("utf-8", "ignore"))
         return start, end
 
 
