@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from starlette.testclient import TestClient
 from web_harness import Room, csrf_of
@@ -459,3 +460,43 @@ def test_the_focus_view_lists_what_agents_hold_in_their_sessions(
     for item in held["focus_set"]:
         assert f"<td><code>{item['id']}</code></td>" in html
     assert "<td>@alice</td><td>s1</td>" in html
+
+
+def test_a_web_post_stores_line_breaks_as_typed_and_checks_its_code_pins(
+    room: Room, client: TestClient
+) -> None:
+    import asyncio
+
+    page = client.get("/desk/General").text
+
+    def post(content: str) -> Any:
+        return client.post(
+            "/desk/General/post",
+            data={"csrf": csrf_of(page), "content": content, "next": "/desk/General"},
+            follow_redirects=False,
+        )
+
+    newest = asyncio.run(room.store.last_sequence())
+    # a pin of code the server cannot find: refused before anything is written, as
+    # over MCP (the web had taken it, and every later turn carried it)
+    refused = post("!pin @nope.py::Ghost")
+    assert refused.status_code in (400, 404), refused.text
+    assert asyncio.run(room.store.last_sequence()) == newest
+    done = post("one\r\ntwo\r\n")  # a browser's textarea sends CRLF
+    seq = int(done.headers["location"].rsplit("#m", 1)[1])
+    row = asyncio.run(room.store.message(seq))
+    assert row is not None and row.content == "one\ntwo\n"
+
+
+def test_a_seen_cookie_nested_past_the_parser_is_ignored_not_a_500(
+    client: TestClient,
+) -> None:
+    import base64
+
+    nested = base64.urlsafe_b64encode(b"[" * 100_000 + b"]" * 100_000).decode()
+    client.cookies.set("coderooms_seen", nested)
+    assert client.get("/").status_code == 200
+
+
+def test_pages_ask_for_no_icon(client: TestClient) -> None:
+    assert '<link rel="icon" href="data:,">' in client.get("/").text

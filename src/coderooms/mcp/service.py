@@ -509,6 +509,20 @@ class RoomService:
             posted_at=row.posted_at,
         )
 
+    async def post_as_person(
+        self, person_id: str, content: str, desk: str, reply_to: int | None = None
+    ) -> LogMessage:
+        """A person's post (the web UI's), with the code pins it makes checked against
+        the indexed code and snapshotted, as an agent's are: a pin of code this server
+        cannot find is refused before anything is written."""
+        code_pins = []
+        if self._workspace_factory is not None and node_pins_in(content):
+            workspace = await anyio.to_thread.run_sync(self._workspace_now)
+            code_pins = check_node_pins(content, workspace)
+        row = await self.store.post(f"person:{person_id}", content, desk=desk, parent=reply_to)
+        await snapshot_node_pins(self.store, row.sequence, code_pins)
+        return row
+
     async def search(
         self,
         agent_id: str,

@@ -625,9 +625,10 @@ class WebUI:
         desks = await self.store.desks()
         desk = desks.resolve(request.path_params["desk"])
         form = await request.form()
-        content = str(form.get("content", ""))
+        # a browser sends a textarea's line breaks as CRLF: stored as typed, one each
+        content = str(form.get("content", "")).replace("\r\n", "\n")
         reply_to = _int_arg(str(form.get("reply_to", "")), "reply_to")
-        row = await self.store.post(f"person:{person}", content, desk=desk.id, parent=reply_to)
+        row = await self.service.post_as_person(person, content, desk.id, reply_to)
         back = _local(str(form.get("next", "")), _desk_url(desk))
         return RedirectResponse(f"{back}#m{row.sequence}", status_code=303)
 
@@ -964,7 +965,7 @@ def _seen(request: Request) -> dict[str, int]:
     raw = request.cookies.get(SEEN_COOKIE, "")
     try:
         data = json.loads(base64.urlsafe_b64decode(raw.encode() + b"==")) if raw else {}
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested past the parser
         return {}
     if not isinstance(data, dict):
         return {}

@@ -142,6 +142,8 @@ def page(
             tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
             tag("title", f"{title} · coderooms"),
             tag("link", rel="stylesheet", href="/static/app.css"),
+            # no icon to fetch: a browser asked for /favicon.ico on every page, a 404
+            tag("link", rel="icon", href="data:,"),
         ),
         tag(
             "body",
