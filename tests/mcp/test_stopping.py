@@ -68,13 +68,14 @@ async def test_a_web_page_cut_short_is_a_503_line_of_text() -> None:
     assert body["body"].decode() == CUT_SHORT_MESSAGE + "\n"
 
 
-async def test_a_call_cut_short_after_its_answer_began_stays_cancelled() -> None:
+async def test_a_stream_cut_short_after_its_answer_began_ends_quietly() -> None:
+    # a page's event stream at the stop: uvicorn logged a traceback for each open page
     async def begun(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await asyncio.sleep(3600)
 
     sent = await _cut_short(begun, MCP)
-    assert [m["type"] for m in sent] == ["http.response.start", "cancelled"]
+    assert [m["type"] for m in sent] == ["http.response.start"]
 
 
 def test_uvicorns_cancel_line_is_told_in_words_of_the_clients() -> None:

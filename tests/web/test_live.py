@@ -90,3 +90,22 @@ def test_a_page_listens_from_the_newest_row_it_was_rendered_with(
     assert f'data-live="/desk/General/events?after={newest.sequence}"' in html
     assert f'data-live="/events?after={newest.sequence}"' in client.get("/").text
     assert "data-live" not in client.get(f"/desk/General?before={newest.sequence}").text
+
+
+async def test_a_closed_feed_ends_every_stream_at_once(room: Room) -> None:
+    # `up` stopped with a page open: its event stream held the stop until it was cut off
+    # (5-7 s) and uvicorn logged a traceback for each open page
+    import time
+
+    feed = ChangeFeed(room.store, interval=0.01)
+
+    async def close_soon() -> None:
+        await anyio.sleep(0.2)
+        feed.close()
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(close_soon)
+        async for _ in feed.changes(None, lifetime=60):
+            pass
+    assert time.monotonic() - started < 2

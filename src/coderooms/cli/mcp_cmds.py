@@ -314,13 +314,21 @@ def up_command(
     from coderooms.mcp.stopping import CutShortLog, answering_when_cut_short
     from coderooms.mcp.wirechecks import readable_refusals
     from coderooms.web import build_web_app, route_by_path
+    from coderooms.web.feed import ChangeFeed
 
+    feed = ChangeFeed(store)
     app = answering_when_cut_short(
         route_by_path(
-            bearer_only(readable_refusals(fast, MCP_PATH)), build_web_app(service, book), MCP_PATH
+            bearer_only(readable_refusals(fast, MCP_PATH)),
+            build_web_app(service, book, feed),
+            MCP_PATH,
         ),
         MCP_PATH,
     )
+
+    def on_stop() -> None:  # open pages' streams end, waiting writes give up
+        feed.close()
+        store.stop_waiting()
 
     click.echo(f"coderooms is serving MCP at {url} (Ctrl-C to stop)")
     click.echo(
@@ -346,7 +354,7 @@ def up_command(
     )
     logging.getLogger("uvicorn.error").addFilter(CutShortLog(GRACEFUL_SHUTDOWN_S))
     anyio.run(
-        _quiet_stop_server(uvicorn.Server, store.stop_waiting)(config).serve,
+        _quiet_stop_server(uvicorn.Server, on_stop)(config).serve,
         [sock],
         backend_options=event_loop_options(),
     )
@@ -437,8 +445,9 @@ def _quiet_stop_server(base: type[Any], stop_waiting: Callable[[], None]) -> typ
     uvicorn shuts down gracefully on either signal, then raises the signal again so
     the default action follows (a KeyboardInterrupt, or death by SIGTERM). For ``up``
     a requested stop is a success: after the graceful shutdown it returns normally.
-    The first stop also calls ``stop_waiting`` (the store's), so a write waiting for
-    another writer's lock answers at once instead of holding the stop up."""
+    The first stop also calls ``stop_waiting`` (ending open pages' event streams, and
+    the store's waits: a write waiting for another writer's lock answers at once), so
+    neither holds the stop up."""
     from coderooms.mcp.stopping import stop_waiting_soon
 
     class QuietStopServer(base):  # type: ignore[misc, valid-type]

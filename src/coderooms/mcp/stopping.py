@@ -54,10 +54,11 @@ UVICORN_CANCEL_PREFIX = "Cancel %s running task"
 
 def answering_when_cut_short(app: App, mcp_path: str) -> App:
     """``app``, where a request cancelled before it answered (only a stopping server
-    cancels one) is answered ``503``: a JSON-RPC error on ``mcp_path``, a line of text
-    elsewhere. So is one whose store failed outside a tool (the database of a shared
-    room gone while a token is checked), with the store's own words and one log line, not
-    a 500 and a traceback. One that fails after its answer began has nothing more to say."""
+        cancels one) is answered ``503``: a JSON-RPC error on ``mcp_path``, a line of text
+        elsewhere. So is one whose store failed outside a tool (the database of a shared
+        room gone while a token is checked), with the store's own words and one log line, not
+        a 500 and a traceback. One cut short after its answer began (a page's event stream)
+    ends quietly: it has nothing more to say."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -74,8 +75,8 @@ def answering_when_cut_short(app: App, mcp_path: str) -> App:
         try:
             await app(scope, receive, sending)
         except asyncio.CancelledError:
-            if began:
-                raise
+            if began:  # a stream cut at the stop: its answer is as long as it got
+                return
             await answer_503(send, CUT_SHORT_MESSAGE, on_mcp=scope.get("path") == mcp_path)
         except StoreError as err:  # the store failed outside any tool (checking a token)
             if began:

@@ -34,6 +34,13 @@ class ChangeFeed:
         self._value: int | None = None
         self._read_at = float("-inf")
         self._lock = anyio.Lock()
+        self.closed = False  # set by close(): every stream ends at its next look
+
+    def close(self) -> None:
+        """End every stream within :data:`POLL_INTERVAL_S` (a server on its way out: an
+        open page's stream would otherwise hold the stop until it is cut off). Safe from
+        any thread."""
+        self.closed = True
 
     async def latest(self) -> int | None:
         """The store's newest sequence, at most ``interval`` seconds old."""
@@ -51,7 +58,7 @@ class ChangeFeed:
         :data:`HEARTBEAT_S` without one; ends after ``lifetime`` seconds."""
         start = last_beat = time.monotonic()
         seen = after
-        while time.monotonic() - start < lifetime:
+        while not self.closed and time.monotonic() - start < lifetime:
             newest = await self.latest()
             if newest is not None and (seen is None or newest > seen):
                 seen = newest
