@@ -107,3 +107,16 @@ async def test_a_long_system_author_kind_is_refused_the_same_on_both_stores(
     with pytest.raises(NameTooLong, match="a system author's kind is 3000 characters"):
         await store.post("system:" + "k" * 3000, "deploy done")
     assert (await store.post("system:" + "k" * 64, "deploy done")).sequence == 1
+
+
+@pytest.mark.parametrize("label", ["\u202eNIMDA tsurt", "Pat\u2067", "a\u200fb"])
+async def test_a_name_holding_a_bidi_control_is_refused(new_store: StoreMaker, label: str) -> None:
+    # "\u202eNIMDA tsurt" showed as "trust ADMIN" on the web page
+    from coderooms.store.errors import MultilineName
+
+    store = new_store()
+    with pytest.raises(MultilineName):
+        await store.add_person("pat", label)
+    with pytest.raises(MultilineName):
+        await store.add_agent("bo", label)
+    assert (await store.add_person("pat", "Pat ‍ 👩‍💻")).label == "Pat ‍ 👩‍💻"  # ZWJ stays

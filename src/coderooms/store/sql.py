@@ -302,11 +302,16 @@ def _require_one_line(what: str, value: str | None, limit: int = NAME_MAX_CHARS)
         return
     if len(value) > limit:
         raise NameTooLong(what, len(value), limit)
-    if any(unicodedata.category(c) in _BREAKING for c in value):
+    if any(unicodedata.category(c) in _BREAKING or c in BIDI_CONTROLS for c in value):
         raise MultilineName(what)
 
 
 _BREAKING = frozenset({"Cc", "Zl", "Zp"})
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Marks and overrides that reorder the text around them: in a name they can make
+"\u202eNIMDA tsurt" read as "trust ADMIN", and reverse what a page shows after it."""
 
 
 def _require_text(what: str, value: str | None) -> None:
