@@ -59,7 +59,6 @@ async def test_a_key_reused_for_another_post_is_refused(new_store: StoreMaker) -
     store = await staffed(new_store())
     first = await store.post("agent:ada", "one", desk="eng", idempotency_key="k")
     for author, content, desk in (
-        ("agent:bo", "one", "eng"),
         ("agent:ada", "two", "eng"),
         ("agent:ada", "one", "General"),
     ):
@@ -67,6 +66,9 @@ async def test_a_key_reused_for_another_post_is_refused(new_store: StoreMaker) -
             await store.post(author, content, desk=desk, idempotency_key="k")
         assert caught.value.sequence == first.sequence
     assert await store.last_sequence() == first.sequence
+    # another author's "k" is a key of its own (keys are kept per author)
+    theirs = await store.post("agent:bo", "one", desk="eng", idempotency_key="k")
+    assert theirs.sequence == first.sequence + 1
 
 
 @pytest.mark.parametrize("key", ["", "   ", "x" * 201])
@@ -374,3 +376,22 @@ def test_a_postgres_connection_string_never_becomes_a_sqlite_file(
         open_store(value)
     assert "hunter2" not in str(caught.value)
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_idempotency_keys_are_kept_per_author_on_every_surface(new_store: StoreMaker) -> None:
+    # the MCP service kept an agent's key as "ID:KEY" and the CLI kept it raw: a retry
+    # on the other surface wrote the post twice, and `--key reviewer:zz` took reviewer's
+    from coderooms.mcp.service import RoomService
+
+    store = await staffed(new_store())
+    service = RoomService(store)
+    served = await service.post("ada", "deploy at 5", idempotency_key="k1")
+    again = await store.post("agent:ada", "deploy at 5", idempotency_key="k1")  # the CLI
+    assert again.sequence == served.sequence
+    theirs = await store.post("agent:ada", "mine", idempotency_key="bo:zz")
+    own = await service.post("bo", "bo's own", idempotency_key="zz")
+    assert own.sequence == theirs.sequence + 1
+    person = await store.post("operator", "by hand", idempotency_key="k1")
+    assert person.sequence == own.sequence + 1  # another author: another namespace
+    with pytest.raises(IdempotencyKeyReused, match="idempotency key 'k1' already wrote"):
+        await store.post("agent:ada", "something else", idempotency_key="k1")

@@ -485,10 +485,8 @@ class RoomService:
                 content,
                 desk=found.id,
                 parent=reply_to,
-                # keyed per agent: one agent's key never answers for another's post
-                idempotency_key=None
-                if idempotency_key is None
-                else f"{agent_id}:{idempotency_key}",
+                # the store keeps keys per author: one agent's never answers for another's
+                idempotency_key=idempotency_key,
             )
         except ParentInOtherDesk:
             # Saying the parent is elsewhere would tell a non-member that a message exists

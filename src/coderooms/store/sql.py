@@ -83,6 +83,7 @@ from coderooms.store.worksets import KnownWorkingSets, SqlWorkingSets, WorkingSe
 
 __all__ = [
     "IDEMPOTENCY_KEY_MAX_CHARS",
+    "author_scoped_key",
     "require_identifier",
     "MAX_SEQUENCE",
     "VIEW_PAGE_ROWS",
@@ -328,6 +329,19 @@ def _require_text(what: str, value: str | None) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidText(what) from None
+
+
+def author_scoped_key(author: SessionAuthor, key: str) -> str:
+    """How an idempotency key is kept: in its author's own namespace, the same whichever
+    surface posted (an agent's as ``ID:KEY``, which ids cannot spell otherwise; anyone
+    else's behind ``@``, which no id holds), so one author's key never answers for
+    another's post, nor reaches it."""
+    if isinstance(author, Agent):
+        return f"{author.id}:{key}"
+    if isinstance(author, Person | System):
+        kind = "person" if isinstance(author, Person) else "system"
+        return f"@{kind}:{author.id if isinstance(author, Person) else author.kind}:{key}"
+    return f"@operator:{key}"
 
 
 def _require_idempotency_key(key: str) -> None:
@@ -607,15 +621,17 @@ class SqlStore(Store):
         if isinstance(wanted, System) and len(wanted.kind) > IDENTIFIER_MAX_CHARS:
             raise NameTooLong("a system author's kind", len(wanted.kind), IDENTIFIER_MAX_CHARS)
         _require_text("the desk", desk)
+        stored_key = None
         if idempotency_key is not None:
             _require_idempotency_key(idempotency_key)
+            stored_key = author_scoped_key(wanted, idempotency_key)
 
         def append(db: Db) -> tuple[LogMessage, int | None]:
             roster, desks = self._snapshots(db)
             if idempotency_key is not None:
                 # first: a retry of a post that committed returns that row, even if
                 # the roster changed since
-                done = self._keyed_post(db, idempotency_key)
+                done = self._keyed_post(db, stored_key)
                 if done is not None:
                     if not _same_post(done, wanted, content, desk, desks, parent):
                         raise IdempotencyKeyReused(idempotency_key, done.sequence)
@@ -635,10 +651,10 @@ class SqlStore(Store):
             sequence = self._append_row(
                 db, (chat_id, chat_key(chat_id), parent, ref, content, posted_at)
             )
-            if idempotency_key is not None:
+            if stored_key is not None:
                 db.execute(
                     "INSERT INTO post_keys (key, sequence) VALUES (?, ?)",
-                    (idempotency_key, sequence),
+                    (stored_key, sequence),
                 )
             return LogMessage(sequence, stored, content, chat_id, parent, posted_at), ref
 
