@@ -506,3 +506,22 @@ def test_a_person_sharing_an_agents_id_reaches_that_agent_with_a_mention(tmp_pat
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_mentions_past_the_cap_reach_no_inbox(tmp_path: Path) -> None:
+    from coderooms.rooms.mentions import MENTION_CAP
+
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            agents = [f"a{i}" for i in range(1, MENTION_CAP + 3)]
+            for agent in ["lead", *agents]:
+                await store.add_agent(agent)
+            await store.post("agent:lead", " ".join(f"@{a}" for a in agents))
+            service = RoomService(store)
+            assert len((await service.inbox(agents[MENTION_CAP - 1])).mentions) == 1
+            assert (await service.inbox(agents[MENTION_CAP])).mentions == []  # quiet
+        finally:
+            store.close()
+
+    asyncio.run(scenario())

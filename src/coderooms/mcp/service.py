@@ -758,6 +758,8 @@ class RoomService:
         writer = row.author if isinstance(row.author, Agent | Person) else None
         how: Literal["agent", "desk", "everyone"] | None = None
         for mention in resolve_mentions(row.content, snap.roster, snap.desks, writer):
+            if mention.quiet:  # a repeat, or past MENTION_CAP: it pings no one
+                continue
             target = mention.target
             if isinstance(target, AgentTarget) and target.id == agent_id:
                 how = "agent"
