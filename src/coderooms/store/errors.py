@@ -306,7 +306,7 @@ class BlankIdentifier(StoreError):
 class InvalidIdentifier(StoreError):
     fields = ("what", "shown", "limit")
     template = (
-        "{what} {shown} is not a usable id: use letters, digits, '_' or '-', "
+        "{what} {shown} is not a usable id: use ASCII letters and digits, '_' or '-', "
         "starting with a letter, digit or '_', at most {limit} characters (ids are "
         "mentioned as @id and written as agent:id)"
     )
