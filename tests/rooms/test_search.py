@@ -469,3 +469,23 @@ def test_an_any_byte_expression_on_text_that_is_not_ascii_never_crashes() -> Non
     assert compiled.leftmost("naïve") == (0, 1)
     assert compiled.leftmost("ïx") == (0, 0)  # the first byte of ï: no whole character
     assert compiled.leftmost("") is None
+
+
+async def test_a_typed_author_filter_keeps_only_that_kind_of_author() -> None:
+    # `--author person:coder` also listed agent coder's posts, `system:ci` agent ci's
+    log = MemoryLog()
+    log.add(Agent("coder", "Coder"), "note from agent coder")
+    log.add(Person("coder", "Coder Person"), "note from person coder")
+    log.add(Agent("ci", "CI bot"), "note from agent ci")
+    log.add(System("ci", "CI"), "note from system ci")
+
+    async def authors(who: str) -> list[int]:
+        hits = await search_messages(log, text("note", author_id=who))
+        return sorted(h.sequence for h in hits)
+
+    assert await authors("agent:coder") == [1]
+    assert await authors("person:coder") == [2]
+    assert await authors("coder") == [1, 2]  # bare: as the room's semantics say
+    assert await authors("system:ci") == [4]
+    assert await authors("agent:ci") == [3]
+    assert await authors("ci") == [3, 4]

@@ -60,6 +60,21 @@ def author_id(author: SessionAuthor) -> str:
     return "operator"
 
 
+def author_matches(author: SessionAuthor, wanted: str) -> bool:
+    """Whether ``author`` is who an author filter names. As the room's semantics have
+    it, a bare value matches an agent's or person's id, a system row's kind, or
+    ``operator``; a typed one (``agent:ID``, ``person:ID``, ``system:KIND``) only that
+    kind of author, since an agent and a person (or a system kind) may share an id."""
+    kind, sep, ident = wanted.partition(":")
+    if sep and kind == "agent":
+        return isinstance(author, Agent) and author.id == ident
+    if sep and kind == "person":
+        return isinstance(author, Person) and author.id == ident
+    if sep and kind == "system":
+        return isinstance(author, System) and author.kind == ident
+    return author_id(author) == wanted
+
+
 def author_handle(author: SessionAuthor) -> str:
     """How a transcript line names its author: ``@id``, a person's label, ``operator``,
     or ``system/kind``."""

@@ -42,7 +42,7 @@ from coderooms.rooms.records import (
     LogMessage,
     Sequence,
     SessionAuthor,
-    author_id,
+    author_matches,
 )
 from coderooms.rooms.session import SessionLog, interior_pages
 from coderooms.rooms.wire import register_tagged, wire_omit_default
@@ -339,8 +339,10 @@ def original_offset(text: str, lowered_offset: int) -> int:
 async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHit]:
     """Search the newest ``SEARCH_SCAN`` raw rows below ``query.before``.
 
-    Hits in scope (and by ``query.author_id``, when given: an agent's or person's id, a
-    system row's kind, or ``operator``) are matched against their whitespace-collapsed
+    Hits in scope (and by ``query.author_id``, when given: ``agent:ID``, ``person:ID``,
+    ``system:KIND``, ``operator`` or a bare ID, as
+    :func:`~coderooms.rooms.records.author_matches` reads them) are matched against their
+    whitespace-collapsed
     content and ordered by score, the newest first among equal scores, at most
     ``query.limit`` of them. A zero limit or a blank pattern reads nothing; an
     expression is compiled before anything is read.
@@ -369,7 +371,7 @@ async def search_messages(log: SessionLog, query: SearchQuery) -> list[MessageHi
     limit = query.limit
     async for rows in interior_pages(log, query.scope, query.before, SEARCH_SCAN):
         for row in rows:
-            if wanted_author is not None and author_id(row.author) != wanted_author:
+            if wanted_author is not None and not author_matches(row.author, wanted_author):
                 continue
             if leftmost is not None:
                 line = collapse(row.content)

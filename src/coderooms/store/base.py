@@ -95,7 +95,8 @@ ROSTER_KINDS = ("agent", "person")
 
 
 def author_filter(roster: Roster, author: str | None) -> str | None:
-    """The id a search keeps rows by, for an author a person or an agent typed.
+    """What a search keeps rows by (see :func:`~coderooms.rooms.records.author_matches`),
+    for an author a person or an agent typed.
 
     ``agent:ID`` and ``person:ID`` must name someone on the roster (a retired agent's
     messages stay searchable), and so must a bare ID (an agent or a person), unless it
@@ -106,10 +107,10 @@ def author_filter(roster: Roster, author: str | None) -> str | None:
         return None
     kind, sep, ident = author.partition(":")
     if sep and kind == "system" and ident.strip():
-        return ident
+        return author  # typed: only system messages of that kind
     if sep and kind in ROSTER_KINDS and ident:
         if roster.holds(kind, ident):
-            return ident
+            return author  # typed: an agent and a person may share an id
     elif not sep and (author == "operator" or any(roster.holds(k, author) for k in ROSTER_KINDS)):
         return author
     raise UnknownAuthor(author)
