@@ -500,3 +500,21 @@ def test_a_seen_cookie_nested_past_the_parser_is_ignored_not_a_500(
 
 def test_pages_ask_for_no_icon(client: TestClient) -> None:
     assert '<link rel="icon" href="data:,">' in client.get("/").text
+
+
+def test_a_thread_longer_than_the_window_opens_with_its_root_and_newest_replies(
+    room: Room, client: TestClient
+) -> None:
+    from coderooms.rooms.records import MAX_WINDOW
+
+    async def build() -> int:
+        root = await room.store.post("agent:alice", "the long thread", desk="eng")
+        for i in range(MAX_WINDOW + 5):
+            await room.store.post("agent:alice", f"reply {i}", desk="eng", parent=root.sequence)
+        return root.sequence
+
+    root = asyncio.run(build())
+    page = client.get(f"/desk/eng/thread/{root}")
+    assert page.status_code == 200  # a 404 "not a thread" once the root left the window
+    assert "the long thread" in page.text and f"reply {MAX_WINDOW + 4}" in page.text
+    assert "Earlier replies are not shown" in page.text

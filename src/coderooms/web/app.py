@@ -35,7 +35,7 @@ from coderooms.mcp.tokens import TokenBook
 from coderooms.rooms.briefing import MESSAGE_CHARS
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
-from coderooms.rooms.records import Agent, LogMessage, Person, SessionMessage
+from coderooms.rooms.records import MAX_WINDOW, Agent, LogMessage, Person, SessionMessage
 from coderooms.rooms.roster import Roster
 from coderooms.store.errors import NoWorkingSets
 from coderooms.web import reads
@@ -404,9 +404,13 @@ class WebUI:
         found = await self.store.message(root)
         if found is None or found.parent is not None or not _in(found, desk):
             raise _Refused(404, f"desk {desk.id!r} has no thread rooted at message {root}")
-        messages = await reads.thread_messages(self.store, desk, root)
-        if not messages or messages[0].sequence != root:
-            raise _Refused(404, f"message {root} is not a thread of desk {desk.id!r}")
+        messages: list[LogMessage | SessionMessage] = list(
+            await reads.thread_messages(self.store, desk, root)
+        )
+        # a thread longer than the window: its newest replies, under its root
+        cut = not messages or messages[0].sequence != root
+        if cut:
+            messages.insert(0, found)
         pins = await reads.desk_pins(self.store, desk)
         pinned = {pin.sequence for pin in pins if pin.node is None}
         csrf = csrf_token(token)
@@ -415,6 +419,16 @@ class WebUI:
             self._message_html(m, desk, roster, desks, pinned, csrf, here, reply=i > 0)
             for i, m in enumerate(messages)
         ]
+        if cut:
+            items.insert(
+                1,
+                tag(
+                    "p",
+                    f"Earlier replies are not shown: the newest {MAX_WINDOW} are (search the "
+                    "desk to find an older one).",
+                    cls="gap",
+                ),
+            )
         body = join(
             [
                 tag("p", tag("a", f"← {desk.name}", href=_desk_url(desk))),
