@@ -518,3 +518,21 @@ def test_a_thread_longer_than_the_window_opens_with_its_root_and_newest_replies(
     assert page.status_code == 200  # a 404 "not a thread" once the root left the window
     assert "the long thread" in page.text and f"reply {MAX_WINDOW + 4}" in page.text
     assert "Earlier replies are not shown" in page.text
+
+
+def test_a_reply_to_a_reply_is_reached_in_the_thread_of_the_reply_it_answers(
+    room: Room, client: TestClient
+) -> None:
+    async def build() -> tuple[int, int]:
+        root = await room.store.post("agent:alice", "a question", desk="eng")
+        first = await room.store.post("agent:alice", "an answer", desk="eng", parent=root.sequence)
+        nested = await room.store.post(
+            "agent:alice", "a follow-up to the answer", desk="eng", parent=first.sequence
+        )
+        return first.sequence, nested.sequence
+
+    first, nested = asyncio.run(build())
+    page = client.get(f"/desk/eng/thread/{first}")  # every link to it was a 404
+    assert page.status_code == 200 and "a follow-up to the answer" in page.text
+    went = client.get(f"/desk/eng/go/{nested}", follow_redirects=True)
+    assert went.status_code == 200 and "a follow-up to the answer" in went.text

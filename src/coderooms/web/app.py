@@ -402,7 +402,9 @@ class WebUI:
         root = _int_arg(request.path_params["root"], "thread")
         assert root is not None
         found = await self.store.message(root)
-        if found is None or found.parent is not None or not _in(found, desk):
+        # any message of the desk roots a thread: a reply to a reply is in the thread of
+        # the reply it answers (as room_read's thread reads it)
+        if found is None or not _in(found, desk):
             raise _Refused(404, f"desk {desk.id!r} has no thread rooted at message {root}")
         messages: list[LogMessage | SessionMessage] = list(
             await reads.thread_messages(self.store, desk, root)
