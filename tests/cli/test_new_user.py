@@ -78,8 +78,10 @@ def test_mcp_for_an_agent_not_on_the_roster_refuses_as_post_does(tmp_path: Path)
     assert served == posted
     assert invoke("--db", db, "agent", "add", "old").exit_code == 0
     assert invoke("--db", db, "agent", "retire", "old").exit_code == 0
+    # a retired agent is served nothing at all, reads included: said so, not "post"
     served = refusal(invoke("--db", db, "mcp", "--agent", "old"))
-    assert served == refusal(invoke("--db", db, "post", "--as", "agent:old", "hi"))
+    assert served == "error: agent 'old' is retired and can no longer use the room"
+    assert served == refusal(invoke("--db", db, "read", "--as", "agent:old"))
 
 
 def test_db_is_accepted_after_the_command_name_too(tmp_path: Path) -> None:
@@ -293,3 +295,21 @@ def test_threads_search_and_pins_escape_what_participants_wrote(room: str) -> No
         text = out("--db", room, *args)
         assert "\x1b" not in text and "\x07" not in text, args
         assert "&#x1b;[31mred&#x7;" in text, args
+
+
+def test_read_as_an_agent_follows_room_reads_rules(tmp_path: Path) -> None:
+    # `read --as` says its text is what room_read gives that agent: it had shown a desk
+    # the agent is no member of, private history and all
+    db = str(tmp_path / "rooms.db")
+    for args in (
+        ("init",),
+        ("agent", "add", "ada"),
+        ("agent", "add", "rev"),
+        ("desk", "create", "eng"),
+        ("desk", "add", "eng", "ada"),
+        ("post", "--as", "agent:ada", "--desk", "eng", "private plan"),
+    ):
+        assert invoke("--db", db, *args).exit_code == 0
+    refused = refusal(invoke("--db", db, "read", "--as", "rev", "--desk", "eng"))
+    assert refused.startswith("error: agent 'rev' is not a member of desk 'eng'")
+    assert "private plan" in invoke("--db", db, "read", "--as", "ada", "--desk", "eng").stdout

@@ -233,6 +233,7 @@ def test_read_carries_a_pin_from_two_thousand_rows_back(db: str, tmp_path: Path)
     ok(db, "init")
     ok(db, "agent", "add", "ada")
     ok(db, "desk", "create", "eng")
+    ok(db, "desk", "add", "eng", "ada")  # read --as ada reads what room_read gives ada
     ok(db, "post", "--as", "agent:ada", "--desk", "eng", "Constraint: rows are never rewritten")
     ok(db, "post", "--as", "agent:ada", "--desk", "eng", "!pin ^1 #constraint")
     store = SQLiteStore(tmp_path / "rooms.db")

@@ -27,7 +27,7 @@ from coderooms.cli.progress import PhaseProgress
 from coderooms.heap import freeze_kept_heap
 from coderooms.mcp.errors import NoAgentIdentity, PortInUse
 from coderooms.rooms.dispatch import HOP_LIMIT, MentionDispatchPolicy
-from coderooms.store import RetiredAuthor, Store, UnknownAuthor
+from coderooms.store import Store, UnknownAuthor
 
 # The MCP SDK takes seconds to import on a busy machine: the commands below import it
 # when they run, so the rest of the CLI stays quick.
@@ -213,7 +213,9 @@ async def _check_agent(store: Store, agent_id: str) -> None:
     if roster.member(agent_id) is None:
         raise UnknownAuthor(f"agent {agent_id!r}")
     if roster.is_retired(agent_id):
-        raise RetiredAuthor(agent_id)
+        from coderooms.mcp.errors import RetiredCaller
+
+        raise RetiredCaller(agent_id)  # it would serve it nothing, reads included
 
 
 def _bind(port: int) -> socket.socket:

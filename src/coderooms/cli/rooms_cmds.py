@@ -12,6 +12,7 @@ import sys
 import click
 
 from coderooms.cli.app import fail, json_option, run, store_of
+from coderooms.mcp.errors import NotADeskMember, RetiredCaller
 from coderooms.rooms.briefing import SessionInitialization, TeamBriefing
 from coderooms.rooms.chat import in_desk
 from coderooms.rooms.context import initialize_session_with_context
@@ -396,6 +397,13 @@ async def _initialize(
         # The briefing names its reader by id, and the agent's id would win.
         raise AmbiguousReader(viewer_id)
     target = desks.resolve(desk_ref)
+    if kind == "agent" or (not kind and known["agent"]):
+        # what room_read gives that agent, so its rules: a retired agent reads nothing,
+        # and an agent reads only the desks it is a member of
+        if roster.is_retired(viewer_id):
+            raise RetiredCaller(viewer_id)
+        if viewer_id not in desks.active_order(target.id, roster):
+            raise NotADeskMember(viewer_id, target.id)
     if thread is not None:
         root = await store.message(thread)
         if root is None or not in_desk(root.chat_id, target.id, target.name):
