@@ -37,6 +37,7 @@ from coderooms.rooms.chat import in_desk
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
 from coderooms.rooms.records import MAX_WINDOW, Agent, LogMessage, Person, SessionMessage
 from coderooms.rooms.roster import Roster
+from coderooms.store.base import MESSAGE_BYTES_CAP
 from coderooms.store.errors import NoWorkingSets
 from coderooms.web import reads
 from coderooms.web.feed import ChangeFeed
@@ -112,6 +113,12 @@ def _working_sets_html(rows: list[dict[str, Any]] | None) -> Markup:
     return join([tag("h2", "Working sets"), tag("table", head, *body, cls="working-sets")])
 
 
+FORM_PART_MAX_BYTES = 3 * MESSAGE_BYTES_CAP + 4096
+"""The largest form field read: a message as big as the store takes, percent-escaped
+(every byte of text that is not ASCII is sent as three), with room for the rest. Under
+the parser's default a 900,000-byte post the CLI takes was refused."""
+
+
 class _Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -131,7 +138,7 @@ async def _checked_form(request: Request) -> Any:
                     raise _Refused(
                         400, "the form holds bytes that are not UTF-8: send it as UTF-8"
                     ) from None
-    form = await request.form()
+    form = await request.form(max_part_size=FORM_PART_MAX_BYTES)
     for name, value in form.multi_items():
         if not isinstance(value, str):
             raise _Refused(400, f"the form field {name[:40]!r} must be text, not a file")
@@ -999,9 +1006,7 @@ def _remember_seen(request: Request, response: Response, desk_id: str, newest: i
     )
 
 
-def build_web_app(
-    service: RoomService, book: TokenBook, feed: ChangeFeed | None = None
-) -> Starlette:
+def build_web_app(service: RoomService, book: TokenBook, feed: ChangeFeed | None = None) -> ASGIApp:
     """The web UI over ``service`` (its store and, for the focus view, its workspace)."""
     ui = WebUI(service, book, feed if feed is not None else ChangeFeed(service.store))
     g = ui.guarded
@@ -1022,7 +1027,45 @@ def build_web_app(
         Route("/desk/{desk}/pin", g(ui.pin), methods=["POST"]),
         Mount("/static", StaticFiles(packages=[("coderooms.web", "static")]), name="static"),
     ]
-    return Starlette(routes=routes)
+    return with_page_headers(Starlette(routes=routes))
+
+
+PAGE_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"frame-ancestors 'none'; object-src 'none'; base-uri 'self'"),
+    (b"referrer-policy", b"same-origin"),
+)
+"""What every answer of the web UI carries: no sniffing, no framing by another site (a
+click-jacked Post or Pin button), no plugins, no base tag, no URL leaked to other sites."""
+NO_STORE = (b"cache-control", b"no-store")
+"""What a page (not a static file) carries besides: a browser keeps no copy, so Back after
+signing out shows no desk."""
+
+
+def with_page_headers(app: ASGIApp) -> ASGIApp:
+    """``app`` with :data:`PAGE_HEADERS` on every answer, and :data:`NO_STORE` on every
+    answer but a static file's (unless the answer says otherwise)."""
+
+    async def headed(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        static = str(scope.get("path", "")).startswith("/static/")
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                extra = [h for h in PAGE_HEADERS if h[0] not in present]
+                if not static and NO_STORE[0] not in present:
+                    extra.append(NO_STORE)
+                message = {**message, "headers": headers + extra}
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    return headed
 
 
 Scope = MutableMapping[str, Any]
