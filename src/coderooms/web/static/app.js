@@ -100,7 +100,9 @@
       var counter = area.form && area.form.querySelector("output.counter");
       if (!counter) { return; }
       function update() {
-        var n = area.value.length;
+        // characters as the room counts them (code points: an emoji is one, not the
+        // two UTF-16 units .length counts); line breaks are stored as one each
+        var n = Array.from(area.value).length;
         counter.textContent = n + " / " + limit + (n > limit ? " (over by " + (n - limit) + ")" : "");
         counter.classList.toggle("over", n > limit);
       }
