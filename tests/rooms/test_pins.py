@@ -403,3 +403,21 @@ def test_a_board_fold_refuses_rows_out_of_order_and_a_thread() -> None:
         fold.extend([msg(2, "late")])
     with pytest.raises(ValueError):
         PinBoardFold(Conversation("eng", "Engineering", 1))
+
+
+def test_the_targets_a_post_is_checked_for_are_the_ones_the_fold_pins() -> None:
+    # the check skipped every #word and took any ^N of the line: '!pin #a #b ^999' was
+    # refused (the grammar reads a carrier pin with note '#b ^999'), and '!pin #a #b ^1'
+    # was checked for #1 while it pinned the post itself
+    from coderooms.rooms.pins import PIN_MARKER_CAP, named_pin_targets
+
+    assert named_pin_targets("!pin #a #b ^999") == []
+    assert named_pin_targets("!pin #a ^7 note ^9") == [("^7", 7)]
+    assert named_pin_targets("!pin ^x") == [("^x", None)]
+    assert named_pin_targets("!unpin the decision") == []
+    past_cap = "\n".join(["!pin"] * PIN_MARKER_CAP + ["!pin ^999"])
+    assert named_pin_targets(past_cap) == []  # a marker past the cap is not read
+    for content in ("!pin #a #b ^1", "!pin #a ^7 note ^9", past_cap):
+        row = LogMessage(50, Agent("a", "A"), content)
+        targets = [d.target for d in parse_pin_directives(row) if d.target != row.sequence]
+        assert targets == [n for _, n in named_pin_targets(content)]

@@ -175,20 +175,32 @@ def _marker_lines(content: str) -> Iterator[str]:
 
 
 def named_pin_targets(content: str) -> list[tuple[str, Sequence | None]]:
-    """Each ``^N`` a pin or unpin marker of ``content`` names as its message, in order,
-    with N (None when the word is no message number: ``^-1``, ``^x``, or past the
-    largest sequence), so a post can be refused before it pins nothing or itself."""
+    """Each ``^N`` a pin or unpin marker of ``content`` names as its message, read as
+    the pin grammar reads it (see :func:`_parse_line`: the first ``^N`` before any note
+    word; a later one is note text; past :data:`PIN_MARKER_CAP` markers nothing counts),
+    in order, with N (None when the word is no message number: ``^-1``, ``^x``, or past
+    the largest sequence), so a post can be refused before it pins nothing or itself."""
     named: list[tuple[str, Sequence | None]] = []
+    markers = 0
     for line in _marker_lines(content):
         words = line[1:].split()
         if not words or words[0] not in ("pin", "unpin"):
             continue
+        label = aimed = False
         for word in words[1:]:
-            if word.startswith("#") and len(word) > 1:
-                continue  # a label may come first
             if word.startswith("^"):
                 named.append((word, _parse_target(word)))
+                aimed = True
+            elif word.startswith("@") and _parse_node(word) is not None:
+                aimed = True  # a code pin: its node names the target
+            elif not label and word.startswith("#") and len(word) > 1:
+                label = True
+                continue
             break
+        if words[0] == "pin" or aimed:  # a bare unpin is no marker (it removes nothing)
+            markers += 1
+            if markers >= PIN_MARKER_CAP:
+                break
     return named
 
 
