@@ -16,7 +16,7 @@ from jsonschema.validators import validator_for
 from mcp_harness import CALL_TIMEOUT_S, CODEROOMS
 
 from coderooms.mcp.errors import ArgumentOutOfRange
-from coderooms.mcp.render import render_read
+from coderooms.mcp.render import render_post, render_read
 from coderooms.mcp.schemas import ReadOut
 from coderooms.mcp.server import build_server, fixed_caller, inline_refs
 from coderooms.mcp.service import (
@@ -521,6 +521,35 @@ def test_mentions_past_the_cap_reach_no_inbox(tmp_path: Path) -> None:
             service = RoomService(store)
             assert len((await service.inbox(agents[MENTION_CAP - 1])).mentions) == 1
             assert (await service.inbox(agents[MENTION_CAP])).mentions == []  # quiet
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_post_says_which_turn_its_mention_asks_for_where_dispatch_is_offered(
+    tmp_path: Path,
+) -> None:
+    # the briefing offered mention dispatch, and nothing ever said whom it reached
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'rooms.db'}")
+        try:
+            for agent in ("coder", "reviewer"):
+                await store.add_agent(agent)
+            offered = RoomService(store, dispatch=MentionDispatchPolicy(True, 2))
+            asked = await offered.post("coder", "@reviewer please look at the retry change")
+            assert asked.dispatch is not None
+            assert (asked.dispatch.to, asked.dispatch.hop) == ("reviewer", 1)
+            assert "asks one turn of @reviewer (hop 1)" in render_post(asked)
+            passed = await offered.post("reviewer", "@coder done", hop=1)
+            assert passed.dispatch is not None and passed.dispatch.to == "coder"
+            spent = await offered.post("coder", "@reviewer again?", hop=2)
+            assert spent.dispatch is not None and spent.dispatch.to is None
+            assert "as far as it may" in spent.dispatch.why
+            with pytest.raises(ArgumentOutOfRange):
+                await offered.post("coder", "hi", hop=-1)
+            plain = await RoomService(store).post("coder", "@reviewer hello")
+            assert plain.dispatch is None  # not offered: not said
         finally:
             store.close()
 

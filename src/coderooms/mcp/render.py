@@ -174,6 +174,11 @@ def render_post(out: PostOut) -> str:
             f" It is {out.over_brevity_budget} characters over the brevity budget; "
             "keep the next one shorter."
         )
+    if out.dispatch is not None:
+        if out.dispatch.to is not None:
+            text += f" It asks one turn of @{out.dispatch.to} (hop {out.dispatch.hop})."
+        else:
+            text += f" Nothing was passed on: {escape_text(out.dispatch.why)}."
     return text
 
 

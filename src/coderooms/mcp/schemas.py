@@ -116,6 +116,19 @@ class ReadOut(BaseModel):
     latest: int | None = Field(description="Newest sequence in the window, if any.")
 
 
+class DispatchOut(BaseModel):
+    """What a post's mention dispatch decided, where the server offers it."""
+
+    to: str | None = Field(
+        description="The agent whose one turn this post asks for (its first direct @agent "
+        "mention), or null when none: the host that runs that agent starts the turn."
+    )
+    hop: int | None = Field(
+        description="The hop that turn is at: pass it as room_post's `hop` there."
+    )
+    why: str = Field(description="Why it was passed on, or why not.")
+
+
 class PostOut(BaseModel):
     sequence: int
     desk: DeskOut
@@ -125,6 +138,11 @@ class PostOut(BaseModel):
         description="Characters above the desk's brevity budget, or null when within it."
     )
     posted_at: str | None = POSTED_AT
+    dispatch: DispatchOut | None = Field(
+        default=None,
+        description="Only where the server offers mention dispatch: the turn this post "
+        "asks of another agent, or why none.",
+    )
 
 
 class HitOut(BaseModel):

@@ -132,7 +132,10 @@ def token_caller(ctx: Context) -> str:
 
 
 def _dumped(out: BaseModel) -> dict[str, Any]:
-    return out.model_dump(mode="json")
+    data = out.model_dump(mode="json")
+    if isinstance(out, PostOut) and out.dispatch is None:
+        del data["dispatch"]  # a server that offers no dispatch says nothing of it
+    return data
 
 
 @cache
@@ -277,10 +280,17 @@ def build_server(service: RoomService, caller: Caller, **settings: object) -> MC
                 "the message already written instead of posting it twice."
             ),
         ] = None,
+        hop: Annotated[
+            int,
+            Field(
+                description="Where the server offers mention dispatch: the hop of the turn "
+                "you are taking, as the post that asked for it said (0 otherwise)."
+            ),
+        ] = 0,
     ) -> Annotated[CallToolResult, PostOut]:
         """Post a message to a desk you belong to, optionally as a reply."""
         return await _answer(
-            lambda: service.post(who(ctx), content, desk, reply_to, idempotency_key),
+            lambda: service.post(who(ctx), content, desk, reply_to, idempotency_key, hop),
             render.render_post,
         )
 

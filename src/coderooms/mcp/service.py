@@ -41,6 +41,7 @@ from coderooms.mcp.framing import escape_text
 from coderooms.mcp.schemas import (
     AuthorOut,
     DeskOut,
+    DispatchOut,
     FocusOut,
     HitOut,
     InboxOut,
@@ -65,7 +66,14 @@ from coderooms.rooms.briefing import (
 from coderooms.rooms.chat import in_desk, is_general_chat
 from coderooms.rooms.context import Pin, ThreadLine, initialize_session_with_context
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
-from coderooms.rooms.dispatch import MentionDispatchContext, MentionDispatchPolicy
+from coderooms.rooms.dispatch import (
+    HOP_LIMIT,
+    MentionDispatchContext,
+    MentionDispatchInput,
+    MentionDispatchPolicy,
+    NoDispatchReason,
+    mention_dispatch_decision,
+)
 from coderooms.rooms.mentions import AgentTarget, DeskTarget, EveryoneTarget, resolve_mentions
 from coderooms.rooms.pins import PIN_LIMIT, PIN_SCAN, read_pinboard
 from coderooms.rooms.ranking import (
@@ -471,7 +479,9 @@ class RoomService:
         desk: str = GENERAL_DESK_ID,
         reply_to: int | None = None,
         idempotency_key: str | None = None,
+        hop: int = 0,
     ) -> PostOut:
+        _check_range("hop", hop, 0, HOP_LIMIT)
         snap = await self._caller(agent_id)
         found = self._member_desk(agent_id, desk, snap)
         code_pins = []
@@ -505,6 +515,26 @@ class RoomService:
             author=author_out(row.author),
             over_brevity_budget=BrevityPolicy().overrun(content),
             posted_at=row.posted_at,
+            dispatch=self._dispatched(row, found, snap, hop) if self.dispatch.enabled else None,
+        )
+
+    def _dispatched(self, row: LogMessage, desk: Desk, snap: _Snapshot, hop: int) -> DispatchOut:
+        """The one turn ``row`` asks of another agent by mentioning it (the room's
+        mention dispatch), or why none: the host that runs that agent starts it."""
+        assert isinstance(row.author, Agent)
+        conversation = Conversation(desk.id, desk.name, row.parent)
+        mentions = resolve_mentions(row.content, snap.roster, snap.desks, row.author)
+        reply = MentionDispatchInput(
+            row.sequence, conversation, row.author.id, row.content, tuple(mentions), hop
+        )
+        decision = mention_dispatch_decision(self.dispatch, reply, snap.roster)
+        if isinstance(decision, NoDispatchReason):
+            return DispatchOut(to=None, hop=None, why=decision.sentence)
+        return DispatchOut(
+            to=decision.target_id,
+            hop=decision.child_hop,
+            why=f"the first agent this post mentions is @{decision.target_id}: one turn of it "
+            "is asked for",
         )
 
     async def post_as_person(
