@@ -567,3 +567,17 @@ def test_a_post_as_large_as_the_store_takes_is_taken_from_the_web_too(
     seq = int(done.headers["location"].rsplit("#m", 1)[1])
     row = asyncio.run(room.store.message(seq))
     assert row is not None and row.content == content
+
+
+def test_a_keyboard_reaches_the_message_box_first_and_pin_buttons_say_which_message(
+    room: Room, client: TestClient
+) -> None:
+    import re as regex
+
+    posted = asyncio.run(room.store.post("agent:alice", "a message to pin"))
+    page = client.get("/desk/General").text
+    assert f'aria-label="Pin message ^{posted.sequence}"' in page
+    assert page.index('href="#compose"') < page.index("<header")
+    assert 'id="compose"' in page
+    for label in regex.findall(r'<button type="submit" aria-label="([^"]+)"', page):
+        assert regex.fullmatch(r"(Pin|Unpin) message \^\d+", label)

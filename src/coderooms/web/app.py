@@ -510,7 +510,13 @@ class WebUI:
             tag("input", type="hidden", name="sequence", value=row.sequence),
             tag("input", type="hidden", name="action", value="unpin" if is_pinned else "pin"),
             tag("input", type="hidden", name="next", value=back),
-            tag("button", "Unpin" if is_pinned else "Pin", type="submit"),
+            tag(
+                "button",
+                "Unpin" if is_pinned else "Pin",
+                type="submit",
+                # a screen reader hears which message, not forty buttons all called "Pin"
+                aria_label=f"{'Unpin' if is_pinned else 'Pin'} message ^{row.sequence}",
+            ),
             method="post",
             action=_desk_url(desk, "/pin"),
             cls="pin",

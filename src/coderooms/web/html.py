@@ -147,6 +147,8 @@ def page(
         ),
         tag(
             "body",
+            # keyboard users skip the navigation and the transcript to the message box
+            tag("a", "Skip to the message box", href="#compose", cls="skip"),
             tag("header", nav),
             tag("main", body),
             tag("script", src="/static/app.js", defer=True),
