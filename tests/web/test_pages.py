@@ -581,3 +581,24 @@ def test_a_keyboard_reaches_the_message_box_first_and_pin_buttons_say_which_mess
     assert 'id="compose"' in page
     for label in regex.findall(r'<button type="submit" aria-label="([^"]+)"', page):
         assert regex.fullmatch(r"(Pin|Unpin) message \^\d+", label)
+
+
+def test_a_search_with_more_hits_than_shown_says_so_and_shows_more(
+    room: Room, client: TestClient
+) -> None:
+    # the page listed the best 10 with no sign that others were left out
+    from coderooms.rooms.search import SEARCH_LIMIT
+
+    async def build() -> None:
+        for i in range(SEARCH_LIMIT + 5):
+            await room.store.post("agent:alice", f"deploy step {i}")
+
+    asyncio.run(build())
+    first = client.get("/desk/General/search", params={"q": "deploy"}).text
+    assert first.count('<li><a href="/desk/General') == SEARCH_LIMIT
+    assert "there may be more" in first and f"limit={SEARCH_LIMIT * 2}" in first
+    wider = client.get(
+        "/desk/General/search", params={"q": "deploy", "limit": SEARCH_LIMIT * 2}
+    ).text
+    assert wider.count('<li><a href="/desk/General') == SEARCH_LIMIT + 5
+    assert "there may be more" not in wider

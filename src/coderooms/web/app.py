@@ -37,6 +37,7 @@ from coderooms.rooms.chat import in_desk
 from coderooms.rooms.desks import GENERAL_DESK_ID, Desk, DeskSet
 from coderooms.rooms.records import MAX_WINDOW, Agent, LogMessage, Person, SessionMessage
 from coderooms.rooms.roster import Roster
+from coderooms.rooms.search import MAX_HITS, SEARCH_LIMIT
 from coderooms.store.base import MESSAGE_BYTES_CAP
 from coderooms.store.errors import NoWorkingSets
 from coderooms.web import reads
@@ -698,9 +699,11 @@ class WebUI:
             cls="search",
         )
         status, results = 200, Markup("")
+        asked = _int_arg(request.query_params.get("limit"), "limit")
+        limit = min(max(asked if asked is not None else SEARCH_LIMIT, 1), MAX_HITS)
         if query:
             try:
-                hits = await reads.search_desk(self.store, desk, query, author)
+                hits = await reads.search_desk(self.store, desk, query, author, limit)
             except CoderoomsError as exc:
                 status = 400
                 results = tag("p", f"{type(exc).__name__}: {exc}", cls="error", role="alert")
@@ -728,6 +731,27 @@ class WebUI:
                 results = (
                     tag("ol", *items, cls="hits") if items else tag("p", "No matches.", cls="none")
                 )
+                if len(hits) == limit:  # there may be more: say so, and offer them
+                    more = min(limit * 2, MAX_HITS)
+                    results = join(
+                        [
+                            results,
+                            tag(
+                                "p",
+                                f"The best {limit} hits are shown; there may be more. ",
+                                tag(
+                                    "a",
+                                    f"Show up to {more}",
+                                    href=_desk_url(desk, "/search")
+                                    + "?"
+                                    + urlencode({"q": query, "author": author, "limit": more}),
+                                )
+                                if more > limit
+                                else "Narrow the query to see the rest.",
+                                cls="more",
+                            ),
+                        ]
+                    )
         body = join(
             [
                 tag("p", tag("a", f"← {desk.name}", href=_desk_url(desk))),
