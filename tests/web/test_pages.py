@@ -602,3 +602,19 @@ def test_a_search_with_more_hits_than_shown_says_so_and_shows_more(
     ).text
     assert wider.count('<li><a href="/desk/General') == SEARCH_LIMIT + 5
     assert "there may be more" not in wider
+
+
+def test_a_refused_post_keeps_what_was_typed_to_copy(
+    room: Room, client: TestClient, anonymous: TestClient
+) -> None:
+    # a post after the session ended said "sign in first", and Back lost the draft
+    typed = "my long reply <script>alert(1)</script>"
+    page = client.get("/desk/General").text
+    client.cookies.clear()
+    refused = client.post(
+        "/desk/General/post", data={"csrf": csrf_of(page), "content": typed}, follow_redirects=False
+    )
+    assert refused.status_code == 403
+    assert "Your message was not posted" in refused.text
+    assert "my long reply &lt;script&gt;alert(1)&lt;/script&gt;" in refused.text
+    assert "<script>alert(1)" not in refused.text

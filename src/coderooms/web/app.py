@@ -146,6 +146,18 @@ async def _checked_form(request: Request) -> Any:
     return form
 
 
+async def _draft_of(request: Request) -> str | None:
+    """The message a refused form post carried, if it carried one."""
+    if request.method != "POST":
+        return None
+    try:
+        form = await request.form(max_part_size=FORM_PART_MAX_BYTES)
+    except Exception:  # a body that is no form at all: nothing to hand back
+        return None
+    content = form.get("content")
+    return content if isinstance(content, str) and content.strip() else None
+
+
 def _local(target: str | None, default: str = "/") -> str:
     """A redirect target on this site only (no scheme, no ``//host``)."""
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
@@ -219,11 +231,12 @@ class WebUI:
                         raise _Refused(403, "this form has expired: reload the page and retry")
                 return await handler(request, person, token)
             except _Refused as refused:
-                return self._error(request, refused.status, str(refused))
+                status, message = refused.status, str(refused)
             except UnknownDesk as exc:
-                return self._error(request, 404, f"{type(exc).__name__}: {exc}")
+                status, message = 404, f"{type(exc).__name__}: {exc}"
             except CoderoomsError as exc:
-                return self._error(request, 400, f"{type(exc).__name__}: {exc}")
+                status, message = 400, f"{type(exc).__name__}: {exc}"
+            return self._error(request, status, message, await _draft_of(request))
 
         return endpoint
 
@@ -233,11 +246,22 @@ class WebUI:
         newest = await self.store.last_sequence()
         return stream if newest is None else f"{stream}?after={newest}"
 
-    def _error(self, request: Request, status: int, message: str) -> Response:
+    def _error(
+        self, request: Request, status: int, message: str, draft: str | None = None
+    ) -> Response:
         body = join(
             [
                 tag("h1", "Refused" if status in (400, 403) else "Not found"),
                 tag("p", message, cls="error", role="alert"),
+                # a refused post keeps what was typed (a session that ended meanwhile
+                # lost it: Back led to the sign-in page)
+                tag(
+                    "p",
+                    tag("label", "Your message was not posted; copy it from here: ", for_="draft"),
+                    tag("textarea", draft, id="draft", readonly=True, rows=6),
+                )
+                if draft
+                else "",
                 tag("p", tag("a", "Back to the desks", href="/")),
             ]
         )
