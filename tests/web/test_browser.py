@@ -200,3 +200,21 @@ def test_scrolling_to_the_top_loads_older_messages(browser: object, served: Serv
     assert page.url.endswith("/desk/long")  # loaded in place
     assert page.locator("a.older").count() == 0  # the start of the desk is reached
     context.close()
+
+
+def test_a_live_update_keeps_what_the_person_is_doing(browser: object, served: Served) -> None:
+    # each update replaced the whole transcript and sidebar: a half-typed sidebar search
+    # was erased and the keyboard focus fell to the page's body
+    watcher_context, watcher = _signed_in(browser, served, "pat")
+    poster_context, poster = _signed_in(browser, served, "sam")
+    watcher.wait_for_function("document.body.dataset.live")
+    watcher.fill("#sidebar input[name=q]", "half typed")
+    watcher.focus("#sidebar input[name=q]")
+    before = watcher.evaluate("document.body.dataset.refreshed || ''")
+    _post(poster, "a post while pat types")
+    watcher.wait_for_function(f"(document.body.dataset.refreshed || '') !== {before!r}")
+    watcher.wait_for_selector("#transcript >> text=a post while pat types")
+    assert watcher.input_value("#sidebar input[name=q]") == "half typed"
+    assert watcher.evaluate("document.activeElement.name") == "q"
+    watcher_context.close()
+    poster_context.close()

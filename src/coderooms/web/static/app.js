@@ -7,8 +7,25 @@
     return el.getAttribute("data-root") || el.id || null;
   }
 
-  // Bring the children of `fresh` into `current`: replace the ones both hold (a thread
-  // that got a reply), append the new ones. Rows are never removed from a log.
+  // Whether `el` may be swapped for a fresh copy without taking something from the
+  // person: not while it holds the keyboard focus (a half-typed search, a Pin button).
+  function replaceable(el) {
+    return !el.contains(document.activeElement);
+  }
+
+  // `fresh` in the place of `old`, with the folds the person opened kept open.
+  function swap(old, fresh) {
+    var opened = old.querySelectorAll("details");
+    var coming = fresh.querySelectorAll("details");
+    Array.prototype.forEach.call(opened, function (d, i) {
+      if (d.open && coming[i]) { coming[i].open = true; }
+    });
+    old.replaceWith(fresh);
+  }
+
+  // Bring the children of `fresh` into `current`: replace the ones both hold that
+  // changed (a thread that got a reply), append the new ones; an entry that did not
+  // change is left alone. Rows are never removed from a log.
   function merge(current, fresh) {
     Array.prototype.slice.call(fresh.children).forEach(function (child) {
       var key = keyOf(child);
@@ -19,7 +36,8 @@
           return false;
         });
       }
-      if (old) { old.replaceWith(child); } else { current.appendChild(child); }
+      if (!old) { current.appendChild(child); return; }
+      if (!old.isEqualNode(child) && replaceable(old)) { swap(old, child); }
     });
   }
 
@@ -37,7 +55,7 @@
       if (transcript && fresh) { merge(transcript, fresh); }
       ["sidebar", "desk-table"].forEach(function (id) {
         var here = document.getElementById(id), there = doc.getElementById(id);
-        if (here && there) { here.replaceWith(there); }
+        if (here && there && !here.isEqualNode(there) && replaceable(here)) { swap(here, there); }
       });
       if (nearBottom) { window.scrollTo(0, document.body.scrollHeight); }
       document.body.setAttribute("data-refreshed", String(Date.now()));
