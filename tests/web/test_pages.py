@@ -618,3 +618,13 @@ def test_a_refused_post_keeps_what_was_typed_to_copy(
     assert "Your message was not posted" in refused.text
     assert "my long reply &lt;script&gt;alert(1)&lt;/script&gt;" in refused.text
     assert "<script>alert(1)" not in refused.text
+
+
+def test_a_persons_own_posts_are_never_unread_to_them(room: Room, client: TestClient) -> None:
+    # a reply posted from a thread page (which does not move the seen mark) counted as
+    # unread on the desks list
+    client.get("/desk/eng")  # everything seen
+    room.post("person:pat", "my own note", desk="eng")
+    room.post("agent:alice", "alice's", desk="eng")
+    eng = re.search(r'href="/desk/eng">Engineering</a>.*?</tr>', client.get("/").text, re.S)
+    assert eng and '<span class="unread">1</span>' in eng.group(0)

@@ -335,7 +335,7 @@ class WebUI:
         rows = []
         for desk in desks.desks():
             members = desks.active_order(desk.id, roster)
-            unread = await reads.unread_count(self.store, desk, seen.get(desk.id))
+            unread = await reads.unread_count(self.store, desk, seen.get(desk.id), person)
             shown = f"{reads.UNREAD_CAP}+" if unread > reads.UNREAD_CAP else str(unread)
             rows.append(
                 tag(

@@ -19,6 +19,7 @@ from coderooms.rooms.records import (
     MAX_WINDOW,
     Conversation,
     LogMessage,
+    Person,
     SessionMessage,
     SessionQuery,
 )
@@ -147,13 +148,19 @@ async def search_desk(
     )
 
 
-async def unread_count(store: Store, desk: Desk, seen: int | None) -> int:
+async def unread_count(
+    store: Store, desk: Desk, seen: int | None, reader: str | None = None
+) -> int:
     """Messages of ``desk`` newer than ``seen`` (all, for a desk never opened), counted
-    up to ``UNREAD_CAP + 1`` by a walk of the desk's log view that stops at ``seen``."""
+    up to ``UNREAD_CAP + 1`` by a walk of the desk's log view that stops at ``seen``; the
+    ``reader``'s own posts (a person's id) are never unread to them (one posted from a
+    thread page, which does not move ``seen``, had counted)."""
     count = 0
     async for row in walk_log(store.conversation_log(conversation_of(desk)), None, UNREAD_CAP + 1):
         if seen is not None and row.sequence <= seen:
             break
+        if isinstance(row.author, Person) and row.author.id == reader:
+            continue
         if in_desk(row.chat_id, desk.id, desk.name):
             count += 1
     return count
