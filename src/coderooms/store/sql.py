@@ -315,14 +315,14 @@ BIDI_CONTROLS = frozenset(
 "\u202eNIMDA tsurt" read as "trust ADMIN", and reverse what a page shows after it."""
 
 
-def _require_text(what: str, value: str | None) -> None:
+def _require_text(what: str, value: str | None, *, optional: bool = True) -> None:
     """Refuse text SQLite cannot store as UTF-8 (lone surrogates: undecodable bytes a
     command line carried in, or a JSON ``\\ud800`` escape) with one typed error naming
-    the field, as is a value that is not text at all. Every write checks its text with
-    this before touching the database."""
+    the field, as is a value that is not text at all (None too, unless ``optional``).
+    Every write checks its text with this before touching the database."""
+    require_str(what, value, optional=optional)
     if value is None:
         return
-    require_str(what, value)
     if "\0" in value:
         raise NulInText(what)
     try:
@@ -338,9 +338,10 @@ def author_scoped_key(author: SessionAuthor, key: str) -> str:
     another's post, nor reaches it."""
     if isinstance(author, Agent):
         return f"{author.id}:{key}"
-    if isinstance(author, Person | System):
-        kind = "person" if isinstance(author, Person) else "system"
-        return f"@{kind}:{author.id if isinstance(author, Person) else author.kind}:{key}"
+    if isinstance(author, Person):
+        return f"@person:{author.id}:{key}"
+    if isinstance(author, System):
+        return f"@system:{author.kind}:{key}"
     return f"@operator:{key}"
 
 
@@ -597,7 +598,6 @@ class SqlStore(Store):
                 "text (agent:ID, person:ID …) or an author record",
                 type(author).__name__,
             )
-        require_str("the desk", desk)
         require_int("the parent", parent, optional=True)
         require_str("the idempotency key", idempotency_key, optional=True)
         if is_blank(content):
@@ -620,7 +620,7 @@ class SqlStore(Store):
             _require_text("the author", value)
         if isinstance(wanted, System) and len(wanted.kind) > IDENTIFIER_MAX_CHARS:
             raise NameTooLong("a system author's kind", len(wanted.kind), IDENTIFIER_MAX_CHARS)
-        _require_text("the desk", desk)
+        _require_text("the desk", desk, optional=False)
         stored_key = None
         if idempotency_key is not None:
             _require_idempotency_key(idempotency_key)
@@ -758,8 +758,7 @@ class SqlStore(Store):
         return member
 
     async def retire_agent(self, agent_id: str) -> None:
-        require_str("the agent id", agent_id)
-        _require_text("the agent id", agent_id)
+        _require_text("the agent id", agent_id, optional=False)
 
         def retire(db: Db) -> None:
             roster, _ = self._snapshots(db)
@@ -838,10 +837,8 @@ class SqlStore(Store):
         return desk
 
     async def add_desk_member(self, desk: str, agent_id: str) -> None:
-        require_str("the desk", desk)
-        require_str("the agent id", agent_id)
-        _require_text("the desk", desk)
-        _require_text("the agent id", agent_id)
+        _require_text("the desk", desk, optional=False)
+        _require_text("the agent id", agent_id, optional=False)
 
         def add(db: Db) -> None:
             roster, desks = self._snapshots(db)
@@ -867,10 +864,8 @@ class SqlStore(Store):
         await self._writing(add)
 
     async def retire_desk_member(self, desk: str, agent_id: str) -> None:
-        require_str("the desk", desk)
-        require_str("the agent id", agent_id)
-        _require_text("the desk", desk)
-        _require_text("the agent id", agent_id)
+        _require_text("the desk", desk, optional=False)
+        _require_text("the agent id", agent_id, optional=False)
 
         def retire(db: Db) -> None:
             _, desks = self._snapshots(db)
@@ -890,16 +885,14 @@ class SqlStore(Store):
         await self._writing(retire)
 
     async def set_desk_order(self, desk: str, ordered: Iterable[str]) -> None:
-        require_str("the desk", desk)
+        _require_text("the desk", desk, optional=False)
         if isinstance(ordered, str) or not isinstance(ordered, Iterable):
             raise WrongArgumentType(
                 "the order", "agent ids (a list of str)", type(ordered).__name__
             )
         wanted = tuple(ordered)
-        _require_text("the desk", desk)
         for agent_id in wanted:
-            require_str("an agent id in the order", agent_id)
-            _require_text("an agent id in the order", agent_id)
+            _require_text("an agent id in the order", agent_id, optional=False)
 
         def store(db: Db) -> None:
             _, desks = self._snapshots(db)
